@@ -1,0 +1,64 @@
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/store.hpp"
+#include "util/json.hpp"
+
+namespace ctxfold::cli {
+
+/// What a command needs before it runs (ninja's tool table): nothing, a read-only database
+/// (SQLITE_OPEN_READONLY; the file's bytes never change) or a writable one (created and migrated).
+enum class Needs { nothing, read_only, read_write };
+
+/// Global state shared by every command: the global options and the opened store.
+struct Context {
+  std::string db_path;
+  std::optional<std::string> session;  ///< --session / CTXFOLD_SESSION
+  bool text = false;                   ///< --text: a human view where one helps
+  std::optional<Store> store;
+
+  Store& db() { return *store; }
+  /// Resolves --session against the open store (PRODUCT.md §3 default rules).
+  std::string resolve_session() { return store->resolve_session(session); }
+};
+
+/// Writes one JSON document (or JSON Lines record) and a newline to stdout.
+void emit(const Json& j);
+/// Writes raw text to stdout.
+void emit_text(const std::string& s);
+/// A warning on stderr ("ctxfold: warning: ..."), never on stdout.
+void warn(const std::string& message);
+
+/// Reads the ids a command was given: the positional value, or with "-" one id per stdin line,
+/// where a line may also be a JSON record printed by another ctxfold command (its "id",
+/// "node", "summary_id" or "head" field).
+std::vector<std::string> ids_from_arg(const std::string& arg);
+
+/// One entry of the command table: the single source of names, summaries and needs.
+struct Command {
+  const char* name;
+  const char* summary;
+  Needs needs;
+  /// Declares the subcommand's flags on `sub` and returns the function that runs it once parsed
+  /// (the exit code it returns is the process's).
+  std::function<std::function<int(Context&)>(CLI::App& sub)> setup;
+};
+
+const std::vector<Command>& command_table();
+
+// One registration function per file in cmd/.
+std::function<int(Context&)> setup_import(CLI::App& sub);
+std::function<int(Context&)> setup_append(CLI::App& sub);
+std::function<int(Context&)> setup_sessions(CLI::App& sub);
+std::function<int(Context&)> setup_log(CLI::App& sub);
+std::function<int(Context&)> setup_show(CLI::App& sub);
+std::function<int(Context&)> setup_checkout(CLI::App& sub);
+std::function<int(Context&)> setup_render(CLI::App& sub);
+std::function<int(Context&)> setup_verify(CLI::App& sub);
+
+}  // namespace ctxfold::cli

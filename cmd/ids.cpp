@@ -1,0 +1,31 @@
+#include <iostream>
+#include <string>
+
+#include "context.hpp"
+
+namespace ctxfold::cli {
+
+std::vector<std::string> ids_from_arg(const std::string& arg) {
+  if (arg != "-") return {arg};
+  std::vector<std::string> ids;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (line.empty()) continue;
+    if (line.front() == '{') {
+      Json j = Json::parse(line, nullptr, false);
+      if (j.is_object()) {
+        for (const char* key : {"id", "node", "summary_id", "head"})
+          if (auto it = j.find(key); it != j.end() && it->is_string()) {
+            ids.push_back(it->get<std::string>());
+            break;
+          }
+        continue;
+      }
+    }
+    ids.push_back(line);
+  }
+  return ids;
+}
+
+}  // namespace ctxfold::cli

@@ -1,0 +1,69 @@
+#include <fmt/format.h>
+
+#include "context.hpp"
+#include "util/error.hpp"
+#include "util/utf8.hpp"
+
+namespace ctxfold::cli {
+
+namespace {
+struct LogOptions {
+  std::optional<std::string> head;
+  std::int64_t limit = 0;
+  std::int64_t as_of = kLatest;
+};
+
+std::string preview(const Node& n) {
+  std::string t = node_text(n);
+  for (char& c : t)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  std::size_t cut = utf8_safe_prefix(t, 100);
+  if (cut < t.size()) t = t.substr(0, cut) + "...";
+  return t;
+}
+
+int run_log(Context& ctx, const LogOptions& o) {
+  Store& st = ctx.db();
+  std::string session = ctx.resolve_session();
+  std::optional<std::string> start = o.head ? o.head : st.head(session, o.as_of);
+  if (!start) throw Error(Exit::bad_input, "session.no_head", fmt::format("session '{}' has no HEAD", session));
+  std::int64_t count = 0;
+  std::int64_t bound = st.node_count(session) + 1;  // a cycle in a broken database cannot spin
+  std::optional<std::string> cur = start;
+  while (cur && bound-- > 0 && (o.limit <= 0 || count < o.limit)) {
+    auto n = st.node(*cur, false);
+    if (!n) {
+      warn(fmt::format("node '{}' is missing; the spine stops here", *cur));
+      break;
+    }
+    if (ctx.text) {
+      emit_text(fmt::format("{} {:>7} {:<9} {:<9} {}\n", n->id, n->seq, n->kind, n->role.empty() ? "-" : n->role,
+                            preview(*n)));
+    } else {
+      emit({{"type", "node"},
+            {"id", n->id},
+            {"seq", n->seq},
+            {"kind", n->kind},
+            {"role", n->role.empty() ? Json(nullptr) : Json(n->role)},
+            {"predecessor", n->predecessor ? Json(*n->predecessor) : Json(nullptr)},
+            {"estimated_tokens", n->tokens},
+            {"preview", preview(*n)}});
+    }
+    ++count;
+    cur = n->predecessor;
+  }
+  if (!ctx.text)
+    emit({{"type", "summary"}, {"schema", "ctxfold.log/1"}, {"session", session}, {"head", *start}, {"count", count}});
+  return 0;
+}
+}  // namespace
+
+std::function<int(Context&)> setup_log(CLI::App& sub) {
+  auto o = std::make_shared<LogOptions>();
+  sub.add_option("--head", o->head, "start from this node instead of HEAD");
+  sub.add_option("--limit", o->limit, "print at most N nodes");
+  sub.add_option("--as-of", o->as_of, "read the state at this append boundary (a snapshot's boundary_seq)");
+  return [o](Context& ctx) { return run_log(ctx, *o); };
+}
+
+}  // namespace ctxfold::cli

@@ -1,0 +1,117 @@
+// ctxfold: one binary, subcommands over SQLite session databases. The only place an exit code
+// is made.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "context.hpp"
+#include "util/error.hpp"
+
+namespace ctxfold::cli {
+
+const std::vector<Command>& command_table() {
+  static const std::vector<Command> table = {
+      {"import", "import transcripts (Claude Code, Codex, Gemini, OpenAI, Anthropic, OpenHands, ctxfold JSONL)",
+       Needs::read_write, setup_import},
+      {"append", "append nodes given as JSON on stdin (the harness write path)", Needs::read_write, setup_append},
+      {"sessions", "list the sessions of a database", Needs::read_only, setup_sessions},
+      {"log", "walk HEAD's spine, newest first (JSON Lines)", Needs::read_only, setup_log},
+      {"show", "print one node", Needs::read_only, setup_show},
+      {"checkout", "move HEAD to a node (an explicit, recorded HEAD move)", Needs::read_write, setup_checkout},
+      {"render", "the context a model reads from HEAD", Needs::read_only, setup_render},
+      {"verify-invariants", "check the session database invariants (exit 1 on any violation)", Needs::read_only,
+       setup_verify},
+  };
+  return table;
+}
+
+void emit(const Json& j) { emit_text(dump_json(j) + "\n"); }
+
+void emit_text(const std::string& s) {
+  if (std::fwrite(s.data(), 1, s.size(), stdout) != s.size() && errno == EPIPE) std::exit(0);
+}
+
+void warn(const std::string& message) { fmt::print(stderr, "ctxfold: warning: {}\n", message); }
+
+}  // namespace ctxfold::cli
+
+namespace {
+
+int report(const ctxfold::Error& e) {
+  fmt::print(stderr, "ctxfold: error: {}\n", e.what());
+  if (!e.hint().empty()) fmt::print(stderr, "hint: {}\n", e.hint());
+  return static_cast<int>(e.exit());
+}
+
+const char* env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ctxfold;
+  using namespace ctxfold::cli;
+  std::signal(SIGPIPE, SIG_IGN);  // a closed pipe is seen as EPIPE on write: quiet exit 0
+
+  Context ctx;
+  CLI::App app{"ctxfold: session databases for LLM agents: import, render, compact, verify", "ctxfold"};
+  app.set_version_flag("--version", "ctxfold 0.1.0");
+  app.require_subcommand(1);
+  ctx.db_path = env_or("CTXFOLD_DB", "./ctxfold.db");
+  if (const char* s = std::getenv("CTXFOLD_SESSION"); s && *s) ctx.session = s;
+  app.add_option("--db", ctx.db_path, "session database (env CTXFOLD_DB, default ./ctxfold.db)");
+  app.add_option("--session", ctx.session, "session id (env CTXFOLD_SESSION; default: the only or newest session)");
+  app.add_flag("--text", ctx.text, "a human view instead of JSON where one helps");
+
+  std::function<int(Context&)> run;
+  const Command* chosen = nullptr;
+  for (const Command& c : command_table()) {
+    CLI::App* sub = app.add_subcommand(c.name, c.summary);
+    // Global options may also follow the subcommand name.
+    sub->fallthrough();
+    auto fn = c.setup(*sub);
+    sub->callback([&run, &chosen, fn, &c] {
+      run = fn;
+      chosen = &c;
+    });
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : static_cast<int>(Exit::usage);
+  }
+
+  int rc = 0;
+  try {
+    if (chosen->needs != Needs::nothing)
+      ctx.store.emplace(Store::open(ctx.db_path, chosen->needs == Needs::read_only ? Store::Mode::read_only
+                                                                                    : Store::Mode::read_write));
+    rc = run(ctx);
+  } catch (const Error& e) {
+    rc = report(e);
+  } catch (const nlohmann::json::exception& e) {
+    fmt::print(stderr, "ctxfold: error: invalid JSON: {}\n", e.what());
+    rc = static_cast<int>(Exit::bad_input);
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "ctxfold: error: out of memory\n");
+    rc = static_cast<int>(Exit::environment);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "ctxfold: internal error: {}\n", e.what());
+    rc = static_cast<int>(Exit::internal);
+  }
+  ctx.store.reset();
+  if (std::fflush(stdout) != 0 && errno != EPIPE) {
+    fmt::print(stderr, "ctxfold: error: cannot write to stdout\n");
+    if (rc == 0) rc = static_cast<int>(Exit::environment);
+  }
+  return rc;
+}

@@ -1,0 +1,111 @@
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model/node.hpp"
+#include "store/store.hpp"
+
+namespace ctxfold {
+
+/// A recorded fact about a bad or surprising source line: file, 1-based line, a stable code
+/// (e.g. "line.nul", "line.glued", "line.truncated", "line.malformed", "utf8.invalid",
+/// "parent.missing", "id.duplicate_conflict", "id.duplicate", "cycle", "image.undecodable",
+/// "record.unknown_type") and a message.
+struct ImportWarning {
+  std::string file;
+  std::int64_t line = 0;
+  std::string code;
+  std::string message;
+};
+
+/// Per-session outcome of an import.
+struct SessionImport {
+  std::string session;
+  std::string source;
+  std::string format;
+  std::int64_t nodes_added = 0;
+  std::int64_t nodes_skipped = 0;
+  std::optional<std::string> head;
+};
+
+struct ImportResult {
+  std::vector<SessionImport> sessions;
+  std::vector<ImportWarning> warnings;
+};
+
+/// The only way importers write: wraps the store's append with idempotence (same id and payload:
+/// skipped and counted), conflict handling (same id, different payload: stored under
+/// "<id>~<8 hex of digest>" with metadata.duplicate_of and a warning, so nothing is lost),
+/// missing predecessors (stored as a root with metadata.missing_predecessor and a warning), and
+/// HEAD (moved with cause "import" only when the session has none or the new node extends it).
+/// The caller (import driver) holds the write transaction.
+class ImportSink {
+ public:
+  ImportSink(Store& store, ImportResult& result, std::string file);
+
+  const std::string& file() const { return file_; }
+  Store& store() { return store_; }
+
+  void warn(std::int64_t line, const std::string& code, const std::string& message);
+
+  /// Creates the session when absent and starts counting for it. format is the importer name.
+  void begin_session(SessionInfo info);
+
+  /// Appends a node to a session begun before. A predecessor that is neither stored nor appended
+  /// in this import makes the node a root keeping the id in metadata.missing_predecessor (warning
+  /// "parent.missing" at `line`). Returns the id actually stored (or already present).
+  std::string add(Node n, std::int64_t line);
+
+  /// True when id is stored (before or during this import).
+  bool has(const std::string& id);
+
+  /// Keeps a source line that is not a node, verbatim.
+  void keep_record(const std::string& session, std::int64_t line, const std::string& type, const std::string& raw);
+
+  /// Proposes node_id as the session's HEAD after import: applied when the session has no HEAD or
+  /// when node_id descends from the current HEAD (the chain grew). Otherwise HEAD stays.
+  void propose_head(const std::string& session, const std::string& node_id);
+
+ private:
+  SessionImport& entry(const std::string& session);
+  bool added_here(const std::string& id);
+  Store& store_;
+  ImportResult& result_;
+  std::string file_;
+  std::map<std::string, std::size_t> index_;
+  std::int64_t start_seq_;  // append boundary when this import began: newer nodes are its own
+};
+
+/// Importer names accepted by --format: auto, claude-code, codex, gemini, openai, anthropic,
+/// openhands, ctxfold.
+std::vector<std::string> import_formats();
+
+/// Detects the format of a file from its name and first bytes; throws Error(bad_input,
+/// "import.unknown_format") when nothing matches.
+std::string detect_format(const std::string& path);
+
+struct ImportOptions {
+  std::string format = "auto";
+  bool strict = false;  ///< any warning aborts the whole import: exit 3, nothing written
+};
+
+/// Imports each path (a file; "-" reads stdin, spooled to a temporary file) in its own write
+/// transaction. Claude Code main files also import their `<stem>/subagents/*.jsonl`.
+ImportResult import_paths(Store& store, const std::vector<std::string>& paths, const ImportOptions& opts);
+
+// Per-format importers: read path, write through sink. They never throw on bad lines (warn and
+// keep going); they throw Error(environment) only when the file cannot be read.
+void import_claude_code(const std::string& path, ImportSink& sink);
+void import_codex(const std::string& path, ImportSink& sink);
+void import_gemini(const std::string& path, ImportSink& sink);
+void import_openai_messages(const std::string& path, ImportSink& sink);
+void import_anthropic_messages(const std::string& path, ImportSink& sink);
+void import_openhands(const std::string& path, ImportSink& sink);
+void import_ctxfold_jsonl(const std::string& path, ImportSink& sink);
+
+}  // namespace ctxfold

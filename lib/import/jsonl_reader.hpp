@@ -1,0 +1,52 @@
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+
+#include "util/json.hpp"
+
+namespace ctxfold {
+
+/// One JSON value read from a JSONL file.
+struct JsonlRecord {
+  std::int64_t line = 0;     ///< 1-based physical line
+  std::uint64_t offset = 0;  ///< byte offset of the physical line
+  std::uint64_t length = 0;  ///< byte length of the physical line (without the newline)
+  int part = 0;              ///< 0, or the index of a record split out of a glued line ("}{")
+  Json value;
+};
+
+/// Streaming JSONL reader that never fails on bad lines (PRODUCT.md §5, FIELD_CASES C21–C24):
+/// blank lines are skipped; a line of NUL bytes is reported ("line.nul") and skipped; two records
+/// glued on one line are split honouring strings and escapes ("line.glued"); invalid UTF-8 is
+/// replaced by U+FFFD ("utf8.invalid"); a last line cut off mid-object is reported
+/// ("line.truncated"); JSON nested deeper than kMaxDepth is refused ("line.too_deep"); any other
+/// unparseable text is reported ("line.malformed"). Unusable bytes are handed to on_bad so the
+/// caller can keep them verbatim. Memory is bounded by the longest line, not the file.
+class JsonlReader {
+ public:
+  static constexpr int kMaxDepth = 512;
+  using Warn = std::function<void(std::int64_t line, const std::string& code, const std::string& message)>;
+  using Bad = std::function<void(std::int64_t line, const std::string& raw)>;
+
+  /// Throws Error(environment,"io.open") when path cannot be opened.
+  JsonlReader(const std::string& path, Warn warn, Bad on_bad = {});
+  ~JsonlReader();
+  JsonlReader(const JsonlReader&) = delete;
+  JsonlReader& operator=(const JsonlReader&) = delete;
+
+  /// Next record; false at end of file.
+  bool next(JsonlRecord& out);
+
+  /// Re-reads the physical line at (offset, length) and returns its records' part `part`, parsed
+  /// with the same recovery rules (used by two-pass importers that keep only a skeleton).
+  /// Reports nothing (next() already did); null when the line no longer holds that part.
+  Json read_at(std::uint64_t offset, std::uint64_t length, int part = 0);
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+}  // namespace ctxfold

@@ -1,0 +1,103 @@
+#include <fmt/format.h>
+
+#include "import/import.hpp"
+
+namespace ctxfold {
+
+ImportSink::ImportSink(Store& store, ImportResult& result, std::string file)
+    : store_(store), result_(result), file_(std::move(file)), start_seq_(store.max_seq()) {}
+
+void ImportSink::warn(std::int64_t line, const std::string& code, const std::string& message) {
+  result_.warnings.push_back(ImportWarning{file_, line, code, message});
+}
+
+SessionImport& ImportSink::entry(const std::string& session) {
+  auto it = index_.find(session);
+  if (it == index_.end()) {
+    result_.sessions.push_back(SessionImport{session, file_, "", 0, 0, store_.head(session)});
+    it = index_.emplace(session, result_.sessions.size() - 1).first;
+  }
+  return result_.sessions[it->second];
+}
+
+void ImportSink::begin_session(SessionInfo info) {
+  if (!info.source) info.source = file_;
+  store_.create_session(info);
+  SessionImport& e = entry(info.id);
+  e.format = info.format.value_or("");
+}
+
+bool ImportSink::has(const std::string& id) { return store_.has_node(id); }
+
+bool ImportSink::added_here(const std::string& id) {
+  auto& st = store_.db().cached("SELECT seq FROM nodes WHERE id=?1");
+  st.bind(1, id);
+  return st.step() && st.int64(0) > start_seq_;
+}
+
+std::string ImportSink::add(Node n, std::int64_t line) {
+  SessionImport& e = entry(n.session);
+  if (n.predecessor && !store_.has_node(*n.predecessor)) {
+    warn(line, "parent.missing",
+         fmt::format("node '{}' names predecessor '{}', which the source never wrote; kept as a root", n.id,
+                     *n.predecessor));
+    n.metadata["missing_predecessor"] = *n.predecessor;
+    n.predecessor.reset();
+  }
+  std::string id = n.id;
+  switch (store_.append(n)) {
+    case AppendResult::added:
+      ++e.nodes_added;
+      return id;
+    case AppendResult::duplicate:
+      ++e.nodes_skipped;
+      if (added_here(id))
+        warn(line, "id.duplicate", fmt::format("node '{}' appears again with an identical payload; counted once", id));
+      return id;
+    case AppendResult::conflict:
+      break;
+  }
+  Node copy = n;
+  copy.id = fmt::format("{}~{}", id, node_digest(n).substr(0, 8));
+  copy.metadata["duplicate_of"] = id;
+  AppendResult r = store_.append(copy);
+  if (r == AppendResult::added) {
+    ++e.nodes_added;
+    warn(line, "id.duplicate_conflict",
+         fmt::format("node '{}' appears again with a different payload; kept as '{}'", id, copy.id));
+  } else {
+    ++e.nodes_skipped;
+  }
+  return copy.id;
+}
+
+void ImportSink::keep_record(const std::string& session, std::int64_t line, const std::string& type,
+                             const std::string& raw) {
+  store_.add_source_record(session, file_, line, type, raw);
+}
+
+void ImportSink::propose_head(const std::string& session, const std::string& node_id) {
+  SessionImport& e = entry(session);
+  auto current = store_.head(session);
+  if (current == node_id) {
+    e.head = current;
+    return;
+  }
+  bool extends = !current;
+  if (current) {
+    // Does node_id descend from the current HEAD? Walk predecessors (bounded: no cycles by FK order).
+    std::optional<std::string> cur = node_id;
+    std::int64_t limit = store_.max_seq() + 1;
+    while (cur && limit-- > 0) {
+      if (*cur == *current) {
+        extends = true;
+        break;
+      }
+      cur = store_.predecessor_of(*cur);
+    }
+  }
+  if (extends) store_.move_head(session, node_id, "import");
+  e.head = store_.head(session);
+}
+
+}  // namespace ctxfold

@@ -1,0 +1,84 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/json.hpp"
+
+namespace ctxfold {
+
+/// Node kinds (PRODUCT.md §1). `message` is a conversation record a model reads; `summary`,
+/// `archive` and `notes` are view nodes standing in for other nodes; `event` is a transparent
+/// chain record kept for the ledger but never model input (Claude Code progress/system lines,
+/// Gemini info/error notices, compaction boundaries).
+namespace kind {
+inline constexpr const char* kMessage = "message";
+inline constexpr const char* kSummary = "summary";
+inline constexpr const char* kArchive = "archive";
+inline constexpr const char* kNotes = "notes";
+inline constexpr const char* kEvent = "event";
+}  // namespace kind
+
+/// Message roles. A `tool` node carries only tool_result blocks.
+namespace role {
+inline constexpr const char* kSystem = "system";
+inline constexpr const char* kUser = "user";
+inline constexpr const char* kAssistant = "assistant";
+inline constexpr const char* kTool = "tool";
+}  // namespace role
+
+/// One durable record of the ledger. Nodes are append-only: once stored nothing changes.
+///
+/// `content` is a JSON array of provider-neutral blocks:
+///   {"type":"text","text":S}
+///   {"type":"tool_use","id":S,"name":S,"input":ANY}
+///   {"type":"tool_result","tool_use_id":S,"content":S|[blocks],"is_error":BOOL}
+///   {"type":"image","media_type":S,"data":BASE64?,"ref":S?,"width":N?,"height":N?}
+///   {"type":"thinking","thinking":S,"signature":S?}
+///   {"type":"opaque","provider":S,"data":ANY}   (encrypted reasoning, provider compaction blobs)
+/// `metadata` is a JSON object. Known keys: "source" {format,file,line(s),...} where it came
+/// from; "usage" provider-reported usage; "missing_predecessor" the parent id a source named but
+/// never wrote (invariant 2 warning); "strategy" for view nodes. For view nodes `covers_ids` is
+/// held separately (Node::covers_ids) and stored in the covers table; it is the exact ordered
+/// list of contiguous chain ids the node replaces, and `predecessor` is the predecessor of the
+/// first covered node (its splice point).
+struct Node {
+  std::int64_t seq = 0;  ///< per-database append order; 0 until stored
+  std::string id;
+  std::string session;
+  std::optional<std::string> predecessor;
+  std::string kind = kind::kMessage;
+  std::string role;  ///< empty for events
+  Json content = Json::array();
+  Json metadata = Json::object();
+  std::vector<std::string> covers_ids;  ///< view nodes only
+  std::int64_t tokens = 0;              ///< local estimate, filled by the store on append
+  std::string digest;                   ///< filled by the store on append
+
+  bool is_view() const { return kind == kind::kSummary || kind == kind::kArchive || kind == kind::kNotes; }
+  /// True for nodes a model reads when they are on the rendered spine (messages; view nodes are
+  /// substituted by the renderer).
+  bool is_model_input() const { return kind == kind::kMessage; }
+};
+
+/// The canonical JSON form of a node, as printed by `show` and written by ctxfold JSONL export:
+/// {"id","session","seq","predecessor","kind","role","content","metadata"} plus "covers_ids"
+/// for view nodes. `with_seq=false` omits seq (used for the content digest).
+Json node_to_json(const Node& n, bool with_seq = true);
+
+/// Reads the canonical form (seq, digest and tokens are ignored). Throws Error(bad_input,
+/// "input.node") naming the missing or mistyped field.
+Node node_from_json(const Json& j);
+
+/// SHA-256 over the canonical form without seq: what invariant 1 recomputes.
+std::string node_digest(const Node& n);
+
+/// Concatenated text of the node's text blocks (and tool_result text), for search and recaps.
+std::string node_text(const Node& n);
+
+/// The tool_use ids a node calls and the tool_use ids it answers (tool_result.tool_use_id).
+std::vector<std::string> tool_use_ids(const Node& n);
+std::vector<std::string> tool_result_ids(const Node& n);
+
+}  // namespace ctxfold

@@ -1,0 +1,114 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/node.hpp"
+#include "store/store.hpp"
+
+namespace ctxfold {
+
+enum class RenderFormat { ctxfold, openai, anthropic, text };
+
+/// Parses "ctxfold" | "openai" | "anthropic" | "text"; throws Error(usage) otherwise.
+RenderFormat parse_render_format(const std::string& s);
+
+struct RenderOptions {
+  std::optional<std::string> head;  ///< render from this node instead of the session's HEAD
+  /// "rolling" (the active rolling summary is substituted) or "raw" (no summary: the spine as
+  /// written, for forensics). Anything else: Error(usage,"render.strategy").
+  std::string strategy = "rolling";
+  std::int64_t as_of = kLatest;     ///< read the state at this append boundary
+};
+
+/// One part of a rendered context, in request order. kind: system | prefix | summary | recap |
+/// notes | frames | tail. "system" is the leading run of system-role messages; "prefix" holds raw
+/// messages the spine keeps before the summary's splice point; "tail" everything after the
+/// summary (or after the system run when no summary applies). Empty sections are omitted.
+/// estimated_tokens is the local estimate (tokens/estimate.hpp) of the section's nodes.
+struct Section {
+  std::string kind;
+  std::vector<std::string> ids;
+  std::int64_t estimated_tokens = 0;
+};
+
+/// A repair the renderer had to make so the request is valid for every provider: a tool_use with
+/// no result gets a synthetic error result ("synthetic_result"); a tool_result whose call is not
+/// in the context is turned into text ("orphan_result_as_text").
+struct Repair {
+  std::string kind;
+  std::string node;  ///< the node holding the call (synthetic_result) or the result (orphan_result_as_text)
+  std::string tool_use_id;
+};
+
+/// Text of the synthetic tool_result added for a call whose result is not in the context.
+inline constexpr const char* kNoToolResultText = "[ctxfold: no tool result recorded]";
+
+/// One provider-neutral message after tool-pairing repair, in request order. Consecutive
+/// assistant nodes form one message (a model turn split over several records); right after it
+/// comes one role "tool" message (kind "tool_results") holding a tool_result for each of its
+/// tool_use blocks in call order: the recorded result moved up from wherever it sits later in the
+/// context, or a synthetic is_error result (kNoToolResultText). A tool_result with no call before
+/// it becomes a text block "[tool result for ID, whose call is not in this context]\n<text>".
+/// The summary is a user-role message of kind "summary". ids: the nodes whose content is in it.
+struct RenderedMessage {
+  std::string role;  ///< system | user | assistant | tool
+  std::string kind;  ///< message | summary | tool_results
+  std::vector<std::string> ids;
+  Json content = Json::array();
+};
+
+/// The context a model reads from HEAD: the ordered nodes whose content enters the request
+/// (summary view nodes in place of their covered segments, then raw messages), before provider
+/// conversion.
+struct Rendered {
+  std::string session;
+  std::string head;
+  std::string strategy;
+  std::vector<Node> items;         ///< model-input nodes in request order (events skipped)
+  std::vector<std::string> reads;  ///< ids whose content entered the request, in order
+  std::vector<Section> sections;
+  std::vector<Repair> repairs;
+  std::int64_t estimated_tokens = 0;
+  std::int64_t spine_length = 0;   ///< nodes visited on HEAD's spine (covered segments skipped)
+  std::optional<std::string> summary;     ///< the summary substituted, when one was
+  std::vector<RenderedMessage> messages;  ///< items after tool-pairing repair
+  /// Facts about a damaged ledger met on the walk (a cycle, a missing predecessor, a summary
+  /// whose predecessor is not its splice point); the render stops or renders raw instead.
+  std::vector<std::string> warnings;
+};
+
+/// Walks HEAD's predecessor spine and substitutes the active summary for its covered segment
+/// when every covered node lies on the spine (seed 000 §3); other branches render raw. Cost is
+/// proportional to what is rendered: a covered segment is skipped by jumping from its last id
+/// to the summary's splice point, never walked. Because a node has one predecessor, reaching
+/// covers.last puts the whole (contiguous, invariant 3) segment on the spine; the renderer checks
+/// the splice (summary predecessor == predecessor of covers.first) and otherwise renders raw with
+/// a warning. A summary that itself sits on the spine (imported compactions) is admitted where it
+/// sits and its segment is still jumped. Event nodes and other view nodes are transparent. The
+/// walk is bounded by the database's node count and stops at a cycle or a missing predecessor
+/// (recorded in warnings), never loops. Nodes with seq > as_of do not exist for the walk.
+/// Throws Error(bad_input,"render.no_head") for a session without HEAD and
+/// Error(bad_input,"node.unknown") for an unknown --head (or one from another session).
+Rendered render_context(Store& store, const std::string& session, const RenderOptions& opts);
+
+/// The JSON document `render` prints: {"schema":"ctxfold.render/1","session","head","strategy",
+/// "format","summary","reads","sections","estimated_tokens","spine_length","repairs","warnings",
+/// "messages"} plus "system" for anthropic and "text" for text (whose "messages" are ctxfold's).
+/// openai: thinking and opaque blocks are dropped, images become image_url data URLs, a tool
+/// result's content becomes a string. anthropic: system messages joined by a blank line; thinking
+/// kept only with a signature; opaque dropped except an anthropic redacted_thinking block; empty
+/// text blocks dropped; tool_result blocks first in their user message. openai: chat-completions messages (assistant tool calls as "tool_calls", results as
+/// role "tool"); anthropic: "system" + "messages" with tool_use/tool_result blocks, consecutive
+/// same-role turns merged; ctxfold: neutral nodes. Byte-identical for identical state.
+Json render_to_json(const Rendered& r, RenderFormat format);
+
+/// Exactly the provider request body (`render --body`): {"messages":[...]} for openai,
+/// {"system":...,"messages":[...]} for anthropic.
+Json render_request_body(const Rendered& r, RenderFormat format);
+
+/// Human-readable transcript for `--format text`.
+std::string render_to_text(const Rendered& r);
+
+}  // namespace ctxfold

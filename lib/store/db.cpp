@@ -1,0 +1,136 @@
+#include "store/db.hpp"
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+
+namespace ctxfold {
+namespace {
+
+[[noreturn]] void fail(sqlite3* db, int rc, std::string_view what) {
+  int code = rc & 0xff;
+  std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+    throw Error(Exit::environment, "db.locked", fmt::format("database is locked ({})", what),
+                "another ctxfold process is writing; retry");
+  if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT)
+    throw Error(Exit::bad_input, "db.not_ctxfold", fmt::format("not a ctxfold database: {}", msg));
+  if (code == SQLITE_CANTOPEN || code == SQLITE_IOERR || code == SQLITE_FULL || code == SQLITE_READONLY ||
+      code == SQLITE_PERM)
+    throw Error(Exit::environment, "db.io", fmt::format("{}: {}", what, msg));
+  if (code == SQLITE_CONSTRAINT)
+    throw Error(Exit::bad_input, "db.constraint", fmt::format("{}: {}", what, msg));
+  throw Error(Exit::internal, "db.error", fmt::format("{}: {}", what, msg));
+}
+
+}  // namespace
+
+Stmt::Stmt(sqlite3* db, std::string_view sql) : db_(db) {
+  const char* tail = nullptr;
+  int rc = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), 0, &st_, &tail);
+  if (rc != SQLITE_OK) fail(db, rc, "prepare");
+  // Like fossil's db_prepare: surplus SQL after the first statement is a bug.
+  while (tail && *tail && (*tail == ' ' || *tail == '\n' || *tail == '\t' || *tail == ';')) ++tail;
+  if (tail && *tail) throw Error(Exit::internal, "db.surplus_sql", fmt::format("surplus SQL: {}", tail));
+}
+
+Stmt::~Stmt() {
+  if (st_) sqlite3_finalize(st_);
+}
+
+Stmt& Stmt::bind(int i, std::int64_t v) {
+  if (int rc = sqlite3_bind_int64(st_, i, v); rc != SQLITE_OK) fail(db_, rc, "bind");
+  return *this;
+}
+Stmt& Stmt::bind(int i, std::string_view v) {
+  if (int rc = sqlite3_bind_text64(st_, i, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8); rc != SQLITE_OK)
+    fail(db_, rc, "bind");
+  return *this;
+}
+Stmt& Stmt::bind(int i, const std::optional<std::string>& v) {
+  return v ? bind(i, std::string_view(*v)) : bind_null(i);
+}
+Stmt& Stmt::bind_null(int i) {
+  if (int rc = sqlite3_bind_null(st_, i); rc != SQLITE_OK) fail(db_, rc, "bind");
+  return *this;
+}
+
+bool Stmt::step() {
+  int rc = sqlite3_step(st_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  fail(db_, rc, "step");
+}
+
+void Stmt::reset() {
+  sqlite3_reset(st_);
+  sqlite3_clear_bindings(st_);
+}
+
+std::int64_t Stmt::int64(int col) const { return sqlite3_column_int64(st_, col); }
+std::string Stmt::text(int col) const {
+  auto p = reinterpret_cast<const char*>(sqlite3_column_text(st_, col));
+  return p ? std::string(p, sqlite3_column_bytes(st_, col)) : std::string();
+}
+std::optional<std::string> Stmt::opt_text(int col) const {
+  if (is_null(col)) return std::nullopt;
+  return text(col);
+}
+std::optional<std::int64_t> Stmt::opt_int64(int col) const {
+  if (is_null(col)) return std::nullopt;
+  return int64(col);
+}
+bool Stmt::is_null(int col) const { return sqlite3_column_type(st_, col) == SQLITE_NULL; }
+
+Db::Db(const std::string& path, bool read_only) : read_only_(read_only) {
+  int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  int rc = sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw Error(Exit::environment, "db.open", fmt::format("cannot open database '{}': {}", path, msg),
+                read_only ? "check the --db path; read commands never create a database" : "");
+  }
+  sqlite3_busy_timeout(db_, 5000);
+  sqlite3_extended_result_codes(db_, 1);
+}
+
+Db::~Db() {
+  cache_.clear();
+  if (db_) sqlite3_close_v2(db_);
+}
+
+Stmt& Db::cached(const std::string& sql) {
+  auto it = cache_.find(sql);
+  if (it == cache_.end()) it = cache_.emplace(sql, std::make_unique<Stmt>(db_, sql)).first;
+  it->second->reset();
+  return *it->second;
+}
+
+void Db::exec(std::string_view sql) {
+  std::string s(sql);
+  char* err = nullptr;
+  int rc = sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
+    std::string msg = err ? err : "";
+    sqlite3_free(err);
+    fail(db_, rc, msg.empty() ? std::string("exec") : msg);
+  }
+}
+
+std::int64_t Db::user_version() {
+  Stmt st(db_, "PRAGMA user_version");
+  return st.step() ? st.int64(0) : 0;
+}
+
+Txn::Txn(Db& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+Txn::~Txn() {
+  if (!done_) sqlite3_exec(db_.raw(), "ROLLBACK", nullptr, nullptr, nullptr);
+}
+void Txn::commit() {
+  db_.exec("COMMIT");
+  done_ = true;
+}
+
+}  // namespace ctxfold

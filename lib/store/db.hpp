@@ -1,0 +1,84 @@
+#pragma once
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <memory>
+#include <string_view>
+#include <unordered_map>
+
+namespace ctxfold {
+
+/// Move-only prepared statement. Bind by 1-based index; reads of NULL columns give nullopt.
+/// step() returns true while a row is available; errors throw Error (db.locked maps to exit 4).
+class Stmt {
+ public:
+  Stmt(sqlite3* db, std::string_view sql);
+  ~Stmt();
+  Stmt(Stmt&& o) noexcept : db_(o.db_), st_(o.st_) { o.st_ = nullptr; }
+  Stmt& operator=(Stmt&&) = delete;
+  Stmt(const Stmt&) = delete;
+
+  Stmt& bind(int i, std::int64_t v);
+  Stmt& bind(int i, std::string_view v);
+  Stmt& bind(int i, const char* v) { return bind(i, std::string_view(v)); }
+  Stmt& bind(int i, const std::string& v) { return bind(i, std::string_view(v)); }
+  Stmt& bind(int i, const std::optional<std::string>& v);
+  Stmt& bind_null(int i);
+
+  bool step();
+  void run() { while (step()) {} }
+  void reset();
+
+  std::int64_t int64(int col) const;
+  std::string text(int col) const;
+  std::optional<std::string> opt_text(int col) const;
+  std::optional<std::int64_t> opt_int64(int col) const;
+  bool is_null(int col) const;
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* st_ = nullptr;
+};
+
+/// Move-only connection. read_only opens with SQLITE_OPEN_READONLY (no journal, no WAL switch,
+/// the file's bytes never change); writers use WAL and a busy timeout.
+class Db {
+ public:
+  Db(const std::string& path, bool read_only);
+  ~Db();
+  Db(Db&& o) noexcept : cache_(std::move(o.cache_)), db_(o.db_), read_only_(o.read_only_) { o.db_ = nullptr; }
+  Db& operator=(Db&&) = delete;
+  Db(const Db&) = delete;
+
+  void exec(std::string_view sql);
+  Stmt prepare(std::string_view sql) { return Stmt(db_, sql); }
+  /// A prepared statement kept for the connection's lifetime (reset and unbound on each call),
+  /// for hot single-row statements. Not for statements that may be stepped re-entrantly.
+  Stmt& cached(const std::string& sql);
+  sqlite3* raw() const { return db_; }
+  bool read_only() const { return read_only_; }
+  std::int64_t user_version();
+
+ private:
+  std::unordered_map<std::string, std::unique_ptr<Stmt>> cache_;  // destroyed before db_ closes
+  sqlite3* db_ = nullptr;
+  bool read_only_;
+};
+
+/// BEGIN IMMEDIATE ... COMMIT; rolls back in the destructor unless commit() ran.
+class Txn {
+ public:
+  explicit Txn(Db& db);
+  ~Txn();
+  Txn(const Txn&) = delete;
+  Txn& operator=(const Txn&) = delete;
+  void commit();
+
+ private:
+  Db& db_;
+  bool done_ = false;
+};
+
+}  // namespace ctxfold

@@ -1,0 +1,368 @@
+#include "store/store.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <string_view>
+
+#include "tokens/estimate.hpp"
+#include "util/digest.hpp"
+#include "util/error.hpp"
+
+namespace ctxfold {
+
+std::vector<std::string_view> embedded_schema();  // generated from share/schema/*.sql
+
+std::int64_t schema_version() { return static_cast<std::int64_t>(embedded_schema().size()); }
+
+namespace {
+
+constexpr const char* kNodeColumns =
+    "seq, id, session, predecessor, kind, role, content, metadata, covers_first, covers_last, covers_count, tokens, "
+    "digest";
+
+Node read_node(const Stmt& st) {
+  Node n;
+  n.seq = st.int64(0);
+  n.id = st.text(1);
+  n.session = st.text(2);
+  n.predecessor = st.opt_text(3);
+  n.kind = st.text(4);
+  n.role = st.opt_text(5).value_or("");
+  n.content = parse_json(st.text(6));
+  n.metadata = parse_json(st.text(7));
+  if (!st.is_null(8)) {
+    n.metadata["covers"] = Json{{"first", st.text(8)}, {"last", st.text(9)}, {"count", st.int64(10)}};
+  }
+  n.tokens = st.int64(11);
+  n.digest = st.text(12);
+  return n;
+}
+
+SessionInfo read_session(const Stmt& st) {
+  SessionInfo s;
+  s.id = st.text(0);
+  s.kind = st.text(1);
+  s.parent_session = st.opt_text(2);
+  s.parent_node = st.opt_text(3);
+  s.source = st.opt_text(4);
+  s.format = st.opt_text(5);
+  s.metadata = parse_json(st.text(6));
+  s.created_seq = st.int64(7);
+  return s;
+}
+
+constexpr const char* kSessionColumns = "id, kind, parent_session, parent_node, source, format, metadata, created_seq";
+
+}  // namespace
+
+Store Store::open(const std::string& path, Mode mode) {
+  bool ro = mode == Mode::read_only;
+  if (ro && path != ":memory:" && !std::filesystem::exists(path))
+    throw Error(Exit::environment, "db.open", fmt::format("cannot open database '{}': no such file", path),
+                "import a transcript first, or pass --db");
+  Store s(Db(path, ro), path);
+  if (ro) {
+    // Probe: is this a ctxfold database this binary understands?
+    std::int64_t v = s.db_.user_version();
+    bool has_nodes = false;
+    {
+      auto st = s.db_.prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name='nodes'");
+      has_nodes = st.step();
+    }
+    if (v == 0 || !has_nodes)
+      throw Error(Exit::bad_input, "db.not_ctxfold", fmt::format("'{}' is not a ctxfold database", path));
+    if (v > schema_version())
+      throw Error(Exit::bad_input, "db.schema_newer",
+                  fmt::format("'{}' has schema version {}, newer than this ctxfold ({})", path, v, schema_version()),
+                  "upgrade ctxfold");
+    s.db_.exec("PRAGMA query_only=ON");
+  } else {
+    s.db_.exec("PRAGMA journal_mode=WAL");
+    s.db_.exec("PRAGMA synchronous=NORMAL");
+    s.db_.exec("PRAGMA foreign_keys=ON");
+    s.migrate();
+  }
+  return s;
+}
+
+void Store::migrate() {
+  std::int64_t v = db_.user_version();
+  auto files = embedded_schema();
+  if (v > static_cast<std::int64_t>(files.size()))
+    throw Error(Exit::bad_input, "db.schema_newer",
+                fmt::format("'{}' has schema version {}, newer than this ctxfold ({})", path_, v, files.size()),
+                "upgrade ctxfold");
+  if (v == 0) {
+    // A non-empty database without our version is someone else's file: never touch it.
+    auto st = db_.prepare("SELECT count(*) FROM sqlite_master");
+    st.step();
+    if (st.int64(0) > 0)
+      throw Error(Exit::bad_input, "db.not_ctxfold", fmt::format("'{}' is not a ctxfold database", path_));
+  }
+  for (std::size_t i = static_cast<std::size_t>(v); i < files.size(); ++i) {
+    Txn t(db_);
+    db_.exec(files[i]);
+    db_.exec(fmt::format("PRAGMA user_version={}", i + 1));
+    t.commit();
+  }
+}
+
+std::int64_t Store::max_seq() {
+  auto& st = db_.cached("SELECT coalesce(max(seq),0) FROM nodes");
+  st.step();
+  return st.int64(0);
+}
+
+std::optional<SessionInfo> Store::session(const std::string& id) {
+  auto st = db_.prepare(fmt::format("SELECT {} FROM sessions WHERE id=?1", kSessionColumns));
+  st.bind(1, id);
+  if (!st.step()) return std::nullopt;
+  return read_session(st);
+}
+
+std::vector<SessionInfo> Store::sessions() {
+  std::vector<SessionInfo> out;
+  auto st = db_.prepare(fmt::format("SELECT {} FROM sessions ORDER BY created_seq, rowid", kSessionColumns));
+  while (st.step()) out.push_back(read_session(st));
+  return out;
+}
+
+bool Store::create_session(const SessionInfo& s) {
+  if (session(s.id)) return false;
+  auto st = db_.prepare(
+      "INSERT INTO sessions(id, kind, parent_session, parent_node, source, format, metadata, created_seq) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  st.bind(1, s.id).bind(2, s.kind).bind(3, s.parent_session).bind(4, s.parent_node).bind(5, s.source);
+  st.bind(6, s.format).bind(7, dump_json(s.metadata)).bind(8, max_seq());
+  st.run();
+  return true;
+}
+
+std::string Store::resolve_session(const std::optional<std::string>& requested) {
+  if (requested && !requested->empty()) {
+    if (!session(*requested))
+      throw Error(Exit::bad_input, "session.unknown", fmt::format("no session '{}' in '{}'", *requested, path_),
+                  "list them with 'ctxfold sessions'");
+    return *requested;
+  }
+  auto all = sessions();
+  if (all.empty())
+    throw Error(Exit::bad_input, "session.none", fmt::format("'{}' holds no session", path_),
+                "import a transcript with 'ctxfold import FILE'");
+  if (all.size() == 1) return all[0].id;
+  // The most recently written top-level session: the main session owning the newest node.
+  auto st = db_.prepare(
+      "SELECT n.session FROM nodes n JOIN sessions s ON s.id = n.session WHERE s.kind = 'main' "
+      "ORDER BY n.seq DESC LIMIT 1");
+  if (st.step()) return st.text(0);
+  for (auto it = all.rbegin(); it != all.rend(); ++it)
+    if (it->kind == "main") return it->id;
+  return all.back().id;
+}
+
+AppendResult Store::append(Node& n) {
+  std::string digest = node_digest(n);
+  {
+    auto& st = db_.cached("SELECT digest FROM nodes WHERE id=?1");
+    st.bind(1, n.id);
+    if (st.step()) return st.text(0) == digest ? AppendResult::duplicate : AppendResult::conflict;
+  }
+  n.digest = digest;
+  n.tokens = estimate_node_tokens(n);
+  Json meta = n.metadata;
+  meta.erase("covers");  // derived columns, never stored in metadata
+  auto& st = db_.cached(
+      "INSERT INTO nodes(id, session, predecessor, kind, role, content, metadata, covers_first, covers_last, "
+      "covers_count, tokens, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+  st.bind(1, n.id).bind(2, n.session).bind(3, n.predecessor).bind(4, n.kind);
+  if (n.role.empty()) st.bind_null(5); else st.bind(5, n.role);
+  st.bind(6, dump_json(n.content)).bind(7, dump_json(meta));
+  if (n.is_view() && !n.covers_ids.empty()) {
+    st.bind(8, n.covers_ids.front()).bind(9, n.covers_ids.back()).bind(10, static_cast<std::int64_t>(n.covers_ids.size()));
+  } else {
+    st.bind_null(8).bind_null(9).bind_null(10);
+  }
+  st.bind(11, n.tokens).bind(12, n.digest);
+  st.run();
+  n.seq = sqlite3_last_insert_rowid(db_.raw());
+  if (n.is_view() && !n.covers_ids.empty()) {
+    auto& cv = db_.cached("INSERT INTO covers(summary_seq, pos, node_id) VALUES (?1, ?2, ?3)");
+    for (std::size_t i = 0; i < n.covers_ids.size(); ++i) {
+      cv.bind(1, n.seq).bind(2, static_cast<std::int64_t>(i)).bind(3, n.covers_ids[i]);
+      cv.run();
+      cv.reset();
+    }
+  }
+  return AppendResult::added;
+}
+
+std::optional<Node> Store::node(const std::string& id, bool with_covers) {
+  auto& st = db_.cached(fmt::format("SELECT {} FROM nodes WHERE id=?1", kNodeColumns));
+  st.bind(1, id);
+  if (!st.step()) return std::nullopt;
+  Node n = read_node(st);
+  if (with_covers && n.is_view()) n.covers_ids = covers_of(n.seq);
+  return n;
+}
+
+bool Store::has_node(const std::string& id) {
+  auto& st = db_.cached("SELECT 1 FROM nodes WHERE id=?1");
+  st.bind(1, id);
+  return st.step();
+}
+
+std::optional<std::string> Store::predecessor_of(const std::string& id) {
+  auto& st = db_.cached("SELECT predecessor FROM nodes WHERE id=?1");
+  st.bind(1, id);
+  if (!st.step()) return std::nullopt;
+  return st.opt_text(0);
+}
+
+std::optional<Node> Store::node_by_seq(std::int64_t seq, bool with_covers) {
+  auto st = db_.prepare(fmt::format("SELECT {} FROM nodes WHERE seq=?1", kNodeColumns));
+  st.bind(1, seq);
+  if (!st.step()) return std::nullopt;
+  Node n = read_node(st);
+  if (with_covers && n.is_view()) n.covers_ids = covers_of(n.seq);
+  return n;
+}
+
+std::vector<std::string> Store::children(const std::string& id) {
+  std::vector<std::string> out;
+  auto st = db_.prepare("SELECT id FROM nodes WHERE predecessor=?1 ORDER BY seq");
+  st.bind(1, id);
+  while (st.step()) out.push_back(st.text(0));
+  return out;
+}
+
+std::vector<std::string> Store::covers_of(std::int64_t view_seq) {
+  std::vector<std::string> out;
+  auto st = db_.prepare("SELECT node_id FROM covers WHERE summary_seq=?1 ORDER BY pos");
+  st.bind(1, view_seq);
+  while (st.step()) out.push_back(st.text(0));
+  return out;
+}
+
+void Store::for_each_node(const std::string& session, const std::function<bool(const Node&)>& fn, std::int64_t as_of,
+                          bool with_covers) {
+  auto st = db_.prepare(fmt::format("SELECT {} FROM nodes WHERE session=?1 AND seq<=?2 ORDER BY seq", kNodeColumns));
+  st.bind(1, session).bind(2, as_of);
+  while (st.step()) {
+    Node n = read_node(st);
+    if (with_covers && n.is_view()) n.covers_ids = covers_of(n.seq);
+    if (!fn(n)) break;
+  }
+}
+
+std::int64_t Store::node_count(const std::string& session, std::int64_t as_of) {
+  auto st = db_.prepare("SELECT count(*) FROM nodes WHERE session=?1 AND seq<=?2");
+  st.bind(1, session).bind(2, as_of);
+  st.step();
+  return st.int64(0);
+}
+
+std::vector<Node> Store::view_nodes(const std::string& session, const std::string& kind_filter, std::int64_t as_of,
+                                    bool with_covers) {
+  std::vector<Node> out;
+  auto st = db_.prepare(fmt::format(
+      "SELECT {} FROM nodes WHERE session=?1 AND seq<=?2 AND kind IN ('summary','archive','notes') "
+      "AND (?3 = '' OR kind = ?3) ORDER BY seq",
+      kNodeColumns));
+  st.bind(1, session).bind(2, as_of).bind(3, kind_filter);
+  while (st.step()) {
+    Node n = read_node(st);
+    if (with_covers) n.covers_ids = covers_of(n.seq);
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+std::optional<Node> Store::active_summary(const std::string& session, std::int64_t as_of) {
+  auto st = db_.prepare(fmt::format(
+      "SELECT {} FROM nodes WHERE session=?1 AND kind='summary' AND seq<=?2 AND covers_count IS NOT NULL "
+      "AND coalesce(json_extract(metadata,'$.strategy'),'rolling')='rolling' ORDER BY seq DESC LIMIT 1",
+      kNodeColumns));
+  st.bind(1, session).bind(2, as_of);
+  if (!st.step()) return std::nullopt;
+  return read_node(st);
+}
+
+std::optional<std::string> Store::head(const std::string& session, std::int64_t as_of) {
+  auto st = db_.prepare(
+      "SELECT node_id FROM head_moves WHERE session=?1 AND boundary_seq<=?2 ORDER BY seq DESC LIMIT 1");
+  st.bind(1, session).bind(2, as_of);
+  if (!st.step()) return std::nullopt;
+  return st.text(0);
+}
+
+void Store::move_head(const std::string& session, const std::string& node_id, const std::string& cause) {
+  auto previous = head(session);
+  auto st = db_.prepare(
+      "INSERT INTO head_moves(session, node_id, previous, cause, boundary_seq) VALUES (?1, ?2, ?3, ?4, ?5)");
+  st.bind(1, session).bind(2, node_id).bind(3, previous).bind(4, cause).bind(5, max_seq());
+  st.run();
+}
+
+std::vector<HeadMove> Store::head_moves(const std::string& session) {
+  std::vector<HeadMove> out;
+  auto st = db_.prepare(
+      "SELECT seq, session, node_id, previous, cause, boundary_seq FROM head_moves WHERE session=?1 ORDER BY seq");
+  st.bind(1, session);
+  while (st.step()) {
+    HeadMove m;
+    m.seq = st.int64(0);
+    m.session = st.text(1);
+    m.node_id = st.text(2);
+    m.previous = st.opt_text(3);
+    m.cause = st.text(4);
+    m.boundary_seq = st.int64(5);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+std::int64_t Store::log_event(const std::string& session, const std::string& type,
+                              const std::optional<std::string>& ref, const Json& payload) {
+  auto st = db_.prepare("INSERT INTO events(session, type, ref, payload, boundary_seq) VALUES (?1, ?2, ?3, ?4, ?5)");
+  st.bind(1, session).bind(2, type).bind(3, ref).bind(4, dump_json(payload)).bind(5, max_seq());
+  st.run();
+  return sqlite3_last_insert_rowid(db_.raw());
+}
+
+std::vector<Event> Store::events(const std::string& session, const std::string& type_prefix) {
+  std::vector<Event> out;
+  auto st = db_.prepare(
+      "SELECT seq, session, type, ref, payload, boundary_seq FROM events WHERE session=?1 "
+      "AND substr(type, 1, length(?2)) = ?2 ORDER BY seq");
+  st.bind(1, session).bind(2, type_prefix);
+  while (st.step()) {
+    Event e;
+    e.seq = st.int64(0);
+    e.session = st.text(1);
+    e.type = st.text(2);
+    e.ref = st.opt_text(3);
+    e.payload = parse_json(st.text(4));
+    e.boundary_seq = st.int64(5);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+bool Store::add_source_record(const std::string& session, const std::string& source, std::int64_t line,
+                              const std::string& type, const std::string& raw) {
+  auto st = db_.prepare(
+      "INSERT OR IGNORE INTO source_records(session, source, line, type, digest, raw) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  st.bind(1, session).bind(2, source).bind(3, line).bind(4, type).bind(5, sha256_hex(raw)).bind(6, raw);
+  st.run();
+  return sqlite3_changes(db_.raw()) > 0;
+}
+
+std::int64_t Store::source_record_count(const std::string& session) {
+  auto st = db_.prepare("SELECT count(*) FROM source_records WHERE session=?1");
+  st.bind(1, session);
+  st.step();
+  return st.int64(0);
+}
+
+}  // namespace ctxfold

@@ -1,0 +1,143 @@
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/node.hpp"
+#include "store/db.hpp"
+
+namespace ctxfold {
+
+/// "No --as-of given": read everything appended so far.
+inline constexpr std::int64_t kLatest = std::numeric_limits<std::int64_t>::max();
+
+/// Schema version this binary writes and understands (PRAGMA user_version; migrations are
+/// share/schema/NNN_*.sql, applied in order).
+std::int64_t schema_version();
+
+/// A session row (sessions are append-only like nodes).
+struct SessionInfo {
+  std::string id;
+  std::string kind = "main";  ///< main | sidechain | fork
+  std::optional<std::string> parent_session;
+  std::optional<std::string> parent_node;  ///< sidechain: the tool_use node that launched it
+  std::optional<std::string> source;
+  std::optional<std::string> format;
+  Json metadata = Json::object();
+  std::int64_t created_seq = 0;
+};
+
+/// One recorded HEAD move. cause is one of: import, append, checkout, rewind, fork.
+struct HeadMove {
+  std::int64_t seq = 0;
+  std::string session;
+  std::string node_id;
+  std::optional<std::string> previous;
+  std::string cause;
+  std::int64_t boundary_seq = 0;
+};
+
+/// One log-only event (compaction bookkeeping: compact/start, compact/summary, compact/end).
+struct Event {
+  std::int64_t seq = 0;
+  std::string session;
+  std::string type;
+  std::optional<std::string> ref;
+  Json payload = Json::object();
+  std::int64_t boundary_seq = 0;
+};
+
+/// Outcome of appending a node whose id may already exist.
+enum class AppendResult {
+  added,      ///< stored
+  duplicate,  ///< same id, same digest: nothing written (idempotent import)
+  conflict,   ///< same id, different payload: nothing written; the caller decides
+};
+
+/// The session database. Library code reads and appends through this class only.
+/// Errors: Error(environment,"db.open"/"db.io"/"db.locked"), Error(bad_input,"db.not_ctxfold"/
+/// "db.schema_newer") for a file that is not a ctxfold database or one from a newer binary.
+class Store {
+ public:
+  enum class Mode { read_only, read_write };
+
+  /// read_only opens with SQLITE_OPEN_READONLY and never changes a byte (a missing file is an
+  /// environment error). read_write creates the file when absent, enables WAL and foreign keys,
+  /// and applies pending migrations.
+  static Store open(const std::string& path, Mode mode);
+
+  Db& db() { return db_; }
+  bool read_only() const { return db_.read_only(); }
+  const std::string& path() const { return path_; }
+
+  /// Largest node seq appended so far (0 for an empty database): the append boundary.
+  std::int64_t max_seq();
+
+  // ---- sessions ----
+  std::optional<SessionInfo> session(const std::string& id);
+  /// All sessions, oldest first.
+  std::vector<SessionInfo> sessions();
+  /// Inserts a session row; no-op when it already exists (returns false).
+  bool create_session(const SessionInfo& s);
+  /// --session resolution (PRODUCT.md §3): the requested id when given (exit 3 "session.unknown"
+  /// if absent), else the only session, else the most recently written top-level (main) session.
+  /// Errors with "session.none" on an empty database.
+  std::string resolve_session(const std::optional<std::string>& requested);
+
+  // ---- nodes ----
+  /// Appends n (fills seq, tokens, digest; writes covers for view nodes). A node whose id exists
+  /// is not written: duplicate when the digest matches, conflict otherwise. The caller holds the
+  /// write transaction.
+  AppendResult append(Node& n);
+  std::optional<Node> node(const std::string& id, bool with_covers = true);
+  bool has_node(const std::string& id);
+  /// The predecessor of a stored node (nullopt for a root or an unknown id), without reading
+  /// its content.
+  std::optional<std::string> predecessor_of(const std::string& id);
+  std::optional<Node> node_by_seq(std::int64_t seq, bool with_covers = true);
+  /// Ids of the nodes whose predecessor is id, in seq order.
+  std::vector<std::string> children(const std::string& id);
+  /// The covered ids of a view node, in order.
+  std::vector<std::string> covers_of(std::int64_t view_seq);
+  /// Calls fn for each node of session with seq <= as_of in seq order until fn returns false.
+  void for_each_node(const std::string& session, const std::function<bool(const Node&)>& fn,
+                     std::int64_t as_of = kLatest, bool with_covers = true);
+  std::int64_t node_count(const std::string& session, std::int64_t as_of = kLatest);
+  /// View nodes of a session (optionally one kind), oldest first.
+  std::vector<Node> view_nodes(const std::string& session, const std::string& kind_filter = {},
+                               std::int64_t as_of = kLatest, bool with_covers = false);
+  /// The active rolling summary: the newest summary node with metadata.strategy "rolling" (or no
+  /// strategy) at or before as_of (seed 000 §1: one active summary; older ones are superseded).
+  /// covers_ids are not loaded (use covers_of when needed); covers_first/last/count are in
+  /// Node::metadata under "covers" {"first","last","count"}.
+  std::optional<Node> active_summary(const std::string& session, std::int64_t as_of = kLatest);
+
+  // ---- HEAD ----
+  /// The session's HEAD at as_of (the newest recorded move with boundary <= as_of).
+  std::optional<std::string> head(const std::string& session, std::int64_t as_of = kLatest);
+  /// Records a HEAD move. cause: import | append | checkout | rewind | fork.
+  void move_head(const std::string& session, const std::string& node_id, const std::string& cause);
+  std::vector<HeadMove> head_moves(const std::string& session);
+
+  // ---- log-only events ----
+  std::int64_t log_event(const std::string& session, const std::string& type, const std::optional<std::string>& ref,
+                         const Json& payload);
+  std::vector<Event> events(const std::string& session, const std::string& type_prefix = {});
+
+  // ---- verbatim source records ----
+  /// Keeps a source line that is not a node; false when the same (session, line, bytes) exists.
+  bool add_source_record(const std::string& session, const std::string& source, std::int64_t line,
+                         const std::string& type, const std::string& raw);
+  std::int64_t source_record_count(const std::string& session);
+
+ private:
+  Store(Db db, std::string path) : db_(std::move(db)), path_(std::move(path)) {}
+  void migrate();
+  Db db_;
+  std::string path_;
+};
+
+}  // namespace ctxfold

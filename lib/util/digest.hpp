@@ -1,0 +1,25 @@
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace ctxfold {
+
+/// SHA-256 of bytes as 64 lowercase hex characters (OpenSSL EVP).
+std::string sha256_hex(std::string_view bytes);
+
+/// Incremental SHA-256, for digests over many rows (snapshots, input digests).
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  void update(std::string_view bytes);
+  /// Finishes and returns 64 lowercase hex characters; the object must not be updated after.
+  std::string hex();
+
+ private:
+  void* ctx_;
+};
+
+}  // namespace ctxfold

@@ -1,0 +1,21 @@
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace ctxfold {
+
+/// All JSON in ctxfold is insertion-ordered, so stored content keeps the source's key order and
+/// the same state always serializes to the same bytes.
+using Json = nlohmann::ordered_json;
+
+/// Serializes compactly; invalid UTF-8 inside strings is replaced by U+FFFD instead of throwing.
+std::string dump_json(const Json& j);
+
+/// Parses text as JSON. Throws nlohmann::json::parse_error on malformed input.
+Json parse_json(std::string_view text);
+
+/// A string value or fallback when the key is absent, null or not a string.
+std::string json_str(const Json& obj, const char* key, const std::string& fallback = {});
+
+}  // namespace ctxfold
