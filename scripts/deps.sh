@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ctxfold builds and tests with (needs root or sudo).
+set -euo pipefail
+pkgs=(cmake g++ make pkg-config libcli11-dev libsqlite3-dev nlohmann-json3-dev libfmt-dev
+      libcurl4-openssl-dev libssl-dev googletest libgtest-dev libgmock-dev
+      jq sqlite3 ripgrep python3)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "installing: ${missing[*]}" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >&2

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, builds, runs every unit and end-to-end test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+bash scripts/build.sh
+ctest --test-dir build --output-on-failure -j2
