@@ -1,0 +1,42 @@
+# Shared helpers for the end-to-end CLI tests (sourced, not a test itself).
+set -uo pipefail
+: "${CTXFOLD:?CTXFOLD must name the ctxfold binary}"
+: "${CTXFOLD_TRANSCRIPTS:=}"
+export LC_ALL=C.UTF-8 TZ=UTC
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+checks=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures+1)); }
+ok() { checks=$((checks+1)); }
+expect_eq() { # expect_eq WHAT EXPECTED ACTUAL
+  if [ "$2" == "$3" ]; then ok; else fail "$1: expected '$2', got '$3'"; fi
+}
+expect_rc() { # expect_rc WHAT EXPECTED_RC CMD...
+  local what=$1 want=$2; shift 2
+  "$@" >"$WORK/out" 2>"$WORK/err"; local rc=$?
+  if [ "$rc" == "$want" ]; then ok; else fail "$what: exit $rc, wanted $want; stderr: $(head -c 400 "$WORK/err")"; fi
+}
+need_transcripts() {
+  if [ -z "$CTXFOLD_TRANSCRIPTS" ] || [ ! -d "$CTXFOLD_TRANSCRIPTS" ]; then
+    echo "SKIP: no transcripts at '$CTXFOLD_TRANSCRIPTS'" >&2; exit 0
+  fi
+}
+finish() {
+  echo "$checks checks, $failures failures" >&2
+  [ "$failures" -eq 0 ] && [ "$checks" -gt 0 ]
+  exit $?
+}
+# Orphan check on a rendered openai document: every tool call answered, every answer called.
+openai_orphans() {
+  jq '[.messages[] | select(.role=="assistant") | (.tool_calls // [])[] | .id] as $calls
+      | [.messages[] | select(.role=="tool") | .tool_call_id] as $results
+      | ([$calls[] | select(. as $c | $results | index($c) | not)] | length)
+        + ([$results[] | select(. as $r | $calls | index($r) | not)] | length)' "$1"
+}
+anthropic_orphans() {
+  jq '[.messages[] | select(.role=="assistant") | (.content | if type=="array" then . else [] end)[] | select(.type=="tool_use") | .id] as $calls
+      | [.messages[] | select(.role=="user") | (.content | if type=="array" then . else [] end)[] | select(.type=="tool_result") | .tool_use_id] as $results
+      | ([$calls[] | select(. as $c | $results | index($c) | not)] | length)
+        + ([$results[] | select(. as $r | $calls | index($r) | not)] | length)' "$1"
+}
