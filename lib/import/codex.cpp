@@ -1,0 +1,376 @@
+// Codex CLI rollout JSONL importer (FORMATS.md §2).
+//
+// Mapping, in file order (the rollout has no parent links; the file order is the chain):
+//   session_meta            session row (payload without instructions) + kept record; its
+//                           instructions / base_instructions text becomes the root system node
+//                           (metadata.codex_role "instructions"), since the model reads it on
+//                           every request
+//   response_item message   user → user node; developer → system node (metadata.codex_role
+//                           "developer"); assistant → part of the current assistant node
+//   reasoning               opaque{provider:"openai", data:item} (encrypted_content and summary
+//                           kept); thinking when there is no encrypted_content but summary text
+//   function_call, custom_tool_call, local_shell_call
+//                           tool_use{id:call_id}; arguments parsed when they are a JSON object,
+//                           else {"raw": string} (one aggregated warning for the file)
+//   web_search_call         opaque{provider:"openai"}: the search runs server side and has no
+//                           output item, so a tool_use would stay unanswered forever and block
+//                           compaction of its step
+//   *_output                one role "tool" node each, tool_result{tool_use_id: call_id}
+//   ghost_snapshot, turn_context, event_msg, unknown types
+//                           kept records (event_msg mirrors are never messages; token_count's
+//                           last_token_usage becomes metadata.usage of the assistant node it
+//                           follows)
+//   compacted               a summary view node (see add_compaction) + kept record
+// Consecutive assistant-side items form ONE assistant node; a user/developer message, a tool
+// output, a turn_context (written before every model request) or a compaction closes it.
+#include <map>
+#include <set>
+
+#include "import/formats_common.hpp"
+#include "import/import.hpp"
+#include "import/jsonl_reader.hpp"
+
+namespace ctxfold {
+namespace {
+
+using import_detail::file_stem;
+using import_detail::image_from_url;
+using import_detail::opaque_block;
+using import_detail::parse_arguments;
+using import_detail::source_meta;
+using import_detail::text_block;
+
+constexpr const char* kFormat = "codex";
+
+/// Responses API content parts → neutral blocks.
+Json convert_parts(const Json& content) {
+  Json blocks = Json::array();
+  if (content.is_string()) {
+    blocks.push_back(text_block(content.get<std::string>()));
+    return blocks;
+  }
+  if (!content.is_array()) return blocks;
+  for (const auto& part : content) {
+    std::string type = json_str(part, "type");
+    if (type == "input_text" || type == "output_text" || type == "text" || type == "summary_text") {
+      blocks.push_back(text_block(json_str(part, "text")));
+    } else if (type == "input_image" && part.contains("image_url") && part["image_url"].is_string()) {
+      blocks.push_back(image_from_url(part["image_url"].get<std::string>()));
+    } else {
+      blocks.push_back(opaque_block("openai", part));
+    }
+  }
+  return blocks;
+}
+
+class CodexImporter {
+ public:
+  CodexImporter(const std::string& path, ImportSink& sink) : path_(path), sink_(sink) {}
+
+  void run() {
+    JsonlReader reader(
+        path_, [&](std::int64_t line, const std::string& code, const std::string& msg) { sink_.warn(line, code, msg); },
+        [&](std::int64_t line, const std::string& raw) {
+          if (begun_) sink_.keep_record(session_, line, "line.bad", raw);
+          else early_bad_.emplace_back(line, raw);
+        });
+    JsonlRecord rec;
+    while (reader.next(rec)) {
+      if (!begun_) begin(rec);
+      handle(rec);
+    }
+    if (!begun_) {
+      if (early_bad_.empty()) {
+        sink_.warn(0, "document.empty", "no records in codex rollout");
+        return;
+      }
+      begin_with(file_stem(path_), Json::object());
+    }
+    flush();
+    if (raw_arguments_ > 0)
+      sink_.warn(first_raw_line_, "tool.arguments_raw",
+                 std::to_string(raw_arguments_) +
+                     " function call argument string(s) are not JSON objects; kept as {\"raw\": string}");
+    if (last_) sink_.propose_head(session_, *last_);
+  }
+
+ private:
+  void begin(const JsonlRecord& rec) {
+    const Json& v = rec.value;
+    if (json_str(v, "type") == "session_meta" && v.contains("payload") && v["payload"].is_object()) {
+      std::string id = json_str(v["payload"], "id");
+      Json meta = import_detail::extra_keys(v["payload"], {"instructions", "base_instructions"});
+      begin_with(id.empty() ? file_stem(path_) : id, meta);
+    } else {
+      begin_with(file_stem(path_), Json::object());
+    }
+  }
+
+  void begin_with(const std::string& session, Json meta) {
+    session_ = session;
+    SessionInfo info;
+    info.id = session_;
+    info.source = path_;
+    info.format = kFormat;
+    info.metadata = std::move(meta);
+    sink_.begin_session(std::move(info));
+    begun_ = true;
+    for (auto& [line, raw] : early_bad_) sink_.keep_record(session_, line, "line.bad", raw);
+    early_bad_.clear();
+  }
+
+  std::string node_id(const JsonlRecord& rec) const {
+    std::string id = session_ + ":" + std::to_string(rec.line);
+    if (rec.part > 0) id += "." + std::to_string(rec.part);
+    return id;
+  }
+
+  Node make_node(const JsonlRecord& rec, const char* role) const {
+    Node n;
+    n.id = node_id(rec);
+    n.session = session_;
+    n.role = role;
+    n.metadata["source"] = source_meta(kFormat, import_detail::file_name(path_), rec.line);
+    if (auto ts = json_str(rec.value, "timestamp"); !ts.empty()) n.metadata["timestamp"] = ts;
+    return n;
+  }
+
+  void append(Node n, std::int64_t line) {
+    n.predecessor = last_;
+    std::string id = sink_.add(std::move(n), line);
+    last_ = id;
+    chain_.push_back(id);
+  }
+
+  void flush() {
+    if (!pending_) return;
+    Node n = std::move(*pending_);
+    pending_.reset();
+    append(std::move(n), pending_line_);
+  }
+
+  void keep(const JsonlRecord& rec, const std::string& type) { sink_.keep_record(session_, rec.line, type, dump_json(rec.value)); }
+
+  void warn_unknown(const JsonlRecord& rec, const std::string& what) {
+    if (warned_types_.insert(what).second)
+      sink_.warn(rec.line, "record.unknown_type", "unknown codex record type '" + what + "' kept verbatim");
+  }
+
+  Node& assistant(const JsonlRecord& rec) {
+    if (!pending_) {
+      pending_ = make_node(rec, role::kAssistant);
+      pending_->metadata["codex_items"] = Json::array();
+      pending_line_ = rec.line;
+    }
+    return *pending_;
+  }
+
+  void handle(const JsonlRecord& rec) {
+    const Json& v = rec.value;
+    std::string type = json_str(v, "type");
+    const Json payload = v.contains("payload") ? v["payload"] : Json();
+    if (type == "session_meta") {
+      if (!seen_meta_ && payload.is_object()) add_instructions(rec, payload);
+      seen_meta_ = true;
+      keep(rec, type);
+    } else if (type == "response_item" && payload.is_object()) {
+      handle_item(rec, payload);
+    } else if (type == "event_msg") {
+      if (json_str(payload, "type") == "token_count" && pending_ && payload.contains("info") &&
+          payload["info"].is_object()) {
+        const Json& info = payload["info"];
+        if (info.contains("last_token_usage") && info["last_token_usage"].is_object()) {
+          Json usage = info["last_token_usage"];
+          if (info.contains("model_context_window")) usage["model_context_window"] = info["model_context_window"];
+          pending_->metadata["usage"] = usage;
+        }
+      }
+      keep(rec, "event_msg/" + json_str(payload, "type"));
+    } else if (type == "turn_context") {
+      flush();
+      keep(rec, type);
+    } else if (type == "compacted") {
+      flush();
+      add_compaction(rec, payload);
+      keep(rec, type);
+    } else {
+      warn_unknown(rec, type.empty() ? std::string("(none)") : type);
+      keep(rec, type.empty() ? std::string("unknown") : type);
+    }
+  }
+
+  void add_instructions(const JsonlRecord& rec, const Json& payload) {
+    std::string text;
+    if (payload.contains("base_instructions")) {
+      const Json& b = payload["base_instructions"];
+      text = b.is_string() ? b.get<std::string>() : json_str(b, "text");
+    }
+    if (text.empty()) text = json_str(payload, "instructions");
+    if (text.empty()) return;
+    Node n = make_node(rec, role::kSystem);
+    n.content.push_back(text_block(text));
+    n.metadata["codex_role"] = "instructions";
+    append(std::move(n), rec.line);
+    instructions_id_ = last_;
+  }
+
+  void handle_item(const JsonlRecord& rec, const Json& item) {
+    std::string type = json_str(item, "type");
+    if (type == "message") {
+      std::string r = json_str(item, "role");
+      if (r == "assistant") {
+        Node& n = assistant(rec);
+        for (auto& b : convert_parts(item.contains("content") ? item["content"] : Json())) n.content.push_back(b);
+        Json entry = {{"type", "message"}};
+        if (item.contains("phase")) entry["phase"] = item["phase"];
+        n.metadata["codex_items"].push_back(entry);
+        return;
+      }
+      flush();
+      Node n = make_node(rec, r == "user" ? role::kUser : role::kSystem);
+      if (r != "user") n.metadata["codex_role"] = r.empty() ? std::string("unknown") : r;
+      n.content = convert_parts(item.contains("content") ? item["content"] : Json());
+      Json extra = import_detail::extra_keys(item, {"type", "role", "content"});
+      if (!extra.empty()) n.metadata["codex_extra"] = extra;
+      append(std::move(n), rec.line);
+    } else if (type == "reasoning") {
+      Node& n = assistant(rec);
+      bool encrypted = item.contains("encrypted_content") && item["encrypted_content"].is_string();
+      std::string summary;
+      if (item.contains("summary") && item["summary"].is_array())
+        for (const auto& s : item["summary"]) {
+          std::string t = json_str(s, "text");
+          if (t.empty()) continue;
+          if (!summary.empty()) summary += "\n\n";
+          summary += t;
+        }
+      if (!encrypted && !summary.empty() && !(item.contains("content") && item["content"].is_array()))
+        n.content.push_back(Json{{"type", "thinking"}, {"thinking", summary}});
+      else
+        n.content.push_back(opaque_block("openai", item));
+      n.metadata["codex_items"].push_back(Json{{"type", "reasoning"}});
+    } else if (type == "function_call" || type == "custom_tool_call" || type == "local_shell_call") {
+      Node& n = assistant(rec);
+      Json input;
+      if (type == "function_call") {
+        bool parsed = false;
+        input = parse_arguments(json_str(item, "arguments"), &parsed);
+        if (!parsed) {
+          if (raw_arguments_++ == 0) first_raw_line_ = rec.line;
+        }
+      } else if (type == "custom_tool_call") {
+        input = Json{{"raw", json_str(item, "input")}};
+      } else {
+        input = item.contains("action") ? item["action"] : Json::object();
+      }
+      std::string call_id = json_str(item, "call_id", json_str(item, "id"));
+      std::string name = json_str(item, "name", type == "local_shell_call" ? "local_shell" : "");
+      n.content.push_back(Json{{"type", "tool_use"}, {"id", call_id}, {"name", name}, {"input", input}});
+      Json entry = {{"type", type}};
+      if (item.contains("status")) entry["status"] = item["status"];
+      if (item.contains("id")) entry["id"] = item["id"];
+      n.metadata["codex_items"].push_back(entry);
+    } else if (type == "web_search_call") {
+      Node& n = assistant(rec);
+      n.content.push_back(opaque_block("openai", item));
+      n.metadata["codex_items"].push_back(Json{{"type", type}});
+    } else if (type == "function_call_output" || type == "custom_tool_call_output" ||
+               type == "local_shell_call_output") {
+      flush();
+      Node n = make_node(rec, role::kTool);
+      Json content;
+      bool is_error = false;
+      const Json out = item.contains("output") ? item["output"] : Json();
+      if (out.is_string()) {
+        content = out;
+      } else if (out.is_array()) {
+        content = convert_parts(out);
+      } else if (out.is_object() && out.contains("content")) {
+        content = out["content"].is_string() ? out["content"] : convert_parts(out["content"]);
+        if (out.contains("success") && out["success"].is_boolean()) is_error = !out["success"].get<bool>();
+      } else {
+        content = dump_json(out);
+      }
+      n.content.push_back(Json{{"type", "tool_result"},
+                               {"tool_use_id", json_str(item, "call_id")},
+                               {"content", content},
+                               {"is_error", is_error}});
+      n.metadata["codex_items"] = Json::array({Json{{"type", type}}});
+      append(std::move(n), rec.line);
+    } else if (type == "ghost_snapshot") {
+      keep(rec, "response_item/ghost_snapshot");
+    } else {
+      warn_unknown(rec, "response_item/" + type);
+      keep(rec, "response_item/" + type);
+    }
+  }
+
+  /// `compacted` → summary view node. With replacement_history (FORMATS.md §2.3) its content is
+  /// those items as blocks (messages' parts; the opaque `compaction` item and anything else as
+  /// opaque blocks), metadata.replacement_history lists each item's type/role/block count so the
+  /// items can be told apart again. Legacy `compacted{message}` gives a text summary. It covers
+  /// every chain node before it except the root instructions node (Codex sends instructions
+  /// outside the history, so they survive compaction); its predecessor is that splice point.
+  /// The chain then continues from the last pre-compaction node: a summary is a view node.
+  void add_compaction(const JsonlRecord& rec, const Json& payload) {
+    std::vector<std::string> covers;
+    for (const auto& id : chain_)
+      if (!instructions_id_ || id != *instructions_id_) covers.push_back(id);
+    if (covers.empty()) {
+      sink_.warn(rec.line, "compaction.empty", "codex compaction before any message; kept as a record only");
+      return;
+    }
+    Node n = make_node(rec, role::kUser);
+    n.kind = kind::kSummary;
+    n.predecessor = instructions_id_;
+    n.covers_ids = std::move(covers);
+    n.metadata["strategy"] = "rolling";
+    n.metadata["origin"] = "import";
+    n.metadata["format"] = kFormat;
+    std::string message = json_str(payload, "message");
+    if (payload.contains("replacement_history") && payload["replacement_history"].is_array()) {
+      const Json& items = payload["replacement_history"];
+      Json described = Json::array();
+      for (const auto& item : items) {
+        std::string type = json_str(item, "type");
+        Json blocks = type == "message" ? convert_parts(item.contains("content") ? item["content"] : Json())
+                                        : Json::array({opaque_block("openai", item)});
+        Json d = {{"type", type}};
+        if (item.contains("role")) d["role"] = item["role"];
+        if (item.contains("phase")) d["phase"] = item["phase"];
+        d["blocks"] = blocks.size();
+        described.push_back(d);
+        for (auto& b : blocks) n.content.push_back(b);
+      }
+      n.metadata["replacement_history_items"] = items.size();
+      n.metadata["replacement_history"] = described;
+      if (!message.empty()) n.metadata["codex_message"] = message;
+    } else {
+      n.content.push_back(text_block(message));
+    }
+    for (const char* k : {"window_number", "first_window_id", "previous_window_id", "window_id"})
+      if (payload.contains(k)) n.metadata[k] = payload[k];
+    sink_.add(std::move(n), rec.line);
+  }
+
+  std::string path_;
+  ImportSink& sink_;
+  std::string session_;
+  bool begun_ = false;
+  bool seen_meta_ = false;
+  std::optional<std::string> last_;
+  std::optional<std::string> instructions_id_;
+  std::vector<std::string> chain_;
+  std::optional<Node> pending_;
+  std::int64_t pending_line_ = 0;
+  std::int64_t raw_arguments_ = 0;
+  std::int64_t first_raw_line_ = 0;
+  std::set<std::string> warned_types_;
+  std::vector<std::pair<std::int64_t, std::string>> early_bad_;
+};
+
+}  // namespace
+
+void import_codex(const std::string& path, ImportSink& sink) { CodexImporter(path, sink).run(); }
+
+}  // namespace ctxfold

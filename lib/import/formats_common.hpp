@@ -1,0 +1,75 @@
+#pragma once
+// Helpers shared by the document-shaped importers (codex, gemini, openai, anthropic, openhands,
+// ctxfold JSONL). Internal to lib/import: nothing outside the importers should include this.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "import/import.hpp"
+#include "util/json.hpp"
+
+namespace ctxfold::import_detail {
+
+/// The whole file as bytes. Throws Error(environment,"io.open") when it cannot be read.
+std::string read_file_bytes(const std::string& path);
+
+/// The file name without directory and without a trailing ".jsonl", ".json" or ".traj.json":
+/// the session id of formats whose documents carry no usable one.
+std::string file_stem(const std::string& path);
+
+/// The file name without directory: what metadata.source.file records, so importing the same
+/// file through another path spelling stores identical nodes (re-import adds nothing).
+std::string file_name(const std::string& path);
+
+/// 1-based line of byte offset `byte` in text (offsets past the end give the last line).
+std::int64_t line_of_offset(std::string_view text, std::size_t byte);
+
+/// Deepest container nesting in a JSON text (strings and escapes honoured). Used to refuse
+/// documents nested deeper than JsonlReader::kMaxDepth before handing them to the parser.
+int json_max_depth(std::string_view text);
+
+/// A parsed JSON document plus where its items start.
+struct Document {
+  Json value;
+  std::string text;  ///< the (UTF-8 sanitised) bytes that were parsed
+};
+
+/// Reads and parses path as one JSON document. Invalid UTF-8 is replaced by U+FFFD (warning
+/// "utf8.invalid"); a malformed or too deep document gives a warning ("document.malformed",
+/// "document.too_deep") with the 1-based line of the parser's error position and nullopt.
+/// Throws Error(environment,"io.open") only when the file cannot be read.
+std::optional<Document> parse_document(const std::string& path, ImportSink& sink);
+
+/// 1-based lines where the elements of the "item array" start: the root array when the document
+/// is an array, else the array held by the root object's member `key`. Empty when neither exists.
+std::vector<std::int64_t> element_lines(std::string_view text, const std::string& key);
+
+/// Line for item i from element_lines output (0 when unknown).
+inline std::int64_t line_at(const std::vector<std::int64_t>& lines, std::size_t i) {
+  return i < lines.size() ? lines[i] : 0;
+}
+
+/// metadata.source: {"format","file","line"?,"index"?}; line/index omitted when negative/zero.
+Json source_meta(const std::string& format, const std::string& file, std::int64_t line, std::int64_t index = -1);
+
+/// {"type":"text","text":s}
+Json text_block(const std::string& s);
+
+/// {"type":"opaque","provider":p,"data":d}
+Json opaque_block(const std::string& provider, const Json& data);
+
+/// An image block from a URL: a base64 data URL ("data:image/png;base64,...") becomes
+/// {"type":"image","media_type","data"}; anything else {"type":"image","ref":url}.
+Json image_from_url(const std::string& url);
+
+/// Tool arguments held as a JSON string (OpenAI function calls, Codex, OpenHands): the parsed
+/// value when it parses to an object, else {"raw": s}. *parsed tells which.
+Json parse_arguments(const std::string& s, bool* parsed = nullptr);
+
+/// Copies every member of obj whose key is not in known into a new object (the non-API keys
+/// kept in node metadata so nothing is dropped).
+Json extra_keys(const Json& obj, std::initializer_list<const char*> known);
+
+}  // namespace ctxfold::import_detail
