@@ -1,0 +1,50 @@
+#pragma once
+// ctxfold-gen core: scales real Claude Code JSONL transcripts up to N nodes of the same shapes.
+//
+// The sources are compiled once into line templates (literal text + slots for every id,
+// parent link, session id and timestamp); generation then replays them cyclically, filling the
+// slots with fresh ids that are a pure function of (seed, segment, old id), so lines that shared
+// an id in the source (streamed assistant lines and their message.id, tool_use and tool_result,
+// progress and its toolUseID, file-history-snapshot and its user line) still share the new one.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ctxfold::gen {
+
+struct GenOptions {
+  std::vector<std::string> paths;         ///< Claude Code JSONL sources (ignored with synthetic)
+  std::uint64_t nodes = 1000;             ///< lines with a uuid to write (nodes of the ledger)
+  std::uint64_t seed = 1;
+  std::optional<std::uint64_t> compact_tail;  ///< append boundary+summary leaving ~K nodes after it
+  bool synthetic = false;                 ///< built-in templates instead of files
+};
+
+struct GenStats {
+  std::uint64_t nodes = 0;       ///< lines with a uuid written (boundary + summary included)
+  std::uint64_t lines = 0;       ///< all lines written (snapshots, queue operations too)
+  std::uint64_t bytes = 0;
+  std::uint64_t cycles = 0;      ///< full or partial passes over the sources
+  std::uint64_t source_lines = 0;
+  std::uint64_t sidechain_nodes = 0;
+  std::string session;           ///< the sessionId every line carries
+  std::optional<std::uint64_t> cut_at;   ///< nodes before the compact boundary
+  std::optional<std::uint64_t> tail;     ///< nodes after the summary
+  std::string boundary_uuid, summary_uuid;
+  std::vector<std::string> warnings;     ///< source lines that could not be used
+};
+
+/// Writes the generated JSONL through `out` (called with chunks of about 1 MiB).
+/// Throws std::runtime_error on unusable input (no readable source, no place for the cut).
+GenStats generate(const GenOptions& opts, const std::function<void(std::string_view)>& out);
+
+/// The built-in synthetic session (one "file" of Claude Code JSONL lines), for --synthetic.
+std::vector<std::string> synthetic_source();
+
+/// All *.jsonl under dir (recursively), excluding subagents/ directories, sorted.
+std::vector<std::string> default_sources(const std::string& dir);
+
+}  // namespace ctxfold::gen

@@ -1,0 +1,178 @@
+// ctxfold-gen (bench/gen_core): the shapes of what it writes. Its speed is measured in bench/, not here.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gen_core.hpp"
+
+namespace {
+
+using nlohmann::json;
+using ctxfold::gen::GenOptions;
+
+std::string run_gen(const GenOptions& o, ctxfold::gen::GenStats* stats = nullptr) {
+  std::string out;
+  auto s = ctxfold::gen::generate(o, [&](std::string_view chunk) { out.append(chunk); });
+  if (stats) *stats = s;
+  return out;
+}
+
+std::vector<json> parse_lines(const std::string& text) {
+  std::vector<json> v;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) v.push_back(json::parse(line));
+  return v;
+}
+
+struct Shape {
+  std::size_t nodes = 0, main_roots = 0, dangling = 0, duplicate_ids = 0, orphan_results = 0;
+  std::set<std::string> sessions;
+};
+
+Shape shape_of(const std::vector<json>& lines) {
+  Shape s;
+  std::set<std::string> seen, uses;
+  for (const json& l : lines) {
+    if (l.contains("sessionId")) s.sessions.insert(l["sessionId"].get<std::string>());
+    if (l.contains("message") && l["message"].contains("content") && l["message"]["content"].is_array())
+      for (const json& b : l["message"]["content"]) {
+        if (b.value("type", "") == "tool_use") uses.insert(b["id"].get<std::string>());
+        if (b.value("type", "") == "tool_result" && !uses.count(b["tool_use_id"].get<std::string>())) ++s.orphan_results;
+      }
+    if (!l.contains("uuid")) continue;
+    ++s.nodes;
+    const json& p = l["parentUuid"];
+    if (p.is_null()) {
+      if (!l.value("isSidechain", false)) ++s.main_roots;
+    } else if (!seen.count(p.get<std::string>())) {
+      ++s.dangling;
+    }
+    if (!seen.insert(l["uuid"].get<std::string>()).second) ++s.duplicate_ids;
+  }
+  return s;
+}
+
+std::string real_dir() { return std::string(CTXFOLD_TRANSCRIPTS_DIR) + "/claude-code"; }
+
+}  // namespace
+
+TEST(Gen, SyntheticIsOneWellFormedChain) {
+  GenOptions o;
+  o.synthetic = true;
+  o.nodes = 500;
+  ctxfold::gen::GenStats st;
+  auto lines = parse_lines(run_gen(o, &st));
+  Shape s = shape_of(lines);
+  EXPECT_EQ(s.nodes, 500u);
+  EXPECT_EQ(st.nodes, 500u);
+  EXPECT_EQ(s.main_roots, 1u);
+  EXPECT_EQ(s.dangling, 0u);
+  EXPECT_EQ(s.duplicate_ids, 0u);
+  EXPECT_EQ(s.orphan_results, 0u);
+  EXPECT_EQ(s.sessions.size(), 1u);
+}
+
+TEST(Gen, SameSeedSameBytesOtherSeedOtherIds) {
+  GenOptions o;
+  o.synthetic = true;
+  o.nodes = 200;
+  std::string a = run_gen(o), b = run_gen(o);
+  EXPECT_EQ(a, b);
+  o.seed = 2;
+  std::string c = run_gen(o);
+  EXPECT_NE(a, c);
+  EXPECT_EQ(a.size(), c.size());  // same shapes: ids keep their lengths
+}
+
+TEST(Gen, CompactTailShape) {
+  GenOptions o;
+  o.synthetic = true;
+  o.nodes = 1000;
+  o.compact_tail = 50;
+  ctxfold::gen::GenStats st;
+  auto lines = parse_lines(run_gen(o, &st));
+  Shape s = shape_of(lines);
+  EXPECT_EQ(s.nodes, 1000u);
+  EXPECT_EQ(s.dangling, 0u);
+  EXPECT_EQ(s.main_roots, 2u);  // the first line and the boundary
+  std::size_t b = 0;
+  while (b < lines.size() && lines[b].value("subtype", "") != "compact_boundary") ++b;
+  ASSERT_LT(b + 1, lines.size());
+  const json& boundary = lines[b];
+  const json& summary = lines[b + 1];
+  EXPECT_TRUE(boundary["parentUuid"].is_null());
+  EXPECT_TRUE(summary.value("isCompactSummary", false));
+  EXPECT_EQ(summary["parentUuid"], boundary["uuid"]);
+  // logicalParentUuid names a line written before the boundary
+  bool found = false;
+  for (std::size_t i = 0; i < b; ++i)
+    if (lines[i].contains("uuid") && lines[i]["uuid"] == boundary["logicalParentUuid"]) found = true;
+  EXPECT_TRUE(found);
+  // walking back from the last line reaches the summary within the tail
+  std::map<std::string, json> parent;
+  for (const json& l : lines)
+    if (l.contains("uuid")) parent[l["uuid"].get<std::string>()] = l["parentUuid"];
+  std::string u = lines.back()["uuid"].get<std::string>();
+  int hops = 0;
+  while (u != summary["uuid"].get<std::string>() && hops < 1000) {
+    const json& p = parent[u];
+    ASSERT_FALSE(p.is_null());
+    u = p.get<std::string>();
+    ++hops;
+  }
+  EXPECT_LE(hops, 60);
+  EXPECT_GE(hops, 20);
+  ASSERT_TRUE(st.tail.has_value());
+  EXPECT_EQ(*st.cut_at + 2 + *st.tail, 1000u);
+}
+
+TEST(Gen, RealTranscriptsKeepLinksAndStreamingSplit) {
+  auto paths = ctxfold::gen::default_sources(real_dir());
+  if (paths.empty()) GTEST_SKIP() << "no transcripts at " << real_dir();
+  GenOptions o;
+  o.paths = paths;
+  o.nodes = 9000;  // more than two cycles over the samples
+  o.compact_tail = 50;
+  ctxfold::gen::GenStats st;
+  auto lines = parse_lines(run_gen(o, &st));
+  Shape s = shape_of(lines);
+  EXPECT_EQ(s.nodes, 9000u);
+  EXPECT_GE(st.cycles, 2u);
+  EXPECT_EQ(s.dangling, 0u);
+  EXPECT_EQ(s.duplicate_ids, 0u);
+  EXPECT_EQ(s.orphan_results, 0u);
+  EXPECT_EQ(s.main_roots, 2u);
+  EXPECT_EQ(s.sessions.size(), 1u);
+
+  // No id of the sources survives, and streamed lines still share their message.id.
+  std::set<std::string> source_ids;
+  std::size_t source_multi = 0;
+  for (const auto& p : paths) {
+    std::ifstream in(p);
+    std::string line;
+    std::map<std::string, int> per_msg;
+    while (std::getline(in, line)) {
+      json j = json::parse(line, nullptr, false);
+      if (j.is_discarded() || !j.is_object()) continue;
+      if (j.contains("uuid")) source_ids.insert(j["uuid"].get<std::string>());
+      if (j.value("type", "") == "assistant") ++per_msg[j["message"]["id"].get<std::string>()];
+    }
+    for (auto& [id, n] : per_msg) source_multi += n > 1;
+  }
+  std::map<std::string, int> per_msg;
+  for (const json& l : lines) {
+    if (l.contains("uuid")) EXPECT_FALSE(source_ids.count(l["uuid"].get<std::string>()));
+    if (l.value("type", "") == "assistant") ++per_msg[l["message"]["id"].get<std::string>()];
+  }
+  std::size_t multi = 0;
+  for (auto& [id, n] : per_msg) multi += n > 1;
+  EXPECT_GE(multi, source_multi);  // at least one full cycle of streamed messages
+}
