@@ -101,6 +101,10 @@ ImportResult import_paths(Store& store, const std::vector<std::string>& paths, c
 // Per-format importers: read path, write through sink. They never throw on bad lines (warn and
 // keep going); they throw Error(environment) only when the file cannot be read.
 void import_claude_code(const std::string& path, ImportSink& sink);
+/// The 2.1.x subagent transcripts of a Claude Code main file: `<dir>/<stem>/subagents/agent-*.jsonl`,
+/// sorted by name (empty when there are none). Each is imported by calling import_claude_code on
+/// it after the main file: it becomes the sidechain session "<stem>/agent-<agentId>".
+std::vector<std::string> claude_code_subagent_files(const std::string& main_path);
 void import_codex(const std::string& path, ImportSink& sink);
 void import_gemini(const std::string& path, ImportSink& sink);
 void import_openai_messages(const std::string& path, ImportSink& sink);

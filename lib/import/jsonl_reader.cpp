@@ -1,0 +1,246 @@
+#include "import/jsonl_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <string_view>
+#include <vector>
+
+#include "util/error.hpp"
+#include "util/utf8.hpp"
+
+namespace ctxfold {
+namespace {
+
+bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+
+/// One top-level value found on a line by the bracket scan.
+struct Segment {
+  std::size_t begin = 0;
+  std::size_t end = 0;   ///< one past the last byte
+  bool complete = true;  ///< false when the line ended inside an object, array or string
+  bool too_deep = false;
+};
+
+/// Splits a line into top-level JSON values without parsing them: braces and brackets are
+/// counted outside strings (escapes honoured), so `{"a":"}{"}{"b":1}` gives two segments and
+/// the nesting depth is known before any recursive parser sees the text. A segment that does
+/// not start with `{` or `[` runs to the end of the line (a scalar or garbage).
+std::vector<Segment> split_values(std::string_view s, int max_depth) {
+  std::vector<Segment> out;
+  std::size_t i = 0;
+  const std::size_t n = s.size();
+  while (i < n) {
+    while (i < n && is_ws(s[i])) ++i;
+    if (i >= n) break;
+    Segment seg;
+    seg.begin = i;
+    char c = s[i];
+    if (c != '{' && c != '[') {
+      std::size_t e = n;
+      while (e > i && is_ws(s[e - 1])) --e;
+      seg.end = e;
+      out.push_back(seg);
+      break;
+    }
+    int depth = 0;
+    int max_seen = 0;
+    bool in_string = false;
+    bool escape = false;
+    bool closed = false;
+    for (; i < n; ++i) {
+      char ch = s[i];
+      if (in_string) {
+        if (escape) {
+          escape = false;
+        } else if (ch == '\\') {
+          escape = true;
+        } else if (ch == '"') {
+          in_string = false;
+        }
+        continue;
+      }
+      if (ch == '"') {
+        in_string = true;
+      } else if (ch == '{' || ch == '[') {
+        ++depth;
+        if (depth > max_seen) max_seen = depth;
+      } else if (ch == '}' || ch == ']') {
+        --depth;
+        if (depth <= 0) {
+          ++i;
+          closed = true;
+          break;
+        }
+      }
+    }
+    seg.end = i;
+    seg.complete = closed;
+    seg.too_deep = max_seen > max_depth;
+    out.push_back(seg);
+  }
+  return out;
+}
+
+}  // namespace
+
+struct JsonlReader::Impl {
+  std::string path;
+  std::ifstream in;
+  Warn warn;
+  Bad on_bad;
+  std::int64_t line_no = 0;
+  std::uint64_t offset = 0;
+  std::string buf;
+  std::deque<JsonlRecord> pending;
+  std::ifstream at;  ///< second handle for read_at, so next() keeps its position
+
+  /// Applies every recovery rule to one physical line. `last_unterminated` marks a final line
+  /// with no newline (where an incomplete value is a truncation, not corruption). With quiet
+  /// set nothing is reported (read_at: the first pass already did).
+  void process(std::string_view raw_line, std::int64_t line, std::uint64_t off, bool last_unterminated, bool quiet,
+               std::vector<JsonlRecord>& out) {
+    auto report = [&](const std::string& code, const std::string& msg) {
+      if (!quiet && warn) warn(line, code, msg);
+    };
+    auto bad = [&](std::string_view bytes) {
+      if (!quiet && on_bad) on_bad(line, utf8_sanitize(bytes));
+    };
+    std::string_view text = raw_line;
+    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+
+    std::string owned;
+    if (text.find('\0') != std::string_view::npos) {
+      owned.reserve(text.size());
+      std::size_t nuls = 0;
+      for (char c : text) {
+        if (c == '\0')
+          ++nuls;
+        else
+          owned.push_back(c);
+      }
+      bool only_ws = true;
+      for (char c : owned)
+        if (!is_ws(c)) only_ws = false;
+      if (only_ws) {
+        report("line.nul", fmt::format("line of {} NUL byte(s) skipped", nuls));
+        return;
+      }
+      report("line.nul", fmt::format("{} NUL byte(s) removed from the line", nuls));
+      text = owned;
+    }
+    bool blank = true;
+    for (char c : text)
+      if (!is_ws(c)) {
+        blank = false;
+        break;
+      }
+    if (blank) return;
+
+    std::string clean;
+    if (!utf8_valid(text)) {
+      std::size_t replaced = 0;
+      clean = utf8_sanitize(text, &replaced);
+      report("utf8.invalid", fmt::format("{} invalid UTF-8 sequence(s) replaced by U+FFFD", replaced));
+      text = clean;
+    }
+
+    std::vector<Segment> segs = split_values(text, kMaxDepth);
+    if (segs.size() > 1) report("line.glued", fmt::format("{} records glued on one line were split", segs.size()));
+    int part = 0;
+    for (std::size_t k = 0; k < segs.size(); ++k) {
+      const Segment& sg = segs[k];
+      std::string_view piece = text.substr(sg.begin, sg.end - sg.begin);
+      bool is_last = k + 1 == segs.size();
+      if (sg.too_deep) {
+        report("line.too_deep", fmt::format("JSON nested deeper than {} levels refused", kMaxDepth));
+        bad(piece);
+        continue;
+      }
+      Json value;
+      bool ok = false;
+      if (sg.complete) {
+        try {
+          value = parse_json(piece);
+          ok = true;
+        } catch (const std::exception&) {
+          ok = false;
+        }
+      }
+      if (!ok) {
+        if (is_last && last_unterminated) {
+          report("line.truncated", fmt::format("last line cut off ({} byte(s) without a newline) kept verbatim",
+                                               piece.size()));
+        } else {
+          report("line.malformed", fmt::format("unparseable text ({} byte(s)) kept verbatim", piece.size()));
+        }
+        bad(piece);
+        continue;
+      }
+      JsonlRecord r;
+      r.line = line;
+      r.offset = off;
+      r.length = raw_line.size();
+      r.part = part++;
+      r.value = std::move(value);
+      out.push_back(std::move(r));
+    }
+  }
+};
+
+JsonlReader::JsonlReader(const std::string& path, Warn warn, Bad on_bad) : impl_(new Impl) {
+  impl_->path = path;
+  impl_->warn = std::move(warn);
+  impl_->on_bad = std::move(on_bad);
+  impl_->in.open(path, std::ios::binary);
+  if (!impl_->in) {
+    std::string why = std::strerror(errno);
+    delete impl_;
+    impl_ = nullptr;
+    throw Error(Exit::environment, "io.open", fmt::format("cannot open '{}': {}", path, why));
+  }
+}
+
+JsonlReader::~JsonlReader() { delete impl_; }
+
+bool JsonlReader::next(JsonlRecord& out) {
+  Impl& m = *impl_;
+  while (m.pending.empty()) {
+    if (!m.in.good()) return false;
+    m.buf.clear();
+    std::getline(m.in, m.buf);
+    if (m.in.fail() && m.buf.empty()) return false;  // clean end of file
+    bool unterminated = m.in.eof();                  // no newline after this line
+    ++m.line_no;
+    std::uint64_t off = m.offset;
+    m.offset += m.buf.size() + (unterminated ? 0 : 1);
+    std::vector<JsonlRecord> recs;
+    m.process(m.buf, m.line_no, off, unterminated, false, recs);
+    for (auto& r : recs) m.pending.push_back(std::move(r));
+  }
+  out = std::move(m.pending.front());
+  m.pending.pop_front();
+  return true;
+}
+
+Json JsonlReader::read_at(std::uint64_t offset, std::uint64_t length, int part) {
+  std::ifstream& f = impl_->at;
+  if (!f.is_open()) f.open(impl_->path, std::ios::binary);
+  if (!f) throw Error(Exit::environment, "io.open", fmt::format("cannot reopen '{}'", impl_->path));
+  f.clear();
+  f.seekg(static_cast<std::streamoff>(offset));
+  std::string bytes(length, '\0');
+  f.read(bytes.data(), static_cast<std::streamsize>(length));
+  bytes.resize(static_cast<std::size_t>(f.gcount()));
+  // Whether the line was the unterminated last one does not change what parses.
+  std::vector<JsonlRecord> recs;
+  impl_->process(bytes, 0, offset, false, true, recs);
+  for (auto& r : recs)
+    if (r.part == part) return std::move(r.value);
+  return Json();
+}
+
+}  // namespace ctxfold
