@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# compact with openai:/anthropic: summarizers against the loopback fake provider
+# (tests/fixtures/fake_llm_server.py). The model name carries the server's cue ("CUE:hang"), so a
+# real session can be driven into every failure: each one exits 4, says why, never prints the
+# API key, and leaves a database that verifies clean and renders exactly as before. Then both
+# providers compact for real (the rate-limited one after honouring Retry-After).
+source "$(dirname "$0")/lib.sh"
+need_transcripts
+command -v python3 >/dev/null || { echo "SKIP: no python3" >&2; exit 0; }
+f="$CTXFOLD_TRANSCRIPTS/claude-code/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+s=fa812bfe-b295-4cca-9c2f-fdf01028cb46
+db="$WORK/a.db"
+
+# The server exits when its stdin (a fifo this script holds open) ends, or when killed on exit.
+mkfifo "$WORK/server.in"
+python3 "$(dirname "$0")/../fixtures/fake_llm_server.py" <"$WORK/server.in" >"$WORK/port" &
+server=$!
+exec 3>"$WORK/server.in"
+trap 'kill $server 2>/dev/null; rm -rf "$WORK"' EXIT
+for _ in $(seq 50); do [ -s "$WORK/port" ] && break; sleep 0.1; done
+port=$(head -1 "$WORK/port")
+[ -n "$port" ] || { echo "FAIL: the fake server printed no port" >&2; exit 1; }
+
+key=sk-test-SECRET123
+export OPENAI_BASE_URL="http://127.0.0.1:$port/v1" OPENAI_API_KEY=$key
+export ANTHROPIC_BASE_URL="http://127.0.0.1:$port" ANTHROPIC_API_KEY=$key
+export CTXFOLD_HTTP_TIMEOUT_MS=1000 CTXFOLD_HTTP_BACKOFF_MS=10 CTXFOLD_HTTP_RETRIES=2
+export NO_PROXY=127.0.0.1 no_proxy=127.0.0.1
+compact=(compact --window 30000 --tail-percent 10 --force)
+
+expect_rc "import" 0 "$CTXFOLD" --db "$db" import "$f"
+"$CTXFOLD" --db "$db" --session "$s" render >"$WORK/before.json"
+
+for spec in openai:CUE:hang anthropic:CUE:hang openai:CUE:context_length anthropic:CUE:context_length \
+            openai:CUE:malformed anthropic:CUE:malformed openai:CUE:empty anthropic:CUE:empty \
+            openai:CUE:error500 anthropic:CUE:error500 openai:CUE:auth anthropic:CUE:auth \
+            openai:CUE:bigger anthropic:CUE:bigger; do
+  expect_rc "$spec exits 4" 4 "$CTXFOLD" --db "$db" --session "$s" "${compact[@]}" --summarizer "$spec"
+  expect_eq "$spec status" failed "$(jq -r .status "$WORK/out")"
+  if grep -q "$key" "$WORK/out" "$WORK/err"; then fail "$spec: the API key was printed"; else ok; fi
+  expect_rc "$spec verify" 0 "$CTXFOLD" --db "$db" verify-invariants --all-sessions
+  "$CTXFOLD" --db "$db" --session "$s" render >"$WORK/after.json"
+  if cmp -s "$WORK/before.json" "$WORK/after.json"; then ok; else fail "$spec: render changed after a failure"; fi
+done
+if sqlite3 "$db" .dump | grep -q "$key"; then fail "the API key reached the database"; else ok; fi
+
+for spec in anthropic:CUE:rate_limit openai:gpt-4o-mini; do
+  cp "$db" "$WORK/ok.db"
+  expect_rc "$spec compacts" 0 "$CTXFOLD" --db "$WORK/ok.db" --session "$s" "${compact[@]}" --summarizer "$spec"
+  expect_eq "$spec status" compacted "$(jq -r .status "$WORK/out")"
+  expect_rc "$spec verify" 0 "$CTXFOLD" --db "$WORK/ok.db" verify-invariants --all-sessions
+  if sqlite3 "$WORK/ok.db" .dump | grep -q "$key"; then fail "$spec: the API key reached the database"; else ok; fi
+done
+finish
