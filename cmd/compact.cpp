@@ -1,0 +1,102 @@
+// compact: run a compaction strategy now (PRODUCT.md §3). Only rolling exists so far.
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "context.hpp"
+#include "strategies/rolling.hpp"
+#include "summarize/summarizer.hpp"
+#include "util/error.hpp"
+
+namespace ctxfold::cli {
+
+namespace {
+
+struct CompactCliOptions {
+  std::string strategy = "rolling";
+  std::string summarizer = "extractive";
+  std::optional<std::string> config;
+  std::optional<std::int64_t> window;
+  std::optional<int> trigger_percent;
+  std::optional<int> tail_percent;
+  std::optional<std::int64_t> summarizer_window;
+  bool force = false;
+  bool dry_run = false;
+  std::string instructions;
+};
+
+/// Flags win over the config file, which wins over the defaults (seed 002 "configure").
+RollingOptions resolve_options(const CompactCliOptions& o) {
+  RollingOptions r;
+  if (o.config) {
+    std::ifstream in(*o.config, std::ios::binary);
+    if (!in)
+      throw Error(Exit::environment, "config.read", fmt::format("cannot read config file '{}'", *o.config));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    Json j;
+    try {
+      j = parse_json(ss.str());
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(Exit::bad_input, "config.invalid", fmt::format("config file '{}' is not valid JSON: {}", *o.config, e.what()));
+    }
+    apply_rolling_config(j, r);
+  }
+  if (o.window) r.window = *o.window;
+  if (o.trigger_percent) r.trigger_percent = *o.trigger_percent;
+  if (o.tail_percent) r.tail_percent = *o.tail_percent;
+  if (o.summarizer_window) r.summarizer_window = *o.summarizer_window;
+  r.force = o.force;
+  r.dry_run = o.dry_run;
+  r.instructions = o.instructions;
+  validate_rolling_options(r);
+  return r;
+}
+
+int run_compact(Context& ctx, const CompactCliOptions& o) {
+  if (o.strategy == "lcm" || o.strategy == "snapcompact" || o.strategy == "notes")
+    throw Error(Exit::usage, "compact.strategy", fmt::format("strategy '{}' is not yet supported", o.strategy),
+                "use --strategy rolling");
+  if (o.strategy != "rolling")
+    throw Error(Exit::usage, "compact.strategy", fmt::format("unknown strategy '{}'", o.strategy),
+                "use one of: rolling, lcm, snapcompact, notes");
+  RollingOptions opts = resolve_options(o);
+  std::unique_ptr<Summarizer> summarizer = make_summarizer(o.summarizer);
+  std::string session = ctx.resolve_session();
+  CompactResult r = compact_rolling(ctx.db(), session, *summarizer, opts);
+  if (ctx.text) {
+    emit_text(fmt::format("{}: {}{}\n", r.status, r.reason.empty() ? std::string() : r.reason,
+                          r.summary_id ? fmt::format(" (summary {}, covers {} nodes, {} -> {} tokens)", *r.summary_id,
+                                                     r.covers_count, r.estimated_tokens_before, r.estimated_tokens_after)
+                                       : std::string()));
+  } else {
+    emit(compact_to_json(r));
+  }
+  if (r.status == "failed" || r.partial) {
+    warn(fmt::format("compaction {}: {}", r.partial ? "partial" : "failed", r.reason));
+    return static_cast<int>(Exit::environment);  // summarizer failure, or a source that changed: retry
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::function<int(Context&)> setup_compact(CLI::App& sub) {
+  auto o = std::make_shared<CompactCliOptions>();
+  sub.add_option("--strategy", o->strategy, "compaction strategy (rolling)")->default_val("rolling");
+  sub.add_option("--summarizer", o->summarizer, "extractive | openai:MODEL | anthropic:MODEL | command:CMD")
+      ->default_val("extractive");
+  sub.add_option("--window", o->window, "model context window in tokens (rolling.contextWindowTokens)");
+  sub.add_option("--trigger-percent", o->trigger_percent, "compact at this % of the window (default 80)");
+  sub.add_option("--tail-percent", o->tail_percent, "keep about this % of the window verbatim (default 25)");
+  sub.add_option("--summarizer-window", o->summarizer_window,
+                 "chunk summarizer input to half of this many tokens (default: the summarizer's window)");
+  sub.add_option("--config", o->config, R"(JSON file {"rolling":{"contextWindowTokens","triggerPercent","tailPercent"}})");
+  sub.add_flag("--force", o->force, "compact even below the trigger or without a window");
+  sub.add_flag("--dry-run", o->dry_run, "print the plan; write nothing and call no summarizer");
+  sub.add_option("--instructions", o->instructions, "focus for the summarizer");
+  return [o](Context& ctx) { return run_compact(ctx, *o); };
+}
+
+}  // namespace ctxfold::cli

@@ -1,0 +1,831 @@
+#include "strategies/rolling.hpp"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <ctime>
+#include <unordered_set>
+
+#include "strategies/units.hpp"
+#include "summarize/prompt.hpp"
+#include "summarize/transcript.hpp"
+#include "tokens/estimate.hpp"
+#include "util/digest.hpp"
+#include "util/error.hpp"
+#include "util/utf8.hpp"
+
+namespace ctxfold {
+namespace {
+
+constexpr double kMaxCallRatio = 0.9;       // an answer over 90% of its input is non-reducing (C05)
+constexpr std::int64_t kMinChunkTokens = 256;
+
+/// Test-only crash points (documented in rolling.hpp).
+void crash_point(const char* name) {
+  const char* v = std::getenv("CTXFOLD_TEST_CRASH_AT");
+  if (v && std::string_view(v) == name) std::raise(SIGKILL);
+}
+
+std::string now_rfc3339() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+/// Resets every statement still stepping on the connection (cached statements keep their last
+/// row, and with it a read snapshot): BEGIN IMMEDIATE on a stale snapshot fails with
+/// SQLITE_BUSY_SNAPSHOT once another process has appended, without waiting.
+void release_snapshot(Store& store) {
+  sqlite3* db = store.db().raw();
+  for (sqlite3_stmt* st = sqlite3_next_stmt(db, nullptr); st; st = sqlite3_next_stmt(db, st))
+    if (sqlite3_stmt_busy(st)) sqlite3_reset(st);
+}
+
+std::int64_t ceil_percent(std::int64_t total, int percent) { return (total * percent + 99) / 100; }
+
+std::int64_t session_max_seq(Store& store, const std::string& session) {
+  auto st = store.db().prepare("SELECT coalesce(max(seq),0) FROM nodes WHERE session=?1");
+  st.bind(1, session);
+  st.step();
+  return st.int64(0);
+}
+
+std::int64_t last_event_seq(Store& store) {
+  auto st = store.db().prepare("SELECT coalesce(max(seq),0) FROM events");
+  st.step();
+  return st.int64(0);
+}
+
+bool is_noise(std::string_view text) {
+  std::size_t b = text.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) return true;
+  std::string_view t = text.substr(b);
+  return t.rfind("<command-name>", 0) == 0 || t.rfind("<command-message>", 0) == 0 ||
+         t.rfind("<local-command-stdout>", 0) == 0 || t.rfind("<local-command-stderr>", 0) == 0 ||
+         t.rfind("Caveat: The messages below", 0) == 0;
+}
+
+/// The user-visible text of a user turn (text blocks only), empty when it is noise.
+std::string user_text(const Node& n) {
+  if (!is_user_turn(n) || n.kind != kind::kMessage) return {};
+  std::string out;
+  if (n.content.is_string()) {
+    out = n.content.get<std::string>();
+  } else if (n.content.is_array()) {
+    for (const auto& b : n.content)
+      if (b.is_object() && json_str(b, "type") == "text") {
+        if (!out.empty()) out += "\n";
+        out += json_str(b, "text");
+      }
+  }
+  if (is_noise(out)) return {};
+  return out;
+}
+
+/// Everything one pass needs, frozen at the planning boundary.
+struct Plan {
+  Rendered r;
+  std::vector<Node> items;  // r.items without a recap node
+  std::string head;
+  std::int64_t boundary = 0;     // database max seq when planned (render as_of)
+  std::int64_t session_max = 0;  // the session's newest seq when planned
+  std::int64_t before = 0;
+  std::int64_t window_eff = 0;
+  std::int64_t trigger = 0;
+  std::int64_t retain_target = 0;
+  std::size_t sys_end = 0;
+  std::optional<std::size_t> summary_pos;
+  std::optional<Node> old_summary;
+  std::vector<std::string> old_covers;
+  std::size_t region_start = 0;  // first item that may be newly evicted
+  std::vector<Unit> units;       // over [region_start, items.size())
+  std::size_t cut_unit = 0;      // units[0, cut_unit) are evicted
+  std::int64_t old_recap_tokens = 0;
+};
+
+std::int64_t items_tokens(const std::vector<Node>& items, std::size_t b, std::size_t e) {
+  std::int64_t t = 0;
+  for (std::size_t i = b; i < e && i < items.size(); ++i) t += estimate_node_tokens(items[i]);
+  return t;
+}
+
+std::size_t cut_index(const Plan& p, std::size_t cut_unit) {
+  return cut_unit < p.units.size() ? p.units[cut_unit].begin : p.items.size();
+}
+
+/// The covered ids for evicting items [region_start, cut): the old summary's coverage extended
+/// by every node on the chain up to items[cut-1] (events included, so the segment is contiguous).
+/// nullopt when the chain holds a view node (an imported summary sitting on the spine).
+std::optional<std::vector<std::string>> covered_ids(Store& store, const Plan& p, std::size_t cut, std::string& why) {
+  std::vector<std::string> out = p.old_covers;
+  if (cut <= p.region_start) return out;
+  std::string stop_after;  // walk back until this id (exclusive) ...
+  std::string stop_at;     // ... or including this one
+  if (p.old_summary) stop_after = p.old_covers.empty() ? std::string() : p.old_covers.back();
+  else stop_at = p.items[p.region_start].id;
+  std::vector<std::string> rev;
+  std::optional<std::string> cur = p.items[cut - 1].id;
+  const std::int64_t bound = p.r.spine_length + 2;
+  for (std::int64_t steps = 0; cur; ++steps) {
+    if (steps > bound) {
+      why = "the chain behind the cut is longer than the rendered spine";
+      return std::nullopt;
+    }
+    if (!stop_after.empty() && *cur == stop_after) break;
+    auto n = store.node(*cur, false);
+    if (!n) {
+      why = fmt::format("node '{}' on the chain is missing", *cur);
+      return std::nullopt;
+    }
+    if (n->is_view()) {
+      why = fmt::format("view node '{}' sits on the chain inside the segment to cover", n->id);
+      return std::nullopt;
+    }
+    rev.push_back(n->id);
+    if (!stop_at.empty() && *cur == stop_at) break;
+    cur = n->predecessor;
+    if (!cur && !stop_after.empty()) {
+      why = "the chain does not reach the previous summary's coverage";
+      return std::nullopt;
+    }
+  }
+  out.insert(out.end(), rev.rbegin(), rev.rend());
+  return out;
+}
+
+/// Builds the plan: render, trigger, retention walk. Sets status/reason on res when nothing is
+/// to be done and returns false.
+bool make_plan(Store& store, const std::string& session, const RollingOptions& opts, bool reconsolidate, Plan& p,
+               CompactResult& res) {
+  p.boundary = store.max_seq();
+  auto h = store.head(session, p.boundary);
+  if (!h)
+    throw Error(Exit::bad_input, "render.no_head", fmt::format("session '{}' has no HEAD", session),
+                "import or append nodes first");
+  p.head = *h;
+  p.session_max = session_max_seq(store, session);
+  RenderOptions ro;
+  ro.head = p.head;
+  ro.as_of = p.boundary;
+  ro.strategy = "rolling";
+  p.r = render_context(store, session, ro);
+  bool render_has_recap = false;
+  for (const auto& s : p.r.sections)
+    if (s.kind == "recap") render_has_recap = true;
+  for (const auto& n : p.r.items)
+    if (!is_recap_node(n)) p.items.push_back(n);
+  res.head = p.head;
+
+  p.before = p.r.estimated_tokens;
+  for (std::size_t i = 0; i < p.items.size(); ++i)
+    if (p.r.summary && p.items[i].id == *p.r.summary) p.summary_pos = i;
+  if (p.summary_pos) {
+    p.old_summary = p.items[*p.summary_pos];
+    p.old_covers = store.covers_of(p.old_summary->seq);
+    if (auto rc = rolling_recap(store, *p.old_summary)) {
+      p.old_recap_tokens = rc->section.estimated_tokens;
+      if (!render_has_recap) p.before += p.old_recap_tokens;  // the projection includes it (seed 002)
+    }
+  }
+  res.estimated_tokens_before = p.before;
+  res.estimated_tokens_after = p.before;
+
+  if (!opts.window && !opts.force) {
+    res.status = "noop";
+    res.reason = "no context window is known, so nothing compacts automatically: pass --window or set "
+                 "rolling.contextWindowTokens, or --force";
+    return false;
+  }
+  p.window_eff = opts.window ? *opts.window : p.before;
+  p.trigger = ceil_percent(p.window_eff, opts.trigger_percent);
+  if (p.before < p.trigger && !opts.force && !reconsolidate) {
+    res.status = "noop";
+    res.reason = fmt::format("estimated {} tokens is below the trigger of {} tokens ({}% of {})", p.before, p.trigger,
+                             opts.trigger_percent, p.window_eff);
+    return false;
+  }
+  p.retain_target = std::max<std::int64_t>(1, ceil_percent(p.window_eff, opts.tail_percent));
+
+  while (p.sys_end < p.items.size() && p.items[p.sys_end].is_model_input() && p.items[p.sys_end].role == role::kSystem)
+    ++p.sys_end;
+  p.region_start = p.summary_pos ? *p.summary_pos + 1 : p.sys_end;
+  p.units = split_units(p.items, p.region_start);
+
+  // Retention walk, tail to head (seed 001): the smallest tail run of whole units reaching the target.
+  std::int64_t acc = 0;
+  std::size_t k = p.units.size();
+  while (k > 0) {
+    --k;
+    acc += p.units[k].tokens;
+    if (acc >= p.retain_target) break;
+  }
+  if (acc < p.retain_target) k = 0;
+  // Never start the kept tail inside a turn (C03): move back to the turn's user message when
+  // that keeps the tail within twice the target, else forward to the next user message (seed 000
+  // §4: the completed earlier turn enters the summary); a turn with no later user message that
+  // is larger than that is cut between its steps (C07) and its request goes to the recap.
+  if (k < p.units.size() && p.units[k].kind == "step") {
+    std::int64_t with_turn = acc;
+    bool moved = false;
+    for (std::size_t j = k; j-- > 0;) {
+      with_turn += p.units[j].tokens;
+      if (p.units[j].kind == "user") {
+        if (with_turn <= 2 * p.retain_target && (!opts.window || with_turn < p.trigger)) {
+          k = j;
+          moved = true;
+        }
+        break;
+      }
+      if (p.units[j].kind != "step") break;
+    }
+    if (!moved)
+      for (std::size_t j = k + 1; j < p.units.size(); ++j)
+        if (p.units[j].kind == "user") {
+          k = j;
+          break;
+        }
+  }
+  p.cut_unit = k;
+  if (p.cut_unit == 0 && !(reconsolidate && p.old_summary)) {
+    std::int64_t tail = items_tokens(p.items, p.region_start, p.items.size());
+    bool over = opts.window && p.before >= p.trigger;
+    if (!p.units.empty() && p.units.size() == 1 && p.units[0].open) {
+      res.status = "declined";
+      res.reason = "the only compactable content is an open step (tool calls without results); it is never "
+                   "compacted — retry once it closes";
+    } else if (!p.units.empty() && p.units.back().open && p.units.size() == 1) {
+      res.status = "declined";
+      res.reason = "only an open step remains";
+    } else if (over || opts.force) {
+      res.status = "declined";
+      if (p.units.size() == 1)
+        res.reason = fmt::format("the tail is a single unit of {} tokens, larger than the tail budget of {} tokens; "
+                                 "a unit is never split",
+                                 tail, p.retain_target);
+      else if (p.units.empty())
+        res.reason = "nothing after the system prompt and the summary to compact";
+      else
+        res.reason = fmt::format("every unit is needed for the retained tail of {} tokens ({} tokens after the "
+                                 "summary)",
+                                 p.retain_target, tail);
+    } else {
+      res.status = "noop";
+      res.reason = "nothing to compact";
+    }
+    return false;
+  }
+  return true;
+}
+
+struct Chunked {
+  std::string summary;          // raw, unframed
+  std::size_t units_done = 0;   // evicted units the summary covers
+  int calls = 0;
+  std::string input_digest;
+  Json usage = Json::array();
+  std::optional<Error> failure;  // the call that stopped it
+  bool capped = false;           // the call cap stopped it
+  std::int64_t chunk_tokens = 0;
+};
+
+std::string unit_text(const Plan& p, const Unit& u) {
+  std::string out;
+  for (std::size_t i = u.begin; i < u.end; ++i) {
+    std::string t = node_transcript(p.items[i]);
+    if (t.empty()) continue;
+    if (!out.empty()) out += "\n\n";
+    out += t;
+  }
+  return out;
+}
+
+/// Summarizes the previous summary plus the evicted units in chunks of at most half the
+/// summarizer window, the summary carried from chunk to chunk (seed 002; C14).
+Chunked summarize_chunks(const Plan& p, Summarizer& summarizer, const RollingOptions& opts, std::int64_t max_output) {
+  Chunked c;
+  c.summary = p.old_summary ? unframe_summary(node_text(*p.old_summary)) : std::string();
+  const std::int64_t window = opts.summarizer_window > 0 ? opts.summarizer_window : summarizer.window_tokens();
+  c.chunk_tokens = window / 2;
+  const std::int64_t overhead = estimate_text_tokens(embedded_prompt(kDefaultPromptVersion)) +
+                                estimate_text_tokens(opts.instructions) + 64;
+  Sha256 digest;
+  std::size_t next = 0;
+  const std::size_t evicted = p.cut_unit;
+  bool first = true;
+  while (next < evicted || first) {
+    if (c.calls >= opts.max_calls) {
+      c.capped = true;
+      break;
+    }
+    std::int64_t budget = c.chunk_tokens - overhead - estimate_text_tokens(c.summary);
+    if (budget < kMinChunkTokens) {
+      c.failure = Error(Exit::environment, "summarizer.window",
+                        fmt::format("the summarizer window of {} tokens leaves no room for a chunk next to the carried "
+                                    "summary of {} tokens",
+                                    window, estimate_text_tokens(c.summary)),
+                        "use a summarizer with a larger window or --summarizer-window");
+      break;
+    }
+    std::string transcript;
+    std::size_t end = next;
+    std::int64_t used = 0;
+    while (end < evicted) {
+      std::string t = unit_text(p, p.units[end]);
+      std::int64_t tt = estimate_text_tokens(t) + 1;
+      if (used + tt > budget) {
+        if (end == next) {
+          // One unit larger than a chunk: its text is shortened (head and tail kept), never split
+          // from its tool pairs (C04).
+          t = shorten_middle(t, static_cast<std::size_t>(budget - used) * 4);
+          transcript += (transcript.empty() ? "" : "\n\n") + t;
+          ++end;
+        }
+        break;
+      }
+      transcript += (transcript.empty() ? "" : "\n\n") + t;
+      used += tt;
+      ++end;
+    }
+    first = false;
+    if (transcript.empty() && c.summary.empty()) {
+      next = end;  // nothing readable in these units (hidden reasoning only): covered, nothing to say
+      c.units_done = next;
+      continue;
+    }
+    SummaryRequest req;
+    req.previous_summary = c.summary;
+    req.transcript = transcript;
+    req.instructions = opts.instructions;
+    req.max_output_tokens = max_output;
+    req.input_tokens = estimate_text_tokens(req.previous_summary) + estimate_text_tokens(req.transcript);
+    req.prompt_version = std::string(kDefaultPromptVersion);
+    digest.update(req.previous_summary);
+    digest.update(std::string_view("\0", 1));
+    digest.update(req.transcript);
+    digest.update(std::string_view("\0", 1));
+    digest.update(req.instructions);
+    digest.update(std::string_view("\0", 1));
+    ++c.calls;
+    SummaryResult out;
+    try {
+      out = summarizer.summarize(req);
+    } catch (const Error& e) {
+      c.failure = e;
+      break;
+    }
+    std::string text = out.text;
+    std::size_t b = text.find_first_not_of(" \t\r\n");
+    text = b == std::string::npos ? std::string() : text.substr(b, text.find_last_not_of(" \t\r\n") - b + 1);
+    std::int64_t out_tokens = estimate_text_tokens(text);
+    if (text.empty()) {
+      c.failure = Error(Exit::environment, "summarizer.empty", "the summarizer returned an empty summary");
+      break;
+    }
+    if (!utf8_valid(text) || text.find('\0') != std::string::npos) {
+      c.failure = Error(Exit::environment, "summarizer.malformed", "the summarizer returned bytes that are not UTF-8 text");
+      break;
+    }
+    if (static_cast<double>(out_tokens) > kMaxCallRatio * static_cast<double>(req.input_tokens)) {
+      c.failure = Error(Exit::environment, "summarizer.not_reducing",
+                        fmt::format("the summary of {} tokens is not smaller than 90% of its {}-token input; rejected, "
+                                    "not retried",
+                                    out_tokens, req.input_tokens));
+      break;
+    }
+    if (out_tokens > 2 * max_output) {
+      c.failure = Error(Exit::environment, "summarizer.oversized",
+                        fmt::format("the summary of {} tokens exceeds twice the output budget of {} tokens", out_tokens,
+                                    max_output));
+      break;
+    }
+    c.summary = std::move(text);
+    if (!out.usage.empty()) c.usage.push_back(out.usage);
+    next = end;
+    c.units_done = next;
+  }
+  if (!c.failure && !c.capped && c.summary.empty())
+    c.failure = Error(Exit::environment, "summarizer.empty", "nothing readable to summarize in the evicted history");
+  c.input_digest = digest.hex();
+  return c;
+}
+
+std::vector<std::string> pick_recap_ids(const Plan& p, std::size_t cut, const RecapOptions& ro) {
+  std::vector<std::string> ids;
+  for (std::size_t i = cut; i-- > p.region_start && static_cast<int>(ids.size()) < ro.max_messages;)
+    if (!user_text(p.items[i]).empty()) ids.push_back(p.items[i].id);
+  if (static_cast<int>(ids.size()) < ro.max_messages && p.old_summary) {
+    auto it = p.old_summary->metadata.find("recap_ids");
+    if (it != p.old_summary->metadata.end() && it->is_array())
+      for (auto r = it->rbegin(); r != it->rend() && static_cast<int>(ids.size()) < ro.max_messages; ++r)
+        if (r->is_string()) ids.push_back(r->get<std::string>());
+  }
+  std::reverse(ids.begin(), ids.end());
+  return ids;
+}
+
+void fail(CompactResult& res, const Error& e) {
+  res.status = "failed";
+  res.error_code = e.code();
+  res.reason = e.what();
+}
+
+/// One pass: plan, bracket, summarize, validate, commit.
+CompactResult run_pass(Store& store, const std::string& session, Summarizer& summarizer, const RollingOptions& opts,
+                       bool reconsolidate, std::int64_t max_output) {
+  CompactResult res;
+  res.session = session;
+  res.summarizer_kind = summarizer.kind();
+  res.summarizer_model = summarizer.model();
+  res.window = opts.window;
+  Plan p;
+  if (!make_plan(store, session, opts, reconsolidate, p, res)) return res;
+
+  std::size_t cut = cut_index(p, p.cut_unit);
+  std::string why;
+  auto covers = covered_ids(store, p, cut, why);
+  if (!covers || covers->empty()) {
+    res.status = "declined";
+    res.reason = covers ? "nothing to cover" : "cannot cover a contiguous segment: " + why;
+    return res;
+  }
+  const std::int64_t evicted_tokens = items_tokens(p.items, p.region_start, cut);
+  const std::int64_t old_summary_tokens = p.old_summary ? estimate_node_tokens(*p.old_summary) : 0;
+  if (opts.dry_run) {
+    res.status = "planned";
+    res.reason = fmt::format("would cover {} nodes ({} evicted items, {} tokens) and keep {} items as the tail",
+                             covers->size(), cut - p.region_start, evicted_tokens, p.items.size() - cut);
+    res.covers_count = static_cast<std::int64_t>(covers->size());
+    res.covers_first = covers->front();
+    res.covers_last = covers->back();
+    res.plan = Json{{"trigger_tokens", p.trigger},
+                    {"retain_tokens", p.retain_target},
+                    {"window", p.window_eff},
+                    {"previous_summary", p.old_summary ? Json(p.old_summary->id) : Json(nullptr)},
+                    {"evicted_items", cut - p.region_start},
+                    {"evicted_tokens", evicted_tokens},
+                    {"kept_first", cut < p.items.size() ? Json(p.items[cut].id) : Json(nullptr)},
+                    {"kept_items", p.items.size() - cut},
+                    {"kept_tokens", items_tokens(p.items, cut, p.items.size())},
+                    {"units", p.units.size()},
+                    {"evicted_units", p.cut_unit}};
+    return res;
+  }
+
+  // Identity of this attempt: deterministic in the state it starts from.
+  const std::string hex = sha256_hex(fmt::format("{}\n{}\n{}\n{}", session, p.head, p.session_max, last_event_seq(store)))
+                              .substr(0, 16);
+  const std::string compaction = "cmp-" + hex;
+  const std::string summary_id = "sum-" + hex;
+  res.compaction = compaction;
+
+  crash_point("before_start");
+  release_snapshot(store);
+  {
+    Txn t(store.db());
+    store.log_event(session, "compact/start", compaction,
+                    Json{{"strategy", "rolling"},
+                         {"head", p.head},
+                         {"boundary_seq", p.boundary},
+                         {"session_seq", p.session_max},
+                         {"previous_summary", p.old_summary ? Json(p.old_summary->id) : Json(nullptr)},
+                         {"plan", {{"covers_count", covers->size()}, {"first", covers->front()}, {"last", covers->back()}}},
+                         {"estimated_tokens_before", p.before},
+                         {"summarizer", {{"kind", summarizer.kind()}, {"model", summarizer.model()}}},
+                         {"started_at", now_rfc3339()}});
+    t.commit();
+  }
+  crash_point("after_start");
+
+  auto end_with_error = [&](const Error& e) {
+    fail(res, e);
+    release_snapshot(store);
+    Txn t(store.db());
+    store.log_event(session, "compact/end", compaction,
+                    Json{{"status", "failed"},
+                         {"summary_id", nullptr},
+                         {"error", {{"code", e.code()}, {"message", e.what()}}},
+                         {"calls", res.calls},
+                         {"ended_at", now_rfc3339()}});
+    t.commit();
+    return res;
+  };
+
+  Chunked c = summarize_chunks(p, summarizer, opts, max_output);
+  res.calls = c.calls;
+  // Keep what completed chunks produced (C08); without any, the attempt failed.
+  std::size_t done_units = c.units_done;
+  bool partial = false;
+  if (c.failure || c.capped) {
+    if (done_units == 0 || done_units >= p.cut_unit) {
+      if (c.failure) return end_with_error(*c.failure);
+      return end_with_error(Error(Exit::environment, "summarizer.calls", "the summarizer call limit was reached"));
+    }
+    partial = true;
+  }
+  if (partial) {
+    cut = cut_index(p, done_units);
+    covers = covered_ids(store, p, cut, why);
+    if (!covers || covers->empty())
+      return end_with_error(Error(Exit::internal, "compact.partial", "cannot cover the summarized part: " + why));
+  }
+  const std::int64_t replaced = old_summary_tokens + items_tokens(p.items, p.region_start, cut);
+
+  // The summary node.
+  RecapOptions ro;
+  Node s;
+  s.id = summary_id;
+  s.session = session;
+  s.kind = kind::kSummary;
+  s.role = role::kUser;
+  s.predecessor = store.predecessor_of(covers->front());
+  s.content = Json::array({Json{{"type", "text"}, {"text", frame_summary(c.summary)}}});
+  Json provenance{{"summarizer", {{"kind", summarizer.kind()}, {"model", summarizer.model()}}},
+                  {"prompt_version", std::string(kDefaultPromptVersion)},
+                  {"input_digest", c.input_digest},
+                  {"parameters",
+                   {{"window", opts.window ? Json(*opts.window) : Json(nullptr)},
+                    {"trigger_percent", opts.trigger_percent},
+                    {"tail_percent", opts.tail_percent},
+                    {"retain_tokens", p.retain_target},
+                    {"max_output_tokens", max_output},
+                    {"chunk_tokens", c.chunk_tokens},
+                    {"instructions", opts.instructions},
+                    {"force", opts.force}}},
+                  {"calls", c.calls}};
+  if (!c.usage.empty()) provenance["usage"] = c.usage;
+  s.metadata = Json{{"strategy", "rolling"},
+                    {"origin", "compact"},
+                    {"compaction", compaction},
+                    {"supersedes", p.old_summary ? Json(p.old_summary->id) : Json(nullptr)},
+                    {"recap_ids", pick_recap_ids(p, cut, ro)},
+                    {"provenance", provenance}};
+  s.covers_ids = *covers;
+  const std::int64_t summary_tokens = estimate_node_tokens(s);
+  std::int64_t new_recap_tokens = 0;
+  {
+    // The recap the projection will quote, from the ids just chosen (no store read needed).
+    std::int64_t budget = ro.max_tokens;
+    for (const auto& id : s.metadata["recap_ids"]) {
+      const std::string want = id.get<std::string>();
+      for (const auto& n : p.items)
+        if (n.id == want) {
+          std::int64_t t = std::min(budget, estimate_text_tokens(user_text(n)));
+          new_recap_tokens += t;
+          budget -= t;
+        }
+    }
+    if (new_recap_tokens > 0) new_recap_tokens += kMessageOverhead + kBlockOverhead + 40;
+  }
+  const std::int64_t candidate =
+      p.before - p.old_recap_tokens - replaced + summary_tokens + new_recap_tokens;
+  if (summary_tokens >= replaced)
+    return end_with_error(Error(Exit::environment, "compact.not_reducing",
+                                fmt::format("the summary ({} tokens) is not smaller than the {} tokens it replaces",
+                                            summary_tokens, replaced)));
+  if (candidate >= p.before)
+    return end_with_error(Error(Exit::environment, "compact.not_reducing",
+                                fmt::format("the compacted render ({} tokens) would not be smaller than now ({} tokens)",
+                                            candidate, p.before)));
+
+  // Commit: recheck the source, then compact/summary, the node and compact/end in one transaction.
+  release_snapshot(store);
+  {
+    Txn t(store.db());
+    auto head_now = store.head(session);
+    std::int64_t seq_now = session_max_seq(store, session);
+    if (!head_now || *head_now != p.head || seq_now != p.session_max) {
+      Error e(Exit::environment, "compact.source_changed",
+              fmt::format("source changed while the summarizer ran (HEAD {} -> {}, newest seq {} -> {}); nothing "
+                          "committed",
+                          p.head, head_now.value_or("none"), p.session_max, seq_now),
+              "run compact again");
+      fail(res, e);
+      store.log_event(session, "compact/end", compaction,
+                      Json{{"status", "failed"},
+                           {"summary_id", nullptr},
+                           {"error", {{"code", e.code()}, {"message", e.what()}}},
+                           {"calls", res.calls},
+                           {"ended_at", now_rfc3339()}});
+      t.commit();
+      return res;
+    }
+    store.log_event(session, "compact/summary", compaction,
+                    Json{{"summary_id", summary_id},
+                         {"provenance", provenance},
+                         {"raw_summary", c.summary},
+                         {"covers", {{"count", covers->size()}, {"first", covers->front()}, {"last", covers->back()}}},
+                         {"estimated_tokens", summary_tokens},
+                         {"replaced_tokens", replaced}});
+    if (store.append(s) != AppendResult::added)
+      throw Error(Exit::internal, "compact.summary_exists", fmt::format("summary id '{}' already exists", summary_id));
+    crash_point("after_summary");
+    store.log_event(session, "compact/end", compaction,
+                    Json{{"status", "compacted"},
+                         {"summary_id", summary_id},
+                         {"partial", partial},
+                         {"error", c.failure ? Json{{"code", c.failure->code()}, {"message", c.failure->what()}}
+                                             : Json(nullptr)},
+                         {"calls", res.calls},
+                         {"ended_at", now_rfc3339()}});
+    t.commit();
+  }
+
+  res.status = "compacted";
+  res.summary_id = summary_id;
+  res.covers_count = static_cast<std::int64_t>(covers->size());
+  res.covers_first = covers->front();
+  res.covers_last = covers->back();
+  res.partial = partial;
+  if (partial) {
+    if (c.failure) {
+      res.error_code = c.failure->code();
+      res.reason = fmt::format("partial: {} of {} evicted units summarized before the summarizer failed: {}", done_units,
+                               p.cut_unit, c.failure->what());
+    } else {
+      res.error_code = "summarizer.calls";
+      res.reason = fmt::format("partial: {} of {} evicted units summarized within the limit of {} summarizer calls",
+                               done_units, p.cut_unit, opts.max_calls);
+    }
+  }
+  // What a render now reads.
+  RenderOptions after;
+  after.strategy = "rolling";
+  Rendered r2 = render_context(store, session, after);
+  res.estimated_tokens_after = r2.estimated_tokens;
+  bool has_recap = std::any_of(r2.sections.begin(), r2.sections.end(), [](const Section& x) { return x.kind == "recap"; });
+  if (!has_recap && r2.summary)
+    if (auto n = store.node(*r2.summary, false))
+      if (auto rc = rolling_recap(store, *n)) res.estimated_tokens_after += rc->section.estimated_tokens;
+  return res;
+}
+
+}  // namespace
+
+void validate_rolling_options(const RollingOptions& o) {
+  auto bad = [](const std::string& m) { throw Error(Exit::usage, "compact.options", m); };
+  if (o.window && *o.window <= 0) bad("--window must be a positive number of tokens");
+  if (o.trigger_percent < 1 || o.trigger_percent > 100) bad("--trigger-percent must be between 1 and 100");
+  if (o.tail_percent < 1 || o.tail_percent > 100) bad("--tail-percent must be between 1 and 100");
+  if (o.tail_percent >= o.trigger_percent)
+    bad(fmt::format("--tail-percent ({}) must be below --trigger-percent ({})", o.tail_percent, o.trigger_percent));
+  if (o.summarizer_window < 0) bad("--summarizer-window must not be negative");
+  if (o.max_calls < 1) bad("the summarizer call limit must be at least 1");
+}
+
+void apply_rolling_config(const Json& config, RollingOptions& opts) {
+  auto bad = [](const std::string& m) {
+    throw Error(Exit::bad_input, "config.invalid", m, R"(expected {"rolling":{"contextWindowTokens":N,"triggerPercent":N,"tailPercent":N}})");
+  };
+  if (!config.is_object()) bad("the config file is not a JSON object");
+  auto it = config.find("rolling");
+  if (it == config.end() || it->is_null()) return;
+  if (!it->is_object()) bad("\"rolling\" is not an object");
+  auto int_field = [&](const char* key, std::int64_t lo, std::int64_t hi) -> std::optional<std::int64_t> {
+    auto f = it->find(key);
+    if (f == it->end() || f->is_null()) return std::nullopt;
+    if (!f->is_number_integer() && !(f->is_number_float() && f->get<double>() == static_cast<double>(static_cast<std::int64_t>(f->get<double>()))))
+      bad(fmt::format("rolling.{} must be an integer", key));
+    std::int64_t v = f->is_number_integer() ? f->get<std::int64_t>() : static_cast<std::int64_t>(f->get<double>());
+    if (v < lo || v > hi) bad(fmt::format("rolling.{} must be between {} and {}", key, lo, hi));
+    return v;
+  };
+  if (auto v = int_field("contextWindowTokens", 1, std::int64_t(1) << 40)) opts.window = *v;
+  if (auto v = int_field("triggerPercent", 1, 100)) opts.trigger_percent = static_cast<int>(*v);
+  if (auto v = int_field("tailPercent", 1, 100)) opts.tail_percent = static_cast<int>(*v);
+}
+
+CompactResult compact_rolling(Store& store, const std::string& session, Summarizer& summarizer,
+                              const RollingOptions& opts) {
+  validate_rolling_options(opts);
+  std::int64_t window_eff = opts.window.value_or(0);
+  std::int64_t max_output = opts.max_output_tokens > 0
+                                ? opts.max_output_tokens
+                                : std::min<std::int64_t>(4096, std::max<std::int64_t>(256, window_eff / 20));
+  if (window_eff == 0 && opts.max_output_tokens <= 0) max_output = 4096;
+  CompactResult first = run_pass(store, session, summarizer, opts, false, max_output);
+  first.passes = 1;
+  if (first.status != "compacted" || !opts.window || opts.dry_run || first.partial) return first;
+  CompactResult total = first;
+  const std::int64_t trigger = ceil_percent(*opts.window, opts.trigger_percent);
+  for (int pass = 2; pass <= opts.max_passes && total.estimated_tokens_after >= trigger; ++pass) {
+    // Still over the trigger (seed 001 "Approximate convergence"): re-compact the head checkpoint
+    // with half the output budget, unless the kept tail alone is the problem.
+    RenderOptions ro;
+    Rendered r = render_context(store, session, ro);
+    std::int64_t summary_part = 0;
+    for (const auto& s : r.sections)
+      if (s.kind == "summary" || s.kind == "recap") summary_part += s.estimated_tokens;
+    if (total.estimated_tokens_after - summary_part >= trigger) {
+      total.reason = fmt::format("still {} tokens after compaction: the kept tail alone exceeds the trigger of {} "
+                                 "tokens (a single unit larger than the budget is not split)",
+                                 total.estimated_tokens_after, trigger);
+      break;
+    }
+    max_output = std::max<std::int64_t>(64, max_output / 2);
+    CompactResult next = run_pass(store, session, summarizer, opts, true, max_output);
+    total.calls += next.calls;
+    total.passes = pass;
+    if (next.status != "compacted") {
+      total.reason = fmt::format("still {} tokens after {} passes; re-compaction {}: {}", total.estimated_tokens_after,
+                                 pass - 1, next.status, next.reason);
+      break;
+    }
+    total.summary_id = next.summary_id;
+    total.compaction = next.compaction;
+    total.covers_count = next.covers_count;
+    total.covers_first = next.covers_first;
+    total.covers_last = next.covers_last;
+    total.estimated_tokens_after = next.estimated_tokens_after;
+    total.partial = next.partial;
+  }
+  return total;
+}
+
+Json compact_to_json(const CompactResult& r) {
+  Json j = Json::object();
+  j["schema"] = "ctxfold.compact/1";
+  j["session"] = r.session;
+  j["strategy"] = "rolling";
+  j["status"] = r.status;
+  j["reason"] = r.reason.empty() ? Json(nullptr) : Json(r.reason);
+  j["summary_id"] = r.summary_id ? Json(*r.summary_id) : Json(nullptr);
+  j["covers"] = Json{{"count", r.covers_count},
+                     {"first", r.covers_first ? Json(*r.covers_first) : Json(nullptr)},
+                     {"last", r.covers_last ? Json(*r.covers_last) : Json(nullptr)}};
+  j["estimated_tokens_before"] = r.estimated_tokens_before;
+  j["estimated_tokens_after"] = r.estimated_tokens_after;
+  j["summarizer"] = Json{{"kind", r.summarizer_kind}, {"model", r.summarizer_model}, {"calls", r.calls}};
+  j["head"] = r.head;
+  j["compaction"] = r.compaction ? Json(*r.compaction) : Json(nullptr);
+  j["window"] = r.window ? Json(*r.window) : Json(nullptr);
+  j["passes"] = r.passes;
+  j["partial"] = r.partial;
+  if (!r.error_code.empty()) j["error"] = r.error_code;
+  if (r.status == "planned") j["plan"] = r.plan;
+  return j;
+}
+
+bool is_recap_node(const Node& n) { return json_str(n.metadata, "view") == "recap"; }
+
+std::optional<Recap> rolling_recap(Store& store, const Node& summary, const RecapOptions& opts) {
+  std::vector<Node> picked;  // newest first
+  auto it = summary.metadata.find("recap_ids");
+  if (it != summary.metadata.end() && it->is_array()) {
+    for (auto r = it->rbegin(); r != it->rend() && static_cast<int>(picked.size()) < opts.max_messages; ++r) {
+      if (!r->is_string()) continue;
+      auto n = store.node(r->get<std::string>(), false);
+      if (n && !user_text(*n).empty()) picked.push_back(std::move(*n));
+    }
+  } else {
+    std::vector<std::string> covers = summary.covers_ids.empty() ? store.covers_of(summary.seq) : summary.covers_ids;
+    int scanned = 0;
+    for (auto r = covers.rbegin(); r != covers.rend() && scanned < opts.max_scan &&
+                                   static_cast<int>(picked.size()) < opts.max_messages;
+         ++r, ++scanned) {
+      auto n = store.node(*r, false);
+      if (n && !user_text(*n).empty()) picked.push_back(std::move(*n));
+    }
+  }
+  if (picked.empty()) return std::nullopt;
+  // Newest first within the budget; a message larger than what is left is shortened.
+  std::int64_t budget = opts.max_tokens;
+  std::vector<std::pair<std::string, std::string>> quotes;  // id, text (newest first)
+  for (const auto& n : picked) {
+    if (budget <= 0) break;
+    std::string text = user_text(n);
+    if (estimate_text_tokens(text) > budget) {
+      text = text.substr(0, utf8_safe_prefix(text, static_cast<std::size_t>(budget) * 4 > 8 ? budget * 4 - 8 : 0)) +
+             " […]";
+    }
+    budget -= estimate_text_tokens(text);
+    quotes.emplace_back(n.id, std::move(text));
+  }
+  std::reverse(quotes.begin(), quotes.end());
+  std::string body =
+      "Recent user messages from the compacted part of the conversation, quoted verbatim (oldest first):";
+  Recap rc;
+  for (const auto& [id, text] : quotes) {
+    body += fmt::format("\n\n<user-message id=\"{}\">\n{}\n</user-message>", id, text);
+    rc.section.ids.push_back(id);
+  }
+  rc.node.id = summary.id + "#recap";
+  rc.node.session = summary.session;
+  rc.node.kind = kind::kMessage;
+  rc.node.role = role::kUser;
+  rc.node.predecessor = summary.id;
+  rc.node.content = Json::array({Json{{"type", "text"}, {"text", body}}});
+  rc.node.metadata = Json{{"view", "recap"}, {"summary", summary.id}, {"quotes", rc.section.ids}};
+  rc.node.tokens = estimate_node_tokens(rc.node);
+  rc.section.kind = "recap";
+  rc.section.estimated_tokens = rc.node.tokens;
+  return rc;
+}
+
+}  // namespace ctxfold

@@ -1,0 +1,121 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/node.hpp"
+#include "render/render.hpp"
+#include "store/store.hpp"
+#include "summarize/summarizer.hpp"
+#include "util/json.hpp"
+
+namespace ctxfold {
+
+/// Settings of the rolling strategy, with seed 002's names ("configure": contextWindowTokens,
+/// triggerPercent, tailPercent) and defaults.
+struct RollingOptions {
+  /// contextWindowTokens: the model window (local estimate). Without it nothing compacts unless
+  /// `force` (seed 002 "configure").
+  std::optional<std::int64_t> window;
+  int trigger_percent = 80;  ///< compact when the render estimate reaches this % of the window
+  int tail_percent = 25;     ///< keep about this % of the window as the verbatim tail
+  bool force = false;        ///< compact even below the trigger or without a window
+  bool dry_run = false;      ///< plan only: nothing is written, the summarizer is not called
+  std::string instructions;  ///< --instructions: focus for the summarizer
+  /// Chunk inputs to half of this window instead of the summarizer's own (0: the summarizer's).
+  std::int64_t summarizer_window = 0;
+  /// Cap on one summary's size (0: min(4096, max(256, window/20)) tokens).
+  std::int64_t max_output_tokens = 0;
+  int max_calls = 64;    ///< summarizer calls per compaction; past it the rest waits (partial)
+  int max_passes = 3;    ///< one compaction plus at most two re-compactions of the head checkpoint
+};
+
+/// Reads {"rolling":{"contextWindowTokens","triggerPercent","tailPercent"}} (seed 002) into
+/// opts, leaving absent keys as they are. Throws Error(bad_input,"config.invalid") for a value of
+/// the wrong type or out of range (percentages 1..100, window > 0).
+void apply_rolling_config(const Json& config, RollingOptions& opts);
+
+/// Checks the option ranges; throws Error(usage,"compact.options").
+void validate_rolling_options(const RollingOptions& opts);
+
+/// The outcome of `compact` (the fields of ctxfold.compact/1).
+struct CompactResult {
+  std::string session;
+  std::string status = "noop";  ///< compacted | noop | declined | failed | planned (--dry-run)
+  std::string reason;
+  std::string error_code;       ///< failed: "summarizer.*", "compact.source_changed", "compact.not_reducing", ...
+  std::optional<std::string> summary_id;
+  std::optional<std::string> compaction;  ///< the compaction id pairing compact/start and compact/end
+  std::int64_t covers_count = 0;
+  std::optional<std::string> covers_first, covers_last;
+  std::int64_t estimated_tokens_before = 0;
+  std::int64_t estimated_tokens_after = 0;
+  std::optional<std::int64_t> window;
+  std::string summarizer_kind, summarizer_model;
+  int calls = 0;
+  int passes = 0;
+  bool partial = false;  ///< a summarizer failure or the call cap stopped it; what was done is kept
+  std::string head;
+  Json plan = Json::object();  ///< --dry-run: what would be covered and kept
+};
+
+/// Runs the rolling strategy once on the session's HEAD (PRODUCT.md §1–2, seeds 000 §4, 001,
+/// 002 "rolling"):
+///  1. render HEAD (strategy rolling) at the current append boundary; no window and no force, or
+///     an estimate below trigger_percent of the window: noop.
+///  2. units after the system run (after the active summary when one is rendered) are walked
+///     tail→head until tail_percent of the window is retained, rounding toward retaining more;
+///     a cut inside a turn moves back to the turn's user message when that keeps the tail within
+///     twice the target (else the turn is cut between steps, FIELD_CASES C07); open steps are
+///     never covered. Nothing to evict: declined with the reason (single oversized unit, open step).
+///  3. compact/start is committed, then the previous summary plus the evicted transcript is
+///     summarized in chunks of at most half the summarizer window with the summary carried along;
+///     every answer must be non-empty UTF-8, at most 90% of its input (C05) and at most twice
+///     max_output_tokens. A failure after some chunks keeps the chunks done (partial).
+///  4. the framed summary must be smaller than what it replaces and the candidate render smaller
+///     than the current one; HEAD and the session's newest seq are rechecked inside one
+///     BEGIN IMMEDIATE transaction that writes compact/summary, the summary node and compact/end.
+///     A changed source commits nothing (failed, "compact.source_changed"). HEAD never moves.
+///  5. still over the trigger: the head checkpoint is re-compacted with half the output budget,
+///     at most max_passes in all; a tail that alone exceeds the trigger is reported, not split.
+/// Recoverable failures write compact/end with an "error" and leave history as it was.
+/// Test hook (never set in production): CTXFOLD_TEST_CRASH_AT=before_start|after_start|
+/// after_summary raises SIGKILL before compact/start, after it is committed (before the first
+/// summarizer call), or after the summary node is appended inside the commit transaction.
+/// Throws Error only for bad input or the database (locked, I/O); summarizer failures are
+/// returned as status "failed".
+CompactResult compact_rolling(Store& store, const std::string& session, Summarizer& summarizer,
+                              const RollingOptions& opts);
+
+/// {"schema":"ctxfold.compact/1","session","strategy":"rolling","status","reason","summary_id",
+///  "covers":{"count","first","last"},"estimated_tokens_before","estimated_tokens_after",
+///  "summarizer":{"kind","model","calls"},"head"} plus "compaction", "window", "passes",
+///  "partial", "error" (failed) and "plan" (--dry-run).
+Json compact_to_json(const CompactResult& r);
+
+/// Bounds of the recap (seed 002 "rolling" part 3).
+struct RecapOptions {
+  int max_messages = 3;
+  std::int64_t max_tokens = 1000;  ///< quoted text budget (local estimate)
+  int max_scan = 200;              ///< covered nodes read backwards when the summary names none
+};
+
+/// The recap a rolling render places right after the summary: the last few user messages the
+/// summary covers, quoted verbatim and bounded. `node` is a synthetic user message (id
+/// "<summary id>#recap", kind message, metadata {"view":"recap","summary","quotes"}) that is
+/// never stored; `section` is {"recap", quoted ids, estimated tokens}. The quoted ids come from
+/// the summary's metadata.recap_ids (written by compact), else from a backward scan of at most
+/// max_scan covered nodes (imported summaries). Harness noise (Claude Code <command-name>,
+/// <local-command-stdout>, "Caveat: The messages below" records) is not quoted. nullopt when
+/// there is nothing to quote.
+struct Recap {
+  Section section;
+  Node node;
+};
+std::optional<Recap> rolling_recap(Store& store, const Node& summary, const RecapOptions& opts = {});
+
+/// True for the synthetic recap node above (strategies skip it when reading a render).
+bool is_recap_node(const Node& n);
+
+}  // namespace ctxfold

@@ -1,0 +1,52 @@
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/node.hpp"
+
+namespace ctxfold {
+
+/// A conversation unit over a run of rendered items (PRODUCT.md §1, seed 001 "Retention is
+/// turn-agnostic"): what compaction may cut between. A user message starts one; a step (a run
+/// of consecutive assistant records, which render merges into one model turn, plus the tool
+/// results that follow it) is another. Units are then merged across every boundary that is not
+/// tool-pairing balanced, so a unit never separates a tool_use from its tool_result.
+struct Unit {
+  std::size_t begin = 0;   ///< index of the unit's first item
+  std::size_t end = 0;     ///< one past its last item
+  std::int64_t tokens = 0; ///< local estimate: sum of estimate_node_tokens over its items
+  /// "user" (starts with a user-role message), "step" (starts with an assistant record),
+  /// "summary" (a view node), "system" or "other" (a lone tool record whose call is elsewhere).
+  std::string kind;
+  /// The step has a tool_use with no result anywhere after it and no user message follows it:
+  /// it is still running and is never compacted (seed 001: compaction declines an open tail).
+  bool open = false;
+};
+
+/// True when the item is a user-role message that is not only tool results (a turn start).
+bool is_user_turn(const Node& n);
+
+/// For every position i in [0, items.size()], whether cutting before items[i] is tool-pairing
+/// balanced: no tool_use at an index < i has its first later tool_result at an index >= i, and
+/// no open call (see Unit::open) lies before i. Calls whose result never comes but that are
+/// followed by a user message (abandoned calls) do not constrain cuts; results without a call
+/// before them (orphans) do not either. Cost O(items + blocks).
+std::vector<bool> balanced_cuts(const std::vector<Node>& items);
+
+/// Splits items[from, items.size()) into units (see Unit), merged so every boundary between two
+/// units is balanced. Empty when from >= items.size().
+std::vector<Unit> split_units(const std::vector<Node>& items, std::size_t from = 0);
+
+/// The tool_use ids called in items[begin,end) whose result lies in items after end, and the
+/// tool_result ids there whose call lies in items before begin: the pairs a range would split,
+/// checked on every summarizer chunk (FIELD_CASES C04). Both empty for a balanced range.
+struct PairingGaps {
+  std::vector<std::string> unanswered_calls;
+  std::vector<std::string> orphan_results;
+  bool balanced() const { return unanswered_calls.empty() && orphan_results.empty(); }
+};
+PairingGaps pairing_gaps(const std::vector<Node>& items, std::size_t begin, std::size_t end);
+
+}  // namespace ctxfold

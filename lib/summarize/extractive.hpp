@@ -1,0 +1,41 @@
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "summarize/summarizer.hpp"
+
+namespace ctxfold {
+
+/// The built-in summarizer (PRODUCT.md §2): offline, deterministic, no model. It extracts from
+/// the previous summary and the transcript (summarize/transcript.hpp layout) what a resuming
+/// agent needs and writes it as short bullet lists under fixed headings:
+///   "## User requests"   every user message, whitespace collapsed, each shortened
+///   "## Files"           file paths mentioned anywhere
+///   "## Commands"        shell commands from tool calls ("command"/"cmd" inputs) and "$ " lines
+///   "## Errors"          lines that report an error or failure
+///   "## Decisions and progress"  the opening line of each assistant reply
+///   "## Identifiers"     `backticked` names and URLs
+///   "## Focus"           lines matching --instructions words (only with instructions)
+///   "## Tools used"      calls per tool name
+/// A previous summary in this layout is merged item by item (duplicates dropped); one in another
+/// layout (an imported or LLM summary) is kept as "## Earlier summary" lines. When the result
+/// exceeds its budget — min(max_output_tokens, half the input) in bytes/4 tokens — the oldest
+/// items are dropped first, the first user request last. The output is always strictly smaller
+/// than previous_summary + transcript. Throws Error(environment,"summarizer.empty") when both
+/// are empty.
+class ExtractiveSummarizer : public Summarizer {
+ public:
+  /// window: the input window reported to the chunker (tokens, local estimate).
+  explicit ExtractiveSummarizer(std::int64_t window = kDefaultWindow) : window_(window) {}
+  static constexpr std::int64_t kDefaultWindow = 128000;
+
+  std::string kind() const override { return "extractive"; }
+  std::string model() const override { return "extractive"; }
+  std::int64_t window_tokens() const override { return window_; }
+  SummaryResult summarize(const SummaryRequest& req) override;
+
+ private:
+  std::int64_t window_;
+};
+
+}  // namespace ctxfold

@@ -1,0 +1,203 @@
+// The built-in extractive summarizer and the summarizer transcript.
+#include <gtest/gtest.h>
+
+#include "summarize/command.hpp"
+#include "summarize/extractive.hpp"
+#include "summarize/transcript.hpp"
+#include "tokens/estimate.hpp"
+#include "util/error.hpp"
+#include "util/utf8.hpp"
+
+namespace ctxfold {
+namespace {
+
+std::string sample_transcript() {
+  return "[user]\nPlease add a --dry-run flag to cmd/compact.cpp and keep the JSON schema stable.\n\n"
+         "[assistant]\nI'll read the command file first, then add the flag.\n"
+         "[tool call Bash id=T1] {\"command\":\"grep -n dry_run cmd/compact.cpp\"}\n\n"
+         "[tool result id=T1, error]\ngrep: cmd/compact.cpp: No such file or directory\n\n"
+         "[assistant]\nDecided to create the file instead; `CompactCliOptions` holds the flags.\n"
+         "[tool call Write id=T2] {\"file_path\":\"/work/main/cmd/compact.cpp\",\"content\":\"...\"}\n\n"
+         "[tool result id=T2]\nFile written\n\n"
+         "[user]\nAlso run the tests with ctest -R rolling please.\n\n"
+         "[assistant]\nRunning them now.\n"
+         "[tool call Bash id=T3] {\"command\":\"ctest -R rolling --output-on-failure\"}\n\n"
+         "[tool result id=T3]\n100% tests passed, 0 tests failed out of 22\n" +
+         std::string(3000, ' ') + "\n";
+}
+
+TEST(Extractive, KeepsRequestsPathsCommandsErrorsAndDecisions) {
+  ExtractiveSummarizer ex;
+  SummaryRequest req;
+  req.transcript = sample_transcript();
+  req.max_output_tokens = 2000;
+  SummaryResult r = ex.summarize(req);
+  const std::string& s = r.text;
+  EXPECT_EQ(r.model, "extractive");
+  EXPECT_NE(s.find("Please add a --dry-run flag to cmd/compact.cpp"), std::string::npos) << s;
+  EXPECT_NE(s.find("Also run the tests with ctest -R rolling please."), std::string::npos);
+  EXPECT_NE(s.find("/work/main/cmd/compact.cpp"), std::string::npos);
+  EXPECT_NE(s.find("grep -n dry_run cmd/compact.cpp"), std::string::npos);
+  EXPECT_NE(s.find("ctest -R rolling --output-on-failure"), std::string::npos);
+  EXPECT_NE(s.find("No such file or directory"), std::string::npos);
+  EXPECT_NE(s.find("Decided to create the file instead"), std::string::npos);
+  EXPECT_NE(s.find("CompactCliOptions"), std::string::npos);
+  EXPECT_NE(s.find("Bash: 2"), std::string::npos);
+  EXPECT_LT(s.size(), req.transcript.size());
+}
+
+TEST(Extractive, DeterministicAndStrictlySmaller) {
+  ExtractiveSummarizer ex;
+  SummaryRequest req;
+  req.transcript = sample_transcript();
+  req.max_output_tokens = 4096;
+  EXPECT_EQ(ex.summarize(req).text, ex.summarize(req).text);
+  // Tiny inputs too.
+  for (std::string t : {std::string("[user]\nhi"), std::string("[user]\nfix src/a.cpp now please"), std::string(1, 'x')}) {
+    SummaryRequest small;
+    small.transcript = t;
+    std::string out = ex.summarize(small).text;
+    EXPECT_LT(out.size(), t.size()) << t;
+    EXPECT_TRUE(utf8_valid(out));
+  }
+}
+
+TEST(Extractive, RespectsTheOutputBudgetKeepingTheFirstRequest) {
+  std::string t = "[user]\nTHE ORIGINAL TASK: migrate the database\n\n";
+  for (int i = 0; i < 400; ++i)
+    t += "[user]\nfollow-up number " + std::to_string(i) + " about file src/mod" + std::to_string(i) + ".cpp\n\n";
+  ExtractiveSummarizer ex;
+  SummaryRequest req;
+  req.transcript = t;
+  req.max_output_tokens = 300;
+  std::string s = ex.summarize(req).text;
+  EXPECT_LE(s.size(), 300u * 4);
+  EXPECT_NE(s.find("THE ORIGINAL TASK"), std::string::npos);
+  EXPECT_NE(s.find("follow-up number 399"), std::string::npos);  // newest kept
+  EXPECT_EQ(s.find("follow-up number 3 "), std::string::npos);   // oldest dropped
+}
+
+TEST(Extractive, MergesAPreviousSummaryInPlace) {
+  ExtractiveSummarizer ex;
+  SummaryRequest first;
+  first.transcript = sample_transcript();
+  std::string prev = ex.summarize(first).text;
+  SummaryRequest second;
+  second.previous_summary = prev;
+  second.transcript = "[user]\nnow deploy with make deploy\n\n[assistant]\nDeploying.\n" + std::string(2000, ' ');
+  std::string merged = ex.summarize(second).text;
+  EXPECT_NE(merged.find("Please add a --dry-run flag"), std::string::npos);
+  EXPECT_NE(merged.find("now deploy with make deploy"), std::string::npos);
+  // No duplicated headings.
+  EXPECT_EQ(merged.find("## User requests"), merged.rfind("## User requests"));
+  // Tool counts add up.
+  EXPECT_NE(merged.find("Bash: 2"), std::string::npos);
+  // A prose summary (imported) is kept as earlier summary lines.
+  SummaryRequest third;
+  third.previous_summary = "The user asked to port the parser.\nWe chose approach B.";
+  third.transcript = "[user]\nnext step\n" + std::string(500, ' ');
+  std::string s3 = ex.summarize(third).text;
+  EXPECT_NE(s3.find("## Earlier summary"), std::string::npos);
+  EXPECT_NE(s3.find("We chose approach B."), std::string::npos);
+}
+
+TEST(Extractive, EmptyInputFails) {
+  ExtractiveSummarizer ex;
+  SummaryRequest req;
+  req.transcript = "  \n";
+  EXPECT_THROW(ex.summarize(req), Error);
+}
+
+TEST(Transcript, TurnsNodesIntoSummarizerText) {
+  Node a;
+  a.id = "a";
+  a.role = role::kAssistant;
+  a.content = Json::array({Json{{"type", "thinking"}, {"thinking", "SECRET REASONING"}, {"signature", "sig"}},
+                           Json{{"type", "opaque"}, {"provider", "openai"}, {"data", "ENCRYPTED"}},
+                           Json{{"type", "text"}, {"text", "Let me look."}},
+                           Json{{"type", "tool_use"}, {"id", "T1"}, {"name", "Read"}, {"input", {{"file_path", "a.py"}}}}});
+  std::string t = node_transcript(a);
+  EXPECT_EQ(t, "[assistant]\nLet me look.\n[tool call Read id=T1] {\"file_path\":\"a.py\"}");
+  Node r;
+  r.role = role::kTool;
+  r.content = Json::array({Json{{"type", "tool_result"},
+                                {"tool_use_id", "T1"},
+                                {"is_error", true},
+                                {"content", Json::array({Json{{"type", "text"}, {"text", std::string(20000, 'y')}},
+                                                         Json{{"type", "image"}, {"media_type", "image/png"}, {"width", 800}, {"height", 600}, {"data", "AAAA"}}})}}});
+  std::string rt = node_transcript(r);
+  EXPECT_EQ(rt.rfind("[tool result id=T1, error]\n", 0), 0u);
+  EXPECT_NE(rt.find("characters omitted"), std::string::npos);
+  EXPECT_NE(rt.find("[image 800x600 omitted]"), std::string::npos);
+  EXPECT_LT(rt.size(), 7000u);
+  EXPECT_EQ(rt.find("AAAA"), std::string::npos);
+  Node img;
+  img.role = role::kUser;
+  img.content = Json::array({Json{{"type", "image"}, {"media_type", "image/png"}, {"data", ""}}});  // C17: corrupt
+  EXPECT_EQ(node_transcript(img), "[user]\n[image omitted]");
+}
+
+TEST(Transcript, ShortenNeverCutsACharacter) {
+  std::string s = std::string(1999, 'a') + "\xF0\x9F\x98\x80" + std::string(3000, 'b');  // C18-style
+  for (std::size_t max : {100u, 1000u, 2001u, 2003u}) {
+    std::string out = shorten_middle(s, max);
+    EXPECT_TRUE(utf8_valid(out)) << max;
+    EXPECT_LE(out.size(), max + 8) << max;
+  }
+}
+
+TEST(Transcript, FramingRoundTrips) {
+  std::string raw = "## User requests\n- do it";
+  std::string framed = frame_summary(raw);
+  EXPECT_NE(framed.find("background"), std::string::npos);
+  EXPECT_EQ(unframe_summary(framed), raw);
+  EXPECT_EQ(unframe_summary("plain imported summary"), "plain imported summary");
+}
+
+TEST(CommandSummarizer, ReadsTheRequestOnStdinAndTheSummaryOnStdout) {
+  CommandSummarizer c("jq -r '\"S:\" + (.transcript|length|tostring) + \":\" + .prompt_version'",
+                      std::chrono::milliseconds(20000), 1000);
+  SummaryRequest req;
+  req.transcript = "hello";
+  EXPECT_EQ(c.summarize(req).text, "S:5:rolling-v1");
+  CommandSummarizer js("cat >/dev/null; echo '{\"summary\":\"from json\"}'", std::chrono::milliseconds(20000), 1000);
+  EXPECT_EQ(js.summarize(req).text, "from json");
+}
+
+TEST(CommandSummarizer, FailuresAreErrors) {
+  SummaryRequest req;
+  req.transcript = "x";
+  auto code_of = [&](const std::string& cmd, int ms = 20000) {
+    CommandSummarizer c(cmd, std::chrono::milliseconds(ms), 1000);
+    try {
+      c.summarize(req);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit(), Exit::environment);
+      return e.code();
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(code_of("echo boom >&2; exit 3"), "summarizer.command");
+  EXPECT_EQ(code_of("cat >/dev/null"), "summarizer.empty");
+  EXPECT_EQ(code_of("printf '\\377\\376'"), "summarizer.malformed");
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(code_of("sleep 5; echo late", 300), "summarizer.timeout");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(4));
+  EXPECT_EQ(code_of("/nonexistent/program"), "summarizer.command");
+  // Does not read stdin at all: no SIGPIPE kills us.
+  CommandSummarizer quick("echo done", std::chrono::milliseconds(20000), 1000);
+  SummaryRequest big;
+  big.transcript = std::string(1 << 20, 'z');
+  EXPECT_EQ(quick.summarize(big).text, "done");
+}
+
+TEST(LocalSummarizers, Specs) {
+  EXPECT_EQ(make_local_summarizer("extractive")->kind(), "extractive");
+  EXPECT_EQ(make_local_summarizer("command:cat")->kind(), "command");
+  EXPECT_EQ(make_local_summarizer("command:cat")->model(), "cat");
+  EXPECT_EQ(make_local_summarizer("openai:gpt-4o"), nullptr);
+  EXPECT_THROW(make_local_summarizer("command:"), Error);
+}
+
+}  // namespace
+}  // namespace ctxfold
