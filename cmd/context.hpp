@@ -60,5 +60,6 @@ std::function<int(Context&)> setup_show(CLI::App& sub);
 std::function<int(Context&)> setup_checkout(CLI::App& sub);
 std::function<int(Context&)> setup_render(CLI::App& sub);
 std::function<int(Context&)> setup_verify(CLI::App& sub);
+std::function<int(Context&)> setup_compact(CLI::App& sub);
 
 }  // namespace ctxfold::cli

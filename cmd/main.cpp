@@ -24,6 +24,7 @@ const std::vector<Command>& command_table() {
       {"show", "print one node", Needs::read_only, setup_show},
       {"checkout", "move HEAD to a node (an explicit, recorded HEAD move)", Needs::read_write, setup_checkout},
       {"render", "the context a model reads from HEAD", Needs::read_only, setup_render},
+      {"compact", "compact the session now (rolling summary; HEAD never moves)", Needs::read_write, setup_compact},
       {"verify-invariants", "check the session database invariants (exit 1 on any violation)", Needs::read_only,
        setup_verify},
   };
