@@ -29,9 +29,17 @@ struct VerifyReport {
   std::vector<Check> checks;
 };
 
-/// Runs the implemented invariants over the given sessions (read-only). Implemented now:
-/// I1 append-only ledger, I2 well-formed DAG, I5 render completeness, I6 HEAD integrity,
-/// I10 determinism, I11 SQLite integrity.
+/// Runs the implemented invariants over the given sessions (read-only; works on a Store opened
+/// read_only), checks in id order: I1 append-only ledger (digest of every node recomputed, seq
+/// gap-free and strictly increasing, covered ids still exist), I2 well-formed DAG (missing
+/// predecessors of imported roots are warnings), I3/I4/I7 (invariants/verify_compaction.hpp),
+/// I5 render completeness (every node of HEAD's spine rendered exactly once raw or inside the
+/// rendered summary; tool-pairing repairs and render warnings are warnings; provider messages
+/// pair every call with its result), I6 HEAD integrity (causes, existence, boundary, unbroken
+/// chain of moves), I10 determinism (two renders give identical openai and anthropic bytes; the
+/// render from HEAD's predecessor is a prefix of HEAD's, skipped when the summary differs),
+/// I11 SQLite integrity_check and foreign_key_check (database-wide: session is empty).
+/// An unknown session is an I6 violation. Cost: O(nodes of the checked sessions).
 VerifyReport verify_invariants(Store& store, const std::vector<std::string>& sessions);
 
 /// {"schema":"ctxfold.verify/1","ok","sessions","checks":[{"id","name","ok","violations",

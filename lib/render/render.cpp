@@ -1,0 +1,620 @@
+#include "render/render.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_set>
+
+#include "tokens/estimate.hpp"
+#include "util/error.hpp"
+
+namespace ctxfold {
+namespace {
+
+// ---------------------------------------------------------------- the spine walk
+
+struct Coverage {
+  std::string first;
+  std::string last;
+  std::int64_t count = 0;
+};
+
+std::optional<Coverage> coverage_of(const Node& summary) {
+  auto it = summary.metadata.find("covers");
+  if (it != summary.metadata.end() && it->is_object()) {
+    Coverage c{json_str(*it, "first"), json_str(*it, "last"), 0};
+    if (auto cnt = it->find("count"); cnt != it->end() && cnt->is_number_integer()) c.count = cnt->get<std::int64_t>();
+    if (!c.first.empty() && !c.last.empty()) return c;
+  }
+  if (!summary.covers_ids.empty())
+    return Coverage{summary.covers_ids.front(), summary.covers_ids.back(),
+                    static_cast<std::int64_t>(summary.covers_ids.size())};
+  return std::nullopt;
+}
+
+std::string message_role(const Node& n) {
+  if (n.kind == kind::kSummary || n.is_view()) return role::kUser;
+  if (n.role.empty()) return role::kUser;
+  return n.role;
+}
+
+// ---------------------------------------------------------------- block helpers
+
+std::optional<ImageDims> image_dims_of(const Json& block) {
+  auto num = [&](const char* key) -> int {
+    auto it = block.find(key);
+    if (it != block.end() && it->is_number() && it->get<double>() >= 1) return static_cast<int>(it->get<double>());
+    return 0;
+  };
+  int w = num("width"), h = num("height");
+  if (w > 0 && h > 0) return ImageDims{w, h};
+  if (auto it = block.find("data"); it != block.end() && it->is_string())
+    return image_dimensions_base64(it->get_ref<const std::string&>());
+  return std::nullopt;
+}
+
+std::string image_label(const Json& block) {
+  auto d = image_dims_of(block);
+  std::string mt = json_str(block, "media_type", "unknown");
+  if (d) return fmt::format("[image {}x{} {}]", d->width, d->height, mt);
+  return fmt::format("[image ? {}]", mt);
+}
+
+/// Plain text of a tool_result's content (string, or blocks with images as labels).
+std::string content_text(const Json& content) {
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) return content.is_null() ? std::string() : dump_json(content);
+  std::string out;
+  for (const auto& b : content) {
+    std::string piece;
+    if (b.is_string()) {
+      piece = b.get<std::string>();
+    } else {
+      std::string type = json_str(b, "type");
+      if (type == "text") piece = json_str(b, "text");
+      else if (type == "image") piece = image_label(b);
+      else if (type == "tool_result") piece = content_text(b.contains("content") ? b["content"] : Json());
+      else continue;
+    }
+    if (!out.empty()) out += "\n";
+    out += piece;
+  }
+  return out;
+}
+
+Json text_block(std::string text) { return Json{{"type", "text"}, {"text", std::move(text)}}; }
+
+std::string tool_use_as_text(const Json& b) {
+  return fmt::format("[tool_use {} {}] {}", json_str(b, "id"), json_str(b, "name"),
+                     b.contains("input") ? dump_json(b["input"]) : std::string("{}"));
+}
+
+bool is_type(const Json& b, const char* t) { return b.is_object() && json_str(b, "type") == t; }
+
+// ---------------------------------------------------------------- tool-pairing repair
+
+/// Builds r.messages (and r.repairs) from r.items; see RenderedMessage.
+void build_messages(Rendered& r) {
+  const auto& items = r.items;
+  using Pos = std::pair<std::size_t, std::size_t>;  // (item, block)
+  std::map<std::string, std::vector<Pos>> results;   // tool_use_id -> result positions in order
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (message_role(items[i]) == role::kAssistant || !items[i].content.is_array()) continue;
+    for (std::size_t b = 0; b < items[i].content.size(); ++b)
+      if (is_type(items[i].content[b], "tool_result")) results[json_str(items[i].content[b], "tool_use_id")].push_back({i, b});
+  }
+  std::set<Pos> consumed;
+
+  std::size_t i = 0;
+  while (i < items.size()) {
+    if (message_role(items[i]) == role::kAssistant) {
+      RenderedMessage m{role::kAssistant, kind::kMessage, {}, Json::array()};
+      std::vector<std::pair<std::string, std::string>> calls;  // (tool_use id, node)
+      std::size_t j = i;
+      for (; j < items.size() && message_role(items[j]) == role::kAssistant; ++j) {
+        m.ids.push_back(items[j].id);
+        if (!items[j].content.is_array()) continue;
+        for (const auto& b : items[j].content) {
+          if (is_type(b, "tool_use")) {
+            calls.emplace_back(json_str(b, "id"), items[j].id);
+            m.content.push_back(b);
+          } else if (is_type(b, "tool_result")) {
+            // A result inside an assistant record answers nothing a provider accepts: keep as text.
+            std::string id = json_str(b, "tool_use_id");
+            m.content.push_back(text_block(fmt::format("[tool result for {}, whose call is not in this context]\n{}", id,
+                                                       content_text(b.contains("content") ? b["content"] : Json()))));
+            r.repairs.push_back({"orphan_result_as_text", items[j].id, id});
+          } else {
+            m.content.push_back(b);
+          }
+        }
+      }
+      r.messages.push_back(std::move(m));
+      if (!calls.empty()) {
+        RenderedMessage tg{role::kTool, "tool_results", {}, Json::array()};
+        for (const auto& [call_id, node] : calls) {
+          std::optional<Pos> found;
+          if (auto it = results.find(call_id); it != results.end())
+            for (const auto& p : it->second)
+              if (p.first >= j && !consumed.count(p)) {
+                found = p;
+                break;
+              }
+          if (found) {
+            consumed.insert(*found);
+            tg.content.push_back(items[found->first].content[found->second]);
+            const std::string& src = items[found->first].id;
+            if (std::find(tg.ids.begin(), tg.ids.end(), src) == tg.ids.end()) tg.ids.push_back(src);
+          } else {
+            tg.content.push_back(Json{{"type", "tool_result"},
+                                      {"tool_use_id", call_id},
+                                      {"content", kNoToolResultText},
+                                      {"is_error", true}});
+            r.repairs.push_back({"synthetic_result", node, call_id});
+          }
+        }
+        r.messages.push_back(std::move(tg));
+      }
+      i = j;
+      continue;
+    }
+
+    const Node& n = items[i];
+    RenderedMessage m{message_role(n), n.kind == kind::kSummary ? kind::kSummary : kind::kMessage, {n.id}, Json::array()};
+    if (n.content.is_array()) {
+      for (std::size_t b = 0; b < n.content.size(); ++b) {
+        const Json& blk = n.content[b];
+        if (is_type(blk, "tool_result")) {
+          if (consumed.count({i, b})) continue;
+          std::string id = json_str(blk, "tool_use_id");
+          m.content.push_back(text_block(fmt::format("[tool result for {}, whose call is not in this context]\n{}", id,
+                                                     content_text(blk.contains("content") ? blk["content"] : Json()))));
+          r.repairs.push_back({"orphan_result_as_text", n.id, id});
+        } else if (is_type(blk, "tool_use")) {
+          // A call outside an assistant turn cannot be a provider tool call.
+          m.content.push_back(text_block(tool_use_as_text(blk)));
+        } else {
+          m.content.push_back(blk);
+        }
+      }
+    } else if (n.content.is_string()) {
+      m.content.push_back(text_block(n.content.get<std::string>()));
+    }
+    // A tool record whose results all moved up to their calls leaves nothing behind; what is left
+    // of one (orphans as text) is read as user text.
+    if (m.role == role::kTool) m.role = role::kUser;
+    if (!m.content.empty()) r.messages.push_back(std::move(m));
+    ++i;
+  }
+}
+
+// ---------------------------------------------------------------- provider formats
+
+std::string joined_text(const Json& content, const char* sep) {
+  std::string out;
+  for (const auto& b : content) {
+    std::string piece;
+    if (is_type(b, "text")) piece = json_str(b, "text");
+    else if (is_type(b, "image")) piece = image_label(b);
+    else continue;
+    if (piece.empty()) continue;
+    if (!out.empty()) out += sep;
+    out += piece;
+  }
+  return out;
+}
+
+std::optional<std::string> image_url(const Json& b) {
+  std::string data = json_str(b, "data");
+  if (!data.empty()) {
+    if (data.rfind("data:", 0) == 0) return data;
+    return fmt::format("data:{};base64,{}", json_str(b, "media_type", "image/png"), data);
+  }
+  std::string ref = json_str(b, "ref");
+  if (ref.rfind("http://", 0) == 0 || ref.rfind("https://", 0) == 0) return ref;
+  return std::nullopt;
+}
+
+Json openai_messages(const Rendered& r) {
+  Json out = Json::array();
+  for (const auto& m : r.messages) {
+    if (m.role == role::kTool) {
+      for (const auto& b : m.content)
+        out.push_back(Json{{"role", "tool"},
+                           {"tool_call_id", json_str(b, "tool_use_id")},
+                           {"content", content_text(b.contains("content") ? b["content"] : Json())}});
+      continue;
+    }
+    if (m.role == role::kSystem) {
+      std::string text = joined_text(m.content, "\n\n");
+      if (!text.empty()) out.push_back(Json{{"role", "system"}, {"content", text}});
+      continue;
+    }
+    if (m.role == role::kAssistant) {
+      std::string text;
+      Json calls = Json::array();
+      for (const auto& b : m.content) {
+        std::string piece;
+        if (is_type(b, "tool_use")) {
+          calls.push_back(Json{{"id", json_str(b, "id")},
+                               {"type", "function"},
+                               {"function",
+                                {{"name", json_str(b, "name")},
+                                 {"arguments", b.contains("input") ? dump_json(b["input"]) : std::string("{}")}}}});
+          continue;
+        }
+        if (is_type(b, "text")) piece = json_str(b, "text");
+        else if (is_type(b, "image")) piece = image_label(b);
+        else continue;  // thinking, opaque: not sent to chat completions
+        if (piece.empty()) continue;
+        if (!text.empty()) text += "\n\n";
+        text += piece;
+      }
+      if (text.empty() && calls.empty()) continue;
+      Json msg{{"role", "assistant"}, {"content", text.empty() ? Json(nullptr) : Json(text)}};
+      if (!calls.empty()) msg["tool_calls"] = calls;
+      out.push_back(std::move(msg));
+      continue;
+    }
+    // user (and the summary)
+    Json parts = Json::array();
+    for (const auto& b : m.content) {
+      if (is_type(b, "text")) {
+        if (!json_str(b, "text").empty()) parts.push_back(Json{{"type", "text"}, {"text", json_str(b, "text")}});
+      } else if (is_type(b, "image")) {
+        if (auto url = image_url(b)) parts.push_back(Json{{"type", "image_url"}, {"image_url", {{"url", *url}}}});
+        else parts.push_back(Json{{"type", "text"}, {"text", image_label(b)}});
+      }
+    }
+    if (parts.empty()) continue;
+    if (parts.size() == 1 && json_str(parts[0], "type") == "text")
+      out.push_back(Json{{"role", "user"}, {"content", parts[0]["text"]}});
+    else
+      out.push_back(Json{{"role", "user"}, {"content", parts}});
+  }
+  return out;
+}
+
+Json anthropic_image(const Json& b) {
+  std::string data = json_str(b, "data");
+  if (!data.empty()) {
+    std::string mt = json_str(b, "media_type", "image/png");
+    if (data.rfind("data:", 0) == 0) {
+      auto semi = data.find(';'), comma = data.find(',');
+      if (semi != std::string::npos && semi > 5 && semi < comma) mt = data.substr(5, semi - 5);
+      data = comma == std::string::npos ? std::string() : data.substr(comma + 1);
+    }
+    return Json{{"type", "image"}, {"source", {{"type", "base64"}, {"media_type", mt}, {"data", data}}}};
+  }
+  std::string ref = json_str(b, "ref");
+  if (ref.rfind("http://", 0) == 0 || ref.rfind("https://", 0) == 0)
+    return Json{{"type", "image"}, {"source", {{"type", "url"}, {"url", ref}}}};
+  return text_block(image_label(b));
+}
+
+/// tool_use.input must be an object for the Messages API: a string or other value (a Codex
+/// custom tool's raw patch text) is wrapped as {"input": value} rather than lost.
+Json anthropic_input(const Json& b) {
+  auto it = b.find("input");
+  if (it == b.end() || it->is_null()) return Json::object();
+  if (it->is_object()) return *it;
+  return Json{{"input", *it}};
+}
+
+/// Converts neutral blocks to Anthropic content blocks; drops what the Messages API must not see.
+Json anthropic_blocks(const Json& content, bool inside_result) {
+  Json out = Json::array();
+  if (content.is_string()) {
+    if (!content.get<std::string>().empty()) out.push_back(text_block(content.get<std::string>()));
+    return out;
+  }
+  if (!content.is_array()) return out;
+  for (const auto& b : content) {
+    if (b.is_string()) {
+      if (!b.get<std::string>().empty()) out.push_back(text_block(b.get<std::string>()));
+      continue;
+    }
+    std::string type = json_str(b, "type");
+    if (type == "text") {
+      if (!json_str(b, "text").empty()) out.push_back(text_block(json_str(b, "text")));
+    } else if (type == "image") {
+      out.push_back(anthropic_image(b));
+    } else if (inside_result) {
+      continue;  // a tool_result's content holds only text and images
+    } else if (type == "tool_use") {
+      out.push_back(Json{{"type", "tool_use"},
+                         {"id", json_str(b, "id")},
+                         {"name", json_str(b, "name")},
+                         {"input", anthropic_input(b)}});
+    } else if (type == "tool_result") {
+      Json res{{"type", "tool_result"}, {"tool_use_id", json_str(b, "tool_use_id")}};
+      const Json c = b.contains("content") ? b["content"] : Json();
+      if (c.is_string()) res["content"] = c;
+      else res["content"] = anthropic_blocks(c, true);
+      if (b.contains("is_error") && b["is_error"].is_boolean() && b["is_error"].get<bool>()) res["is_error"] = true;
+      out.push_back(std::move(res));
+    } else if (type == "thinking") {
+      std::string sig = json_str(b, "signature");
+      if (!sig.empty())
+        out.push_back(Json{{"type", "thinking"}, {"thinking", json_str(b, "thinking")}, {"signature", sig}});
+    } else if (type == "opaque") {
+      const Json d = b.contains("data") ? b["data"] : Json();
+      if (json_str(b, "provider") == "anthropic" && d.is_object() && json_str(d, "type") == "redacted_thinking")
+        out.push_back(d);
+    }
+  }
+  return out;
+}
+
+struct AnthropicBody {
+  std::string system;
+  Json messages = Json::array();
+};
+
+AnthropicBody anthropic_body(const Rendered& r) {
+  AnthropicBody body;
+  for (const auto& m : r.messages) {
+    if (m.role == role::kSystem) {
+      std::string text = joined_text(m.content, "\n\n");
+      if (text.empty()) continue;
+      if (!body.system.empty()) body.system += "\n\n";
+      body.system += text;
+      continue;
+    }
+    std::string role = m.role == role::kAssistant ? "assistant" : "user";
+    Json blocks = anthropic_blocks(m.content, false);
+    if (blocks.empty()) continue;
+    if (!body.messages.empty() && body.messages.back()["role"] == role) {
+      for (auto& b : blocks) body.messages.back()["content"].push_back(std::move(b));
+    } else {
+      body.messages.push_back(Json{{"role", role}, {"content", std::move(blocks)}});
+    }
+  }
+  // tool_result blocks lead their user message (Messages API requirement), order kept otherwise.
+  for (auto& msg : body.messages) {
+    if (msg["role"] != "user") continue;
+    Json& c = msg["content"];
+    Json results = Json::array(), rest = Json::array();
+    for (auto& b : c) (is_type(b, "tool_result") ? results : rest).push_back(std::move(b));
+    for (auto& b : rest) results.push_back(std::move(b));
+    c = std::move(results);
+  }
+  return body;
+}
+
+Json ctxfold_messages(const Rendered& r) {
+  Json out = Json::array();
+  for (const auto& m : r.messages) {
+    out.push_back(Json{{"id", m.ids.empty() ? Json(nullptr) : Json(m.ids.front())},
+                       {"ids", m.ids},
+                       {"kind", m.kind},
+                       {"role", m.role},
+                       {"content", m.content}});
+  }
+  return out;
+}
+
+const char* format_name(RenderFormat f) {
+  switch (f) {
+    case RenderFormat::ctxfold: return "ctxfold";
+    case RenderFormat::openai: return "openai";
+    case RenderFormat::anthropic: return "anthropic";
+    case RenderFormat::text: return "text";
+  }
+  return "ctxfold";
+}
+
+std::string block_text(const Json& b) {
+  if (b.is_string()) return b.get<std::string>();
+  std::string type = json_str(b, "type");
+  if (type == "text") return json_str(b, "text");
+  if (type == "image") return image_label(b);
+  if (type == "tool_use") return tool_use_as_text(b);
+  if (type == "tool_result") {
+    bool err = b.contains("is_error") && b["is_error"].is_boolean() && b["is_error"].get<bool>();
+    return fmt::format("[tool_result {}{}]\n{}", json_str(b, "tool_use_id"), err ? " error" : "",
+                       content_text(b.contains("content") ? b["content"] : Json()));
+  }
+  if (type == "thinking") return "[thinking]\n" + json_str(b, "thinking");
+  if (type == "opaque") return fmt::format("[opaque {}]", json_str(b, "provider", "unknown"));
+  return fmt::format("[{} block]", type.empty() ? std::string("unknown") : type);
+}
+
+}  // namespace
+
+RenderFormat parse_render_format(const std::string& s) {
+  if (s == "ctxfold") return RenderFormat::ctxfold;
+  if (s == "openai") return RenderFormat::openai;
+  if (s == "anthropic") return RenderFormat::anthropic;
+  if (s == "text") return RenderFormat::text;
+  throw Error(Exit::usage, "render.format", fmt::format("unknown render format '{}'", s),
+              "use one of: ctxfold, openai, anthropic, text");
+}
+
+Rendered render_context(Store& store, const std::string& session, const RenderOptions& opts) {
+  if (opts.strategy != "rolling" && opts.strategy != "raw")
+    throw Error(Exit::usage, "render.strategy", fmt::format("render does not know strategy '{}'", opts.strategy),
+                "use rolling or raw");
+  Rendered r;
+  r.session = session;
+  r.strategy = opts.strategy;
+
+  if (opts.head) {
+    auto n = store.node(*opts.head, false);
+    if (!n || n->seq > opts.as_of)
+      throw Error(Exit::bad_input, "node.unknown", fmt::format("no node '{}'", *opts.head));
+    if (n->session != session)
+      throw Error(Exit::bad_input, "node.unknown",
+                  fmt::format("node '{}' belongs to session '{}', not '{}'", *opts.head, n->session, session),
+                  "pass --session with the node's session");
+    r.head = *opts.head;
+  } else {
+    auto h = store.head(session, opts.as_of);
+    if (!h)
+      throw Error(Exit::bad_input, "render.no_head", fmt::format("session '{}' has no HEAD", session),
+                  "import or append nodes first, or pass --head ID");
+    r.head = *h;
+  }
+
+  std::optional<Node> summary;
+  std::optional<Coverage> cov;
+  if (opts.strategy == "rolling") {
+    summary = store.active_summary(session, opts.as_of);
+    if (summary) cov = coverage_of(*summary);
+    if (summary && !cov) summary.reset();
+  }
+
+  // Walk from HEAD to the root, newest first; a cycle or a dangling predecessor ends the walk.
+  std::vector<Node> rev;
+  std::unordered_set<std::string> visited;
+  const std::int64_t limit = store.max_seq() + 1;
+  bool summary_admitted = false, summary_jumped = false;
+  std::optional<std::string> cur = r.head;
+  while (cur) {
+    if (!visited.insert(*cur).second) {
+      r.warnings.push_back(fmt::format("predecessor cycle at node '{}': the walk stopped there", *cur));
+      break;
+    }
+    if (r.spine_length >= limit) {
+      r.warnings.push_back("the walk exceeded the database's node count and stopped");
+      break;
+    }
+    auto n = store.node(*cur, false);
+    if (!n || n->seq > opts.as_of) {
+      r.warnings.push_back(fmt::format("predecessor '{}' does not exist: the walk stopped there", *cur));
+      break;
+    }
+    ++r.spine_length;
+    if (summary && !summary_jumped && n->id == cov->last) {
+      // Seed 000 §3: the covered segment is on the spine; jump to its splice point.
+      std::optional<Node> first = cov->first == n->id ? n : store.node(cov->first, false);
+      bool spliced = first && first->seq <= opts.as_of &&
+                     (summary_admitted || first->predecessor == summary->predecessor);
+      if (spliced) {
+        if (!summary_admitted) rev.push_back(*summary);
+        summary_admitted = summary_jumped = true;
+        r.summary = summary->id;
+        cur = first->predecessor;
+        continue;
+      }
+      r.warnings.push_back(fmt::format(
+          "summary '{}' was not applied: its predecessor is not the predecessor of its first covered node '{}'",
+          summary->id, cov->first));
+      summary.reset();
+    }
+    std::optional<std::string> next = n->predecessor;
+    if (summary && !summary_admitted && n->id == summary->id) {
+      rev.push_back(*summary);  // an imported summary sitting on the chain
+      summary_admitted = true;
+      r.summary = summary->id;
+    } else if (n->is_model_input()) {
+      rev.push_back(std::move(*n));
+    }
+    cur = std::move(next);
+  }
+  r.items.assign(std::make_move_iterator(rev.rbegin()), std::make_move_iterator(rev.rend()));
+
+  // Provenance and sections.
+  std::size_t summary_pos = r.items.size();
+  for (std::size_t i = 0; i < r.items.size(); ++i) {
+    r.reads.push_back(r.items[i].id);
+    if (r.summary && r.items[i].id == *r.summary) summary_pos = i;
+  }
+  auto add_section = [&](const char* kind_name, std::size_t from, std::size_t to) {
+    if (from >= to) return;
+    Section s{kind_name, {}, 0};
+    for (std::size_t i = from; i < to; ++i) {
+      s.ids.push_back(r.items[i].id);
+      s.estimated_tokens += estimate_node_tokens(r.items[i]);
+    }
+    r.estimated_tokens += s.estimated_tokens;
+    r.sections.push_back(std::move(s));
+  };
+  std::size_t sys_end = 0;
+  while (sys_end < r.items.size() && r.items[sys_end].is_model_input() && r.items[sys_end].role == role::kSystem)
+    ++sys_end;
+  add_section("system", 0, sys_end);
+  if (summary_pos < r.items.size()) {
+    add_section("prefix", sys_end, summary_pos);
+    add_section("summary", summary_pos, summary_pos + 1);
+    add_section("tail", summary_pos + 1, r.items.size());
+  } else {
+    add_section("tail", sys_end, r.items.size());
+  }
+
+  build_messages(r);
+  return r;
+}
+
+Json render_request_body(const Rendered& r, RenderFormat format) {
+  switch (format) {
+    case RenderFormat::openai: return Json{{"messages", openai_messages(r)}};
+    case RenderFormat::anthropic: {
+      AnthropicBody b = anthropic_body(r);
+      Json body = Json::object();
+      if (!b.system.empty()) body["system"] = b.system;
+      body["messages"] = std::move(b.messages);
+      return body;
+    }
+    case RenderFormat::ctxfold:
+    case RenderFormat::text: return Json{{"messages", ctxfold_messages(r)}};
+  }
+  return Json::object();
+}
+
+Json render_to_json(const Rendered& r, RenderFormat format) {
+  Json j = Json::object();
+  j["schema"] = "ctxfold.render/1";
+  j["session"] = r.session;
+  j["head"] = r.head;
+  j["strategy"] = r.strategy;
+  j["format"] = format_name(format);
+  j["summary"] = r.summary ? Json(*r.summary) : Json(nullptr);
+  j["reads"] = r.reads;
+  Json sections = Json::array();
+  for (const auto& s : r.sections)
+    sections.push_back(Json{{"kind", s.kind}, {"ids", s.ids}, {"estimated_tokens", s.estimated_tokens}});
+  j["sections"] = std::move(sections);
+  j["estimated_tokens"] = r.estimated_tokens;
+  j["spine_length"] = r.spine_length;
+  Json repairs = Json::array();
+  for (const auto& rp : r.repairs)
+    repairs.push_back(Json{{"kind", rp.kind}, {"node", rp.node}, {"tool_use_id", rp.tool_use_id}});
+  j["repairs"] = std::move(repairs);
+  j["warnings"] = r.warnings;
+  switch (format) {
+    case RenderFormat::openai: j["messages"] = openai_messages(r); break;
+    case RenderFormat::anthropic: {
+      AnthropicBody b = anthropic_body(r);
+      j["system"] = b.system;
+      j["messages"] = std::move(b.messages);
+      break;
+    }
+    case RenderFormat::ctxfold: j["messages"] = ctxfold_messages(r); break;
+    case RenderFormat::text:
+      j["messages"] = ctxfold_messages(r);
+      j["text"] = render_to_text(r);
+      break;
+  }
+  return j;
+}
+
+std::string render_to_text(const Rendered& r) {
+  std::string out;
+  for (const auto& m : r.messages) {
+    std::string ids;
+    for (const auto& id : m.ids) ids += (ids.empty() ? "" : ", ") + id;
+    std::string title = m.kind == kind::kSummary ? std::string("summary") : m.role;
+    if (!out.empty()) out += "\n";
+    out += ids.empty() ? fmt::format("## {}\n", title) : fmt::format("## {} ({})\n", title, ids);
+    for (const auto& b : m.content) {
+      out += block_text(b);
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace ctxfold
