@@ -271,7 +271,8 @@ void merge_previous(std::string_view prev, Extract& ex) {
       heading = collapse(line.substr(3));
     } else {
       std::string_view item = line;
-      if (starts_with(item, "- ")) item.remove_prefix(2);
+      while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+      if (starts_with(item, "- ") || starts_with(item, "* ")) item.remove_prefix(2);
       std::string c = collapse(item);
       if (!c.empty()) {
         if (heading == kTools) {
