@@ -41,6 +41,11 @@ def main(src, dst):
                 row["import_s"] = round(im["import_ns"] / 1e9, 4)
                 row["import_mb_s"] = round(im["bytes"] / MB / (im["import_ns"] / 1e9), 2)
                 row["import_vs_jq"] = round(row["import_mb_s"] / row["jq_mb_s"], 3)
+                if im.get("import_cpu_ns") and im.get("jq_cpu_ns"):
+                    # user+sys CPU time: less sensitive to other processes on a shared machine
+                    row["import_cpu_s"] = round(im["import_cpu_ns"] / 1e9, 3)
+                    row["jq_cpu_s"] = round(im["jq_cpu_ns"] / 1e9, 3)
+                    row["import_vs_jq_cpu"] = round(im["jq_cpu_ns"] / im["import_cpu_ns"], 3)
                 row["import_rss_mb"] = round(im["import_rss_kb"] / 1024, 1)
                 row["nodes_added"] = im["nodes_added"]
                 row["db_mb"] = round(im["db_bytes"] / MB, 1)
@@ -52,6 +57,8 @@ def main(src, dst):
                 row["render_min_ms"] = round(rd["min_s"] * 1e3, 2)
                 row["render_median_ms"] = round(rd["median_s"] * 1e3, 2)
                 row["render_rss_mb"] = round(rd["rss_kb"] / 1024, 1)
+                if rd.get("cpu_mean_s") is not None:
+                    row["render_cpu_ms"] = round(rd["cpu_mean_s"] * 1e3, 2)
                 row["render_method"] = rd["method"]
                 row["render_facts"] = rd["facts"]
         v = d.get("verify")
@@ -75,6 +82,7 @@ def main(src, dst):
         targets["import_vs_jq"] = {
             "target": f">= {TARGET_IMPORT_RATIO}",
             "per_size": {str(r["nodes"]): r["import_vs_jq"] for r in rows if r.get("import_vs_jq") is not None},
+            "per_size_cpu": {str(r["nodes"]): r.get("import_vs_jq_cpu") for r in rows if r.get("import_vs_jq") is not None},
             "at_largest": big["import_vs_jq"],
             "largest_nodes": big["nodes"],
             "met": min(ratios) >= TARGET_IMPORT_RATIO,
@@ -86,6 +94,8 @@ def main(src, dst):
             "median_ratio": round(large / small, 3),
             "min_ratio": round(get(1000000, "render_min_ms") / get(1000, "render_min_ms"), 3),
             "median_ms": {"1000": small, "1000000": large},
+            "cpu_ratio": (round(get(1000000, "render_cpu_ms") / get(1000, "render_cpu_ms"), 3)
+                          if get(1000, "render_cpu_ms") and get(1000000, "render_cpu_ms") else None),
             "met": large / small <= TARGET_RENDER_RATIO,
         }
     rr = get(1000000, "render_rss_mb")
@@ -112,7 +122,8 @@ def main(src, dst):
         return s.rjust(w)
 
     cols = [("nodes", 8), ("jsonl_mb", 9), ("jq_mb_s", 8), ("import_mb_s", 12), ("import_vs_jq", 13),
-            ("import_rss_mb", 14), ("render_median_ms", 17), ("render_rss_mb", 14), ("verify_s", 9)]
+            ("import_vs_jq_cpu", 17), ("import_rss_mb", 14), ("render_median_ms", 17), ("render_min_ms", 14),
+            ("render_cpu_ms", 14), ("render_rss_mb", 14), ("verify_s", 9)]
     print(f"ctxfold bench  {env.get('date', '')}  nproc={env.get('nproc')}  {env.get('cpu', '')}  commit {env.get('commit', '')}")
     print(" ".join(c.rjust(w) for c, w in cols))
     for r in rows:

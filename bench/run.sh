@@ -52,8 +52,8 @@ if [ "$do_build" = 1 ]; then
   cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$build" --target ctxfold ctxfold-gen -j2 >/dev/null
 fi
-CTXFOLD=$build/ctxfold
-GEN=$build/bench/ctxfold-gen
+CTXFOLD=${CTXFOLD_BIN:-$build/ctxfold}
+GEN=${CTXFOLD_GEN_BIN:-$build/bench/ctxfold-gen}
 [ -x "$CTXFOLD" ] && [ -x "$GEN" ] || { echo "bench/run.sh: $CTXFOLD or $GEN missing" >&2; exit 4; }
 
 mkdir -p "$here/out"
@@ -69,20 +69,22 @@ record() { echo "$1" >> "$rec"; }
 
 now_ns() { date +%s%N; }
 
-# timed OUTFILE CMD...: runs CMD with stdout to OUTFILE; sets T_NS (wall ns), RSS_KB, RC.
+# timed OUTFILE CMD...: runs CMD with stdout to OUTFILE; sets T_NS (wall ns), CPU_NS (user+sys), RSS_KB, RC.
 timed() {
   local outfile=$1; shift
   local tf=$work/time.$$
   local t0 t1
   t0=$(now_ns)
   set +e
-  /usr/bin/time -f %M -o "$tf" "$@" > "$outfile" 2> "$work/stderr.$$"
+  /usr/bin/time -f "%M %U %S" -o "$tf" "$@" > "$outfile" 2> "$work/stderr.$$"
   RC=$?
   set -e
   t1=$(now_ns)
   T_NS=$((t1 - t0))
-  RSS_KB=$(tail -n 1 "$tf" 2>/dev/null | tr -dc 0-9)
-  [ -n "$RSS_KB" ] || RSS_KB=0
+  local m u sy
+  read -r m u sy < <(tail -n 1 "$tf" 2>/dev/null || true)
+  RSS_KB=$(echo "${m:-0}" | tr -dc 0-9); [ -n "$RSS_KB" ] || RSS_KB=0
+  CPU_NS=$(python3 -c "import sys; print(int((float(sys.argv[1])+float(sys.argv[2]))*1e9))" "${u:-0}" "${sy:-0}" 2>/dev/null || echo 0)
 }
 
 runs_for() {  # best-of count per size
@@ -135,10 +137,11 @@ for s in $sizes; do
 
   R=$(runs_for "$n")
   echo "== $n nodes ($((bytes/1000000)) MB): jq -c . vs ctxfold import, best of $R" >&2
-  best_jq=0; best_imp=0; rss_imp=0; rss_jq=0; imp_rc=0
+  best_jq=0; best_imp=0; rss_imp=0; rss_jq=0; imp_rc=0; cpu_jq=0; cpu_imp=0
   for ((r = 0; r < R; r++)); do
     timed /dev/null jq -c . "$file"
     { [ "$best_jq" = 0 ] || [ "$T_NS" -lt "$best_jq" ]; } && best_jq=$T_NS
+    { [ "$cpu_jq" = 0 ] || [ "$CPU_NS" -lt "$cpu_jq" ]; } && cpu_jq=$CPU_NS
     rss_jq=$RSS_KB
     rm -f "$db" "$db-wal" "$db-shm"
     timed "$work/import.json" "$CTXFOLD" --db "$db" import "$file"
@@ -148,12 +151,13 @@ for s in $sizes; do
       break
     fi
     { [ "$best_imp" = 0 ] || [ "$T_NS" -lt "$best_imp" ]; } && best_imp=$T_NS
+    { [ "$cpu_imp" = 0 ] || [ "$CPU_NS" -lt "$cpu_imp" ]; } && cpu_imp=$CPU_NS
     [ "$RSS_KB" -gt "$rss_imp" ] && rss_imp=$RSS_KB
   done
   warnings=$(grep -c 'warning' "$work/stderr.$$" || true)
   nodes_added=$(jq '[.sessions[]?.nodes_added] | add // 0' "$work/import.json" 2>/dev/null || echo null)
   db_bytes=$(( $(stat -c %s "$db" 2>/dev/null || echo 0) + $(stat -c %s "$db-wal" 2>/dev/null || echo 0) ))
-  record "{\"kind\":\"import\",\"nodes\":$n,\"bytes\":$bytes,\"runs\":$R,\"exit\":$imp_rc,\"import_ns\":$best_imp,\"jq_ns\":$best_jq,\"import_rss_kb\":$rss_imp,\"jq_rss_kb\":$rss_jq,\"nodes_added\":$nodes_added,\"stderr_warnings\":$warnings,\"db_bytes\":$db_bytes}"
+  record "{\"kind\":\"import\",\"nodes\":$n,\"bytes\":$bytes,\"runs\":$R,\"exit\":$imp_rc,\"import_ns\":$best_imp,\"jq_ns\":$best_jq,\"import_cpu_ns\":$cpu_imp,\"jq_cpu_ns\":$cpu_jq,\"import_rss_kb\":$rss_imp,\"jq_rss_kb\":$rss_jq,\"nodes_added\":$nodes_added,\"stderr_warnings\":$warnings,\"db_bytes\":$db_bytes}"
   [ "$imp_rc" = 0 ] || continue
   import_bps=$(python3 -c "print($bytes/($best_imp/1e9))")
 
@@ -178,6 +182,7 @@ for s in $sizes; do
     if [ "$have_hf" = 1 ]; then
       hyperfine -N --warmup 3 --runs "$RR" --export-json "$work/hf.json" "${rcmd[*]}" >/dev/null 2>&1
       r_min=$(jq '.results[0].min' "$work/hf.json"); r_med=$(jq '.results[0].median' "$work/hf.json")
+      r_cpu=$(jq '.results[0].user + .results[0].system' "$work/hf.json")
       method="hyperfine -N --warmup 3 --runs $RR"
     else
       ts=()
@@ -187,16 +192,17 @@ for s in $sizes; do
       done
       read -r r_min r_med < <(printf '%s\n' "${ts[@]}" | sort -n | awk '{a[NR]=$1} END{printf "%.6f %.6f\n", a[1]/1e9, a[int((NR+1)/2)]/1e9}')
       method="date +%s%N loop, 3 warmup + $RR runs"
+      r_cpu=null
     fi
     timed /dev/null "${rcmd[@]}"
-    record "{\"kind\":\"render\",\"nodes\":$n,\"exit\":0,\"min_s\":$r_min,\"median_s\":$r_med,\"rss_kb\":$RSS_KB,\"method\":\"$method\",\"facts\":$facts}"
+    record "{\"kind\":\"render\",\"nodes\":$n,\"exit\":0,\"min_s\":$r_min,\"median_s\":$r_med,\"cpu_mean_s\":$r_cpu,\"rss_kb\":$RSS_KB,\"method\":\"$method\",\"facts\":$facts}"
   fi
 
   if [ "$n" = 100000 ]; then
     echo "== $n nodes: verify-invariants" >&2
     timed "$work/verify.json" "$CTXFOLD" --db "$db" --session "$session" verify-invariants
     vok=$(jq -c '.ok // null' "$work/verify.json" 2>/dev/null || echo null)
-    record "{\"kind\":\"verify\",\"nodes\":$n,\"exit\":$RC,\"seconds\":$(python3 -c "print($T_NS/1e9)"),\"rss_kb\":$RSS_KB,\"ok\":${vok:-null}}"
+    record "{\"kind\":\"verify\",\"nodes\":$n,\"exit\":$RC,\"seconds\":$(python3 -c "print($T_NS/1e9)"),\"cpu_seconds\":$(python3 -c "print($CPU_NS/1e9)"),\"rss_kb\":$RSS_KB,\"ok\":${vok:-null}}"
   fi
 
   if [ "$keep" = 0 ]; then rm -f "$file" "$db" "$db-wal" "$db-shm"; fi
