@@ -190,7 +190,7 @@ bool make_plan(Store& store, const std::string& session, const RollingOptions& o
     p.old_summary = p.items[*p.summary_pos];
     p.old_covers = store.covers_of(p.old_summary->seq);
     if (auto rc = rolling_recap(store, *p.old_summary)) {
-      p.old_recap_tokens = rc->section.estimated_tokens;
+      p.old_recap_tokens = rc->estimated_tokens;
       if (!render_has_recap) p.before += p.old_recap_tokens;  // the projection includes it (seed 002)
     }
   }
@@ -662,7 +662,7 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
   bool has_recap = std::any_of(r2.sections.begin(), r2.sections.end(), [](const Section& x) { return x.kind == "recap"; });
   if (!has_recap && r2.summary)
     if (auto n = store.node(*r2.summary, false))
-      if (auto rc = rolling_recap(store, *n)) res.estimated_tokens_after += rc->section.estimated_tokens;
+      if (auto rc = rolling_recap(store, *n)) res.estimated_tokens_after += rc->estimated_tokens;
   return res;
 }
 
@@ -813,7 +813,7 @@ std::optional<Recap> rolling_recap(Store& store, const Node& summary, const Reca
   Recap rc;
   for (const auto& [id, text] : quotes) {
     body += fmt::format("\n\n<user-message id=\"{}\">\n{}\n</user-message>", id, text);
-    rc.section.ids.push_back(id);
+    rc.quoted_ids.push_back(id);
   }
   rc.node.id = summary.id + "#recap";
   rc.node.session = summary.session;
@@ -821,10 +821,9 @@ std::optional<Recap> rolling_recap(Store& store, const Node& summary, const Reca
   rc.node.role = role::kUser;
   rc.node.predecessor = summary.id;
   rc.node.content = Json::array({Json{{"type", "text"}, {"text", body}}});
-  rc.node.metadata = Json{{"view", "recap"}, {"summary", summary.id}, {"quotes", rc.section.ids}};
+  rc.node.metadata = Json{{"view", "recap"}, {"summary", summary.id}, {"quotes", rc.quoted_ids}};
   rc.node.tokens = estimate_node_tokens(rc.node);
-  rc.section.kind = "recap";
-  rc.section.estimated_tokens = rc.node.tokens;
+  rc.estimated_tokens = rc.node.tokens;
   return rc;
 }
 

@@ -6,6 +6,7 @@
 
 #include "model/node.hpp"
 #include "render/render.hpp"
+#include "strategies/recap.hpp"
 #include "store/store.hpp"
 #include "summarize/summarizer.hpp"
 #include "util/json.hpp"
@@ -93,29 +94,5 @@ CompactResult compact_rolling(Store& store, const std::string& session, Summariz
 ///  "summarizer":{"kind","model","calls"},"head"} plus "compaction", "window", "passes",
 ///  "partial", "error" (failed) and "plan" (--dry-run).
 Json compact_to_json(const CompactResult& r);
-
-/// Bounds of the recap (seed 002 "rolling" part 3).
-struct RecapOptions {
-  int max_messages = 3;
-  std::int64_t max_tokens = 1000;  ///< quoted text budget (local estimate)
-  int max_scan = 200;              ///< covered nodes read backwards when the summary names none
-};
-
-/// The recap a rolling render places right after the summary: the last few user messages the
-/// summary covers, quoted verbatim and bounded. `node` is a synthetic user message (id
-/// "<summary id>#recap", kind message, metadata {"view":"recap","summary","quotes"}) that is
-/// never stored; `section` is {"recap", quoted ids, estimated tokens}. The quoted ids come from
-/// the summary's metadata.recap_ids (written by compact), else from a backward scan of at most
-/// max_scan covered nodes (imported summaries). Harness noise (Claude Code <command-name>,
-/// <local-command-stdout>, "Caveat: The messages below" records) is not quoted. nullopt when
-/// there is nothing to quote.
-struct Recap {
-  Section section;
-  Node node;
-};
-std::optional<Recap> rolling_recap(Store& store, const Node& summary, const RecapOptions& opts = {});
-
-/// True for the synthetic recap node above (strategies skip it when reading a render).
-bool is_recap_node(const Node& n);
 
 }  // namespace ctxfold

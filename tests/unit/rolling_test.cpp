@@ -336,7 +336,7 @@ TEST_F(RollingTest, C07_RunawayTurnIsCutBetweenSteps) {
   // The turn's request is quoted by the recap.
   auto recap = rolling_recap(st(), *s);
   ASSERT_TRUE(recap);
-  EXPECT_EQ(recap->section.ids, std::vector<std::string>{"u1"});
+  EXPECT_EQ(recap->quoted_ids, std::vector<std::string>{"u1"});
   EXPECT_NE(node_text(recap->node).find("please fix every failing test"), std::string::npos);
   expect_render_complete();
   expect_clean();
@@ -699,12 +699,11 @@ TEST_F(RollingTest, RecapQuotesRecentCoveredUserMessagesWithinBounds) {
   auto s = st().node(*res.summary_id);
   auto rc = rolling_recap(st(), *s);
   ASSERT_TRUE(rc);
-  EXPECT_EQ(rc->section.kind, "recap");
   // u4 stays in the tail with its turn; u3 alone fills the 1,000-token budget, shortened.
-  EXPECT_EQ(rc->section.ids, (std::vector<std::string>{"u3"}));
+  EXPECT_EQ(rc->quoted_ids, (std::vector<std::string>{"u3"}));
   EXPECT_NE(node_text(rc->node).find("[…]"), std::string::npos);
   EXPECT_EQ(s->metadata["recap_ids"], Json::array({"u1", "u2", "u3"}));
-  EXPECT_LE(rc->section.estimated_tokens, 1000 + 100);
+  EXPECT_LE(rc->estimated_tokens, 1000 + 100);
   EXPECT_TRUE(is_recap_node(rc->node));
   EXPECT_EQ(rc->node.role, role::kUser);
 }

@@ -1,0 +1,41 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/node.hpp"
+#include "store/store.hpp"
+
+// The rolling projection's recap (seed 002 "rolling": system prompt, summary, recap, tail). Kept
+// apart from rolling.hpp so the renderer can call it without depending on the strategy
+// (definitions in rolling.cpp, next to the code that chooses recap_ids).
+namespace ctxfold {
+
+/// Bounds of the recap (seed 002 "rolling" part 3).
+struct RecapOptions {
+  int max_messages = 3;
+  std::int64_t max_tokens = 1000;  ///< quoted text budget (local estimate)
+  int max_scan = 200;              ///< covered nodes read backwards when the summary names none
+};
+
+/// The recap a rolling render places right after the summary: the last few user messages the
+/// summary covers, quoted verbatim and bounded. `node` is a synthetic user message (id
+/// "<summary id>#recap", kind message, metadata {"view":"recap","summary","quotes"}) that is
+/// never stored; `quoted_ids` are the ids whose text it quotes (for render's "recap" section and
+/// its reads) and `estimated_tokens` its local estimate. The quoted ids come from
+/// the summary's metadata.recap_ids (written by compact), else from a backward scan of at most
+/// max_scan covered nodes (imported summaries). Harness noise (Claude Code <command-name>,
+/// <local-command-stdout>, "Caveat: The messages below" records) is not quoted. nullopt when
+/// there is nothing to quote.
+struct Recap {
+  std::vector<std::string> quoted_ids;
+  std::int64_t estimated_tokens = 0;
+  Node node;
+};
+std::optional<Recap> rolling_recap(Store& store, const Node& summary, const RecapOptions& opts = {});
+
+/// True for the synthetic recap node above (strategies skip it when reading a render).
+bool is_recap_node(const Node& n);
+
+}  // namespace ctxfold
