@@ -93,6 +93,13 @@ ImportResult import_paths(Store& store, const std::vector<std::string>& paths, c
     // The sink reads the file through its own path; stdin was spooled, so label it.
     std::size_t first_session = result.sessions.size();
     importer_for(format)(path, sink);
+    if (format == "claude-code" && !spool) {
+      // 2.1.x sub-agents live beside the main file: each becomes a sidechain session.
+      for (const std::string& agent : claude_code_subagent_files(path)) {
+        ImportSink agent_sink(store, result, agent);
+        import_claude_code(agent, agent_sink);
+      }
+    }
     for (std::size_t i = first_session; i < result.sessions.size(); ++i)
       if (result.sessions[i].format.empty()) result.sessions[i].format = format;
   }

@@ -31,6 +31,7 @@ bool ImportSink::has(const std::string& id) { return store_.has_node(id); }
 
 bool ImportSink::added_here(const std::string& id) {
   auto& st = store_.db().cached("SELECT seq FROM nodes WHERE id=?1");
+  ResetOnExit st_reset(st);
   st.bind(1, id);
   return st.step() && st.int64(0) > start_seq_;
 }

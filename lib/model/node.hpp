@@ -71,7 +71,8 @@ Json node_to_json(const Node& n, bool with_seq = true);
 /// "input.node") naming the missing or mistyped field.
 Node node_from_json(const Json& j);
 
-/// SHA-256 over the canonical form without seq: what invariant 1 recomputes.
+/// SHA-256 over the canonical form without seq and without the derived metadata.covers key:
+/// what invariant 1 recomputes.
 std::string node_digest(const Node& n);
 
 /// Concatenated text of the node's text blocks (and tool_result text), for search and recaps.

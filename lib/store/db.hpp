@@ -42,6 +42,18 @@ class Stmt {
   sqlite3_stmt* st_ = nullptr;
 };
 
+/// Resets a statement when the scope ends, ending its implicit read transaction.
+class ResetOnExit {
+ public:
+  explicit ResetOnExit(Stmt& st) : st_(st) {}
+  ~ResetOnExit() { st_.reset(); }
+  ResetOnExit(const ResetOnExit&) = delete;
+  ResetOnExit& operator=(const ResetOnExit&) = delete;
+
+ private:
+  Stmt& st_;
+};
+
 /// Move-only connection. read_only opens with SQLITE_OPEN_READONLY (no journal, no WAL switch,
 /// the file's bytes never change); writers use WAL and a busy timeout.
 class Db {
@@ -55,7 +67,9 @@ class Db {
   void exec(std::string_view sql);
   Stmt prepare(std::string_view sql) { return Stmt(db_, sql); }
   /// A prepared statement kept for the connection's lifetime (reset and unbound on each call),
-  /// for hot single-row statements. Not for statements that may be stepped re-entrantly.
+  /// for hot single-row statements. Not for statements that may be stepped re-entrantly. Pair it
+  /// with a ResetOnExit so no half-stepped statement keeps a read transaction (and an old WAL
+  /// snapshot) open between calls.
   Stmt& cached(const std::string& sql);
   sqlite3* raw() const { return db_; }
   bool read_only() const { return read_only_; }

@@ -110,6 +110,7 @@ void Store::migrate() {
 
 std::int64_t Store::max_seq() {
   auto& st = db_.cached("SELECT coalesce(max(seq),0) FROM nodes");
+  ResetOnExit st_reset(st);
   st.step();
   return st.int64(0);
 }
@@ -165,6 +166,7 @@ AppendResult Store::append(Node& n) {
   std::string digest = node_digest(n);
   {
     auto& st = db_.cached("SELECT digest FROM nodes WHERE id=?1");
+    ResetOnExit st_reset(st);
     st.bind(1, n.id);
     if (st.step()) return st.text(0) == digest ? AppendResult::duplicate : AppendResult::conflict;
   }
@@ -175,6 +177,7 @@ AppendResult Store::append(Node& n) {
   auto& st = db_.cached(
       "INSERT INTO nodes(id, session, predecessor, kind, role, content, metadata, covers_first, covers_last, "
       "covers_count, tokens, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+  ResetOnExit st_reset(st);
   st.bind(1, n.id).bind(2, n.session).bind(3, n.predecessor).bind(4, n.kind);
   if (n.role.empty()) st.bind_null(5); else st.bind(5, n.role);
   st.bind(6, dump_json(n.content)).bind(7, dump_json(meta));
@@ -188,6 +191,7 @@ AppendResult Store::append(Node& n) {
   n.seq = sqlite3_last_insert_rowid(db_.raw());
   if (n.is_view() && !n.covers_ids.empty()) {
     auto& cv = db_.cached("INSERT INTO covers(summary_seq, pos, node_id) VALUES (?1, ?2, ?3)");
+    ResetOnExit cv_reset(cv);
     for (std::size_t i = 0; i < n.covers_ids.size(); ++i) {
       cv.bind(1, n.seq).bind(2, static_cast<std::int64_t>(i)).bind(3, n.covers_ids[i]);
       cv.run();
@@ -199,6 +203,7 @@ AppendResult Store::append(Node& n) {
 
 std::optional<Node> Store::node(const std::string& id, bool with_covers) {
   auto& st = db_.cached(fmt::format("SELECT {} FROM nodes WHERE id=?1", kNodeColumns));
+  ResetOnExit st_reset(st);
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
   Node n = read_node(st);
@@ -208,12 +213,14 @@ std::optional<Node> Store::node(const std::string& id, bool with_covers) {
 
 bool Store::has_node(const std::string& id) {
   auto& st = db_.cached("SELECT 1 FROM nodes WHERE id=?1");
+  ResetOnExit st_reset(st);
   st.bind(1, id);
   return st.step();
 }
 
 std::optional<std::string> Store::predecessor_of(const std::string& id) {
   auto& st = db_.cached("SELECT predecessor FROM nodes WHERE id=?1");
+  ResetOnExit st_reset(st);
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
   return st.opt_text(0);

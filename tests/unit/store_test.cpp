@@ -59,7 +59,9 @@ TEST_F(StoreTest, RefusesUpdateAndDeleteOfNodes) {
   ASSERT_EQ(s.append(a), AppendResult::added);
   EXPECT_THROW(s.db().exec("UPDATE nodes SET content='[]' WHERE id='a'"), Error);
   EXPECT_THROW(s.db().exec("DELETE FROM nodes WHERE id='a'"), Error);
+  s.move_head("s1", "a", "append");
   EXPECT_THROW(s.db().exec("DELETE FROM head_moves"), Error);
+  EXPECT_THROW(s.db().exec("UPDATE head_moves SET cause='compact'"), Error);
   auto back = s.node("a");
   ASSERT_TRUE(back);
   EXPECT_EQ(back->content[0]["text"], "hello");
