@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "context.hpp"
+#include "session/snapshot.hpp"
 #include "util/error.hpp"
 #include "util/utf8.hpp"
 
@@ -25,6 +26,7 @@ std::string preview(const Node& n) {
 int run_log(Context& ctx, const LogOptions& o) {
   Store& st = ctx.db();
   std::string session = ctx.resolve_session();
+  if (o.as_of != kLatest) resolve_as_of(st, session, o.as_of);  // as_of.out_of_range
   std::optional<std::string> start = o.head ? o.head : st.head(session, o.as_of);
   if (!start) throw Error(Exit::bad_input, "session.no_head", fmt::format("session '{}' has no HEAD", session));
   std::int64_t count = 0;

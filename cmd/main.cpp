@@ -25,6 +25,12 @@ const std::vector<Command>& command_table() {
       {"checkout", "move HEAD to a node (an explicit, recorded HEAD move)", Needs::read_write, setup_checkout},
       {"render", "the context a model reads from HEAD", Needs::read_only, setup_render},
       {"compact", "compact the session now (rolling summary; HEAD never moves)", Needs::read_write, setup_compact},
+      {"snapshot", "the session's append boundary and state (read it back with --as-of)", Needs::read_only,
+       setup_snapshot},
+      {"fork", "a new session holding the path from the root to a node (no model call)", Needs::read_write,
+       setup_fork},
+      {"rewind", "move HEAD back along its own spine (an explicit, recorded HEAD move)", Needs::read_write,
+       setup_rewind},
       {"verify-invariants", "check the session database invariants (exit 1 on any violation)", Needs::read_only,
        setup_verify},
   };

@@ -8,13 +8,25 @@ namespace ctxfold::cli {
 namespace {
 struct ShowOptions {
   std::string id;
+  std::int64_t as_of = kLatest;
 };
+
+std::vector<std::string> children_as_of(Store& st, const std::string& id, std::int64_t as_of) {
+  std::vector<std::string> out = st.children(id);
+  if (as_of != kLatest)
+    std::erase_if(out, [&](const std::string& c) { return st.node(c, false)->seq > as_of; });
+  return out;
+}
 
 int run_show(Context& ctx, const ShowOptions& o) {
   Store& st = ctx.db();
+  if (o.as_of != kLatest && (o.as_of < 0 || o.as_of > st.max_seq()))
+    throw Error(Exit::bad_input, "as_of.out_of_range",
+                fmt::format("--as-of {} is beyond the append boundary {}", o.as_of, st.max_seq()));
   int rc = 0;
   for (const std::string& id : ids_from_arg(o.id)) {
     auto n = st.node(id);
+    if (n && n->seq > o.as_of) n.reset();  // --as-of: appended after that boundary
     if (!n) {
       fmt::print(stderr, "ctxfold: error: no node '{}'\n", id);
       rc = static_cast<int>(Exit::bad_input);
@@ -27,7 +39,7 @@ int run_show(Context& ctx, const ShowOptions& o) {
           {"node", node},
           {"digest", n->digest},
           {"estimated_tokens", n->tokens},
-          {"children", st.children(id)}});
+          {"children", children_as_of(st, id, o.as_of)}});
   }
   return rc;
 }
@@ -36,6 +48,7 @@ int run_show(Context& ctx, const ShowOptions& o) {
 std::function<int(Context&)> setup_show(CLI::App& sub) {
   auto o = std::make_shared<ShowOptions>();
   sub.add_option("id", o->id, "node id, or - to read ids (or ctxfold JSON records) from stdin")->required();
+  sub.add_option("--as-of", o->as_of, "show the node as of this append boundary (later nodes do not exist)");
   return [o](Context& ctx) { return run_show(ctx, *o); };
 }
 

@@ -1,0 +1,26 @@
+#pragma once
+#include <string>
+#include <vector>
+
+#include "invariants/verify.hpp"
+#include "store/store.hpp"
+
+namespace ctxfold {
+
+/// Invariant 9, fork closure (PRODUCT.md §4; seed 002 "source references"), over the checked
+/// sessions of kind "fork" (other sessions pass trivially):
+///  - closure: every id a forked node references resolves to a node of the fork itself: its
+///    predecessor, its covers_ids, and the node ids in its metadata lists (session/fork.hpp
+///    kNodeIdListKeys). metadata.forked_from names the source on purpose and is not a reference.
+///  - one chain: at the fork's boundary (the HEAD move with cause "fork"), every non-view node of
+///    the fork lies on the spine of the fork's HEAD (no sibling branch or rewound row came along).
+///  - same context: the fork rendered from the copy of `at` at its fork boundary and the source
+///    rendered with --head `at` at metadata.source_boundary_seq give identical provider messages:
+///    render_to_json(..., openai)["messages"], compared as serialized bytes. Those messages carry
+///    no node ids (only tool-call ids, which forks keep), so nothing needs normalizing; the
+///    ids, session and head fields of the render document necessarily differ and are not compared.
+/// A fork session lacking metadata.at, its source, or its "fork" HEAD move is a violation.
+/// Read-only; cost O(fork nodes + path length).
+Check check_fork_closure(Store& store, const std::vector<std::string>& sessions);
+
+}  // namespace ctxfold

@@ -1,0 +1,335 @@
+#include "session/fork.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "util/digest.hpp"
+#include "util/error.hpp"
+
+namespace ctxfold {
+
+namespace {
+
+using IdMap = std::unordered_map<std::string, std::string>;
+
+struct PathEntry {
+  std::int64_t seq = 0;
+  std::string id;
+};
+
+/// Rewrites every string equal to a copied id, anywhere in j (at the top level of a metadata
+/// object, "source" and "forked_from" are provenance of the original record and stay as written).
+void remap_strings(Json& j, const IdMap& map, bool top) {
+  if (j.is_string()) {
+    auto it = map.find(j.get_ref<const std::string&>());
+    if (it != map.end()) j = it->second;
+  } else if (j.is_array()) {
+    for (auto& v : j) remap_strings(v, map, false);
+  } else if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (top && (it.key() == "source" || it.key() == "forked_from")) continue;
+      remap_strings(it.value(), map, false);
+    }
+  }
+}
+
+/// After remapping: entries of the id-list keys that name no copied node are dropped (the node
+/// they named is not in the fork); returns what was dropped.
+Json drop_dangling_refs(Json& meta, const std::unordered_set<std::string>& new_ids) {
+  Json dropped = Json::array();
+  for (const char* key : kNodeIdListKeys) {
+    auto it = meta.find(key);
+    if (it == meta.end()) continue;
+    if (it->is_string()) {
+      if (!new_ids.count(it->get<std::string>())) {
+        dropped.push_back(*it);
+        meta.erase(key);
+      }
+    } else if (it->is_array()) {
+      Json kept = Json::array();
+      for (auto& v : *it) {
+        if (v.is_string() && !new_ids.count(v.get<std::string>()))
+          dropped.push_back(v);
+        else
+          kept.push_back(v);
+      }
+      *it = std::move(kept);
+    }
+  }
+  return dropped;
+}
+
+bool is_rolling_summary(const Node& v) {
+  if (v.kind != kind::kSummary || v.covers_ids.empty()) return false;
+  auto it = v.metadata.find("strategy");
+  return it == v.metadata.end() || it->is_null() || (it->is_string() && it->get<std::string>() == "rolling");
+}
+
+std::string default_fork_name(Store& store, const std::string& source, const std::string& at) {
+  Sha256 h;
+  h.update(source);
+  h.update(std::string(1, '\0'));
+  h.update(at);
+  h.update(std::string(1, '\0'));
+  h.update(std::to_string(store.max_seq()));
+  std::string base = "fork-" + h.hex().substr(0, 12);
+  std::string name = base;
+  for (int i = 2; store.session(name); ++i) name = fmt::format("{}-{}", base, i);
+  return name;
+}
+
+}  // namespace
+
+std::string fork_node_id(const std::string& fork_session, const std::string& old_id) {
+  return fork_session + ":" + old_id;
+}
+
+ForkResult fork_session(Store& store, const ForkOptions& opts) {
+  Txn txn(store.db());
+  ForkResult r;
+  r.at = opts.at;
+  auto at = store.node(opts.at, false);
+  if (!at) throw Error(Exit::usage, "node.unknown", fmt::format("no node '{}'", opts.at), "list nodes with 'ctxfold log'");
+  if (opts.session && *opts.session != at->session)
+    throw Error(Exit::usage, "node.other_session",
+                fmt::format("node '{}' belongs to session '{}', not '{}'", at->id, at->session, *opts.session));
+  if (at->is_view())
+    throw Error(Exit::usage, "fork.at_view", fmt::format("node '{}' is a {} node, not a chain node", at->id, at->kind),
+                "fork at a message of the chain; a summary is copied when its coverage lies on the path");
+  r.source_session = at->session;
+  r.source_boundary_seq = store.max_seq();
+  if (opts.name) {
+    if (opts.name->empty()) throw Error(Exit::usage, "usage.fork", "--name must not be empty");
+    if (store.session(*opts.name))
+      throw Error(Exit::bad_input, "session.exists", fmt::format("session '{}' already exists", *opts.name),
+                  "choose another --name, or omit it for a generated one");
+    r.session = *opts.name;
+  } else {
+    r.session = default_fork_name(store, r.source_session, r.at);
+  }
+
+  // 1. The path root→at, walked from at (ids and seqs only).
+  std::vector<PathEntry> path;
+  std::unordered_set<std::string> on_path;
+  {
+    const std::int64_t bound = store.node_count(r.source_session) + 1;
+    auto& st = store.db().cached("SELECT seq, session, predecessor FROM nodes WHERE id=?1");
+    std::optional<std::string> cur = at->id;
+    while (cur) {
+      if (!on_path.insert(*cur).second || static_cast<std::int64_t>(path.size()) >= bound)
+        throw Error(Exit::bad_input, "fork.broken_chain",
+                    fmt::format("predecessor cycle at node '{}' on the path to '{}'", *cur, r.at),
+                    "run 'ctxfold verify-invariants'");
+      st.bind(1, *cur);
+      if (!st.step())
+        throw Error(Exit::bad_input, "fork.broken_chain", fmt::format("predecessor '{}' does not exist", *cur));
+      std::int64_t seq = st.int64(0);
+      std::string session = st.text(1);
+      std::optional<std::string> pred = st.opt_text(2);
+      st.reset();
+      if (session != r.source_session)
+        throw Error(Exit::bad_input, "fork.broken_chain",
+                    fmt::format("predecessor '{}' belongs to session '{}'", *cur, session),
+                    "run 'ctxfold verify-invariants'");
+      path.push_back({seq, *cur});
+      cur = std::move(pred);
+    }
+  }
+
+  // 2. Which view nodes come along. The source's active rolling summary applies at `at` when it
+  //    sits on the path, or when its whole coverage is on the path and it is spliced where the
+  //    segment began (the renderer's rule, seed 000 §3).
+  std::vector<Node> views = store.view_nodes(r.source_session, {}, kLatest, true);
+  std::optional<std::string> applied;
+  if (auto a = store.active_summary(r.source_session)) {
+    auto cov = store.covers_of(a->seq);
+    bool covered = !cov.empty() && std::all_of(cov.begin(), cov.end(), [&](const std::string& c) { return on_path.count(c) > 0; });
+    if (on_path.count(a->id) || (covered && a->predecessor == store.predecessor_of(cov.front()))) applied = a->id;
+  }
+  std::int64_t applied_seq = 0;
+  for (const Node& v : views)
+    if (applied && v.id == *applied) applied_seq = v.seq;
+
+  std::unordered_set<std::string> copied_views;
+  std::vector<const Node*> view_copies;
+  for (const Node& v : views) {
+    if (on_path.count(v.id)) continue;  // a view node on the chain is copied as a path node
+    std::size_t inside = 0;
+    for (const auto& c : v.covers_ids)
+      if (on_path.count(c) || copied_views.count(c)) ++inside;
+    bool pred_ok = !v.predecessor || on_path.count(*v.predecessor) || copied_views.count(*v.predecessor);
+    if (v.covers_ids.empty()) {
+      // A view node without coverage (notes): it belongs to the fork when it hangs off the path
+      // at or before the fork point.
+      if (v.predecessor && pred_ok && v.seq <= at->seq) {
+        copied_views.insert(v.id);
+        view_copies.push_back(&v);
+      }
+      continue;
+    }
+    if (inside == 0) continue;  // another branch's summary: not part of this path at all
+    if (inside < v.covers_ids.size() || !pred_ok) {
+      r.omitted_summaries.push_back({v.id, "crosses_fork_point"});
+      continue;
+    }
+    if (is_rolling_summary(v) && !(applied && v.seq <= applied_seq)) {
+      r.omitted_summaries.push_back({v.id, "superseded"});
+      continue;
+    }
+    copied_views.insert(v.id);
+    view_copies.push_back(&v);
+  }
+
+  // 3. The id map, complete before anything is written (metadata may name later nodes).
+  IdMap map;
+  std::unordered_set<std::string> new_ids;
+  for (const auto& p : path) map.emplace(p.id, fork_node_id(r.session, p.id));
+  for (const Node* v : view_copies) map.emplace(v->id, fork_node_id(r.session, v->id));
+  for (const auto& [old_id, new_id] : map) {
+    if (store.has_node(new_id))
+      throw Error(Exit::bad_input, "fork.id_conflict",
+                  fmt::format("node id '{}' for the copy of '{}' is already taken", new_id, old_id),
+                  "choose another --name");
+    new_ids.insert(new_id);
+  }
+
+  // 4. Write: the session, then every copy in the source's seq order, then HEAD.
+  SessionInfo s;
+  s.id = r.session;
+  s.kind = "fork";
+  s.parent_session = r.source_session;
+  s.parent_node = r.at;
+  s.format = "fork";
+  s.metadata = Json{{"forked_from", r.source_session}, {"at", r.at}, {"source_boundary_seq", r.source_boundary_seq}};
+  store.create_session(s);
+
+  struct Item {
+    std::int64_t seq;
+    const std::string* id;
+    const Node* view;
+  };
+  std::vector<Item> items;
+  items.reserve(path.size() + view_copies.size());
+  for (const auto& p : path) items.push_back({p.seq, &p.id, nullptr});
+  for (const Node* v : view_copies) items.push_back({v->seq, &v->id, v});
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.seq < b.seq; });
+
+  for (const Item& it : items) {
+    Node n;
+    if (it.view) {
+      n = *it.view;
+    } else {
+      auto loaded = store.node(*it.id, true);
+      if (!loaded) throw Error(Exit::internal, "fork.vanished", fmt::format("node '{}' vanished", *it.id));
+      n = std::move(*loaded);
+    }
+    const std::string old_id = n.id;
+    n.metadata.erase("covers");
+    remap_strings(n.metadata, map, true);
+    Json dropped = drop_dangling_refs(n.metadata, new_ids);
+    n.metadata["forked_from"] = Json{{"session", r.source_session}, {"id", old_id}};
+    if (!dropped.empty()) n.metadata["fork"] = Json{{"dropped_refs", std::move(dropped)}};
+    n.id = map.at(old_id);
+    n.session = r.session;
+    if (n.predecessor) n.predecessor = map.at(*n.predecessor);
+    for (auto& c : n.covers_ids) c = map.at(c);
+    n.seq = 0;
+    if (store.append(n) != AppendResult::added)
+      throw Error(Exit::bad_input, "fork.id_conflict", fmt::format("node id '{}' is already taken", n.id));
+    ++r.copied_nodes;
+    if (it.view) r.copied_summaries.emplace_back(old_id, n.id);
+  }
+  r.head = map.at(r.at);
+  store.move_head(r.session, r.head, "fork");
+  txn.commit();
+  return r;
+}
+
+Json fork_to_json(const ForkResult& r) {
+  Json copied = Json::array();
+  for (const auto& [from, id] : r.copied_summaries) copied.push_back(Json{{"from", from}, {"id", id}});
+  Json omitted = Json::array();
+  for (const auto& o : r.omitted_summaries) omitted.push_back(Json{{"id", o.id}, {"reason", o.reason}});
+  return Json{{"schema", "ctxfold.fork/1"},
+              {"source_session", r.source_session},
+              {"session", r.session},
+              {"at", r.at},
+              {"head", r.head},
+              {"source_boundary_seq", r.source_boundary_seq},
+              {"copied_nodes", r.copied_nodes},
+              {"copied_summaries", std::move(copied)},
+              {"omitted_summaries", std::move(omitted)}};
+}
+
+RewindResult rewind_head(Store& store, const std::string& session, const RewindOptions& opts) {
+  Txn txn(store.db());
+  RewindResult r;
+  r.session = session;
+  auto head = store.head(session);
+  if (!head)
+    throw Error(Exit::bad_input, "session.no_head", fmt::format("session '{}' has no HEAD", session));
+  r.previous = *head;
+  const std::int64_t bound = store.node_count(session) + 1;
+  if (opts.to) {
+    auto target = store.node(*opts.to, false);
+    if (!target) throw Error(Exit::bad_input, "node.unknown", fmt::format("no node '{}'", *opts.to));
+    if (target->session != session)
+      throw Error(Exit::bad_input, "node.other_session",
+                  fmt::format("node '{}' belongs to session '{}', not '{}'", target->id, target->session, session));
+    std::optional<std::string> cur = *head;
+    std::int64_t walked = 0, messages = 0;
+    bool found = false;
+    while (cur && walked++ <= bound) {
+      if (*cur == target->id) {
+        found = true;
+        break;
+      }
+      auto n = store.node(*cur, false);
+      if (!n) break;
+      if (n->is_model_input()) ++messages;
+      cur = n->predecessor;
+    }
+    if (!found)
+      throw Error(Exit::bad_input, "rewind.not_on_spine",
+                  fmt::format("node '{}' is not on HEAD's spine (HEAD is '{}')", target->id, *head),
+                  "rewind moves back along HEAD's own chain; use 'ctxfold checkout ID' to switch branches");
+    r.head = target->id;
+    r.steps = messages;
+  } else {
+    if (opts.steps < 1) throw Error(Exit::usage, "rewind.steps", "rewind takes a positive number of messages");
+    std::optional<std::string> cur = *head;
+    std::int64_t passed = 0, walked = 0;
+    std::optional<std::string> landed;
+    while (cur && walked++ <= bound) {
+      auto n = store.node(*cur, false);
+      if (!n) break;
+      if (n->is_model_input()) {
+        if (passed == opts.steps) {
+          landed = n->id;
+          break;
+        }
+        ++passed;
+      }
+      cur = n->predecessor;
+    }
+    if (!landed)
+      throw Error(Exit::bad_input, "rewind.out_of_range",
+                  fmt::format("HEAD's spine has fewer than {} messages before it", opts.steps + 1),
+                  "rewind fewer messages, or use --to ID");
+    r.head = *landed;
+    r.steps = opts.steps;
+  }
+  r.moved = r.head != r.previous;
+  if (r.moved) store.move_head(session, r.head, "rewind");
+  txn.commit();
+  return r;
+}
+
+Json rewind_to_json(const RewindResult& r) {
+  return Json{{"schema", "ctxfold.rewind/1"}, {"session", r.session}, {"head", r.head},
+              {"previous", r.previous}, {"moved", r.moved},       {"steps", r.steps}};
+}
+
+}  // namespace ctxfold
