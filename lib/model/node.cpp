@@ -57,12 +57,44 @@ Node node_from_json(const Json& j) {
   return n;
 }
 
+std::string metadata_json(const Node& n) {
+  if (n.metadata.is_object() && n.metadata.contains("covers")) {
+    Json copy = n.metadata;
+    copy.erase("covers");
+    return dump_json(copy);
+  }
+  return dump_json(n.metadata);
+}
+
+std::string canonical_node(const Node& n, std::string_view content_json, std::string_view metadata_json) {
+  // Byte for byte what dump_json(node_to_json(n, false)) prints, built from the already
+  // serialized content and metadata so appending serializes each only once.
+  std::string out;
+  out.reserve(content_json.size() + metadata_json.size() + 256);
+  out += "{\"id\":";
+  out += dump_json(Json(n.id));
+  out += ",\"session\":";
+  out += dump_json(Json(n.session));
+  out += ",\"predecessor\":";
+  out += n.predecessor ? dump_json(Json(*n.predecessor)) : "null";
+  out += ",\"kind\":";
+  out += dump_json(Json(n.kind));
+  out += ",\"role\":";
+  out += n.role.empty() ? "null" : dump_json(Json(n.role));
+  out += ",\"content\":";
+  out += content_json;
+  out += ",\"metadata\":";
+  out += metadata_json;
+  if (n.is_view()) {
+    out += ",\"covers_ids\":";
+    out += dump_json(Json(n.covers_ids));
+  }
+  out += "}";
+  return out;
+}
+
 std::string node_digest(const Node& n) {
-  Json j = node_to_json(n, false);
-  // "covers" is derived from the covers table when a row is read (first/last/count), never
-  // stored in metadata: it is not part of the content.
-  if (auto it = j.find("metadata"); it != j.end() && it->is_object()) it->erase("covers");
-  return sha256_hex(dump_json(j));
+  return sha256_hex(canonical_node(n, dump_json(n.content), metadata_json(n)));
 }
 
 namespace {

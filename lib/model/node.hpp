@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/json.hpp"
@@ -74,6 +75,13 @@ Node node_from_json(const Json& j);
 /// SHA-256 over the canonical form without seq and without the derived metadata.covers key:
 /// what invariant 1 recomputes.
 std::string node_digest(const Node& n);
+
+/// The stored metadata JSON: metadata without the derived "covers" key.
+std::string metadata_json(const Node& n);
+
+/// The canonical form as bytes, from content and metadata already serialized (equal to
+/// dump_json(node_to_json(n, false)) with metadata as metadata_json(n)); node_digest hashes it.
+std::string canonical_node(const Node& n, std::string_view content_json, std::string_view metadata_json);
 
 /// Concatenated text of the node's text blocks (and tool_result text), for search and recaps.
 std::string node_text(const Node& n);

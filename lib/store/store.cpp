@@ -81,6 +81,7 @@ Store Store::open(const std::string& path, Mode mode) {
     s.db_.exec("PRAGMA journal_mode=WAL");
     s.db_.exec("PRAGMA synchronous=NORMAL");
     s.db_.exec("PRAGMA foreign_keys=ON");
+    s.db_.exec("PRAGMA cache_size=-16384");  // 16 MiB page cache: bounded, and enough for index seeks
     s.migrate();
   }
   return s;
@@ -163,31 +164,38 @@ std::string Store::resolve_session(const std::optional<std::string>& requested) 
 }
 
 AppendResult Store::append(Node& n) {
-  std::string digest = node_digest(n);
+  // Serialize once: the same bytes are stored and hashed.
+  std::string content = dump_json(n.content);
+  std::string meta = metadata_json(n);
+  std::string digest = sha256_hex(canonical_node(n, content, meta));
+  std::int64_t tokens = estimate_node_tokens(n);
   {
+    auto& st = db_.cached(
+        "INSERT INTO nodes(id, session, predecessor, kind, role, content, metadata, covers_first, covers_last, "
+        "covers_count, tokens, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+        "ON CONFLICT(id) DO NOTHING");
+    ResetOnExit st_reset(st);
+    st.bind(1, n.id).bind(2, n.session).bind(3, n.predecessor).bind(4, n.kind);
+    if (n.role.empty()) st.bind_null(5); else st.bind(5, n.role);
+    st.bind(6, content).bind(7, meta);
+    if (n.is_view() && !n.covers_ids.empty()) {
+      st.bind(8, n.covers_ids.front()).bind(9, n.covers_ids.back()).bind(10, static_cast<std::int64_t>(n.covers_ids.size()));
+    } else {
+      st.bind_null(8).bind_null(9).bind_null(10);
+    }
+    st.bind(11, tokens).bind(12, digest);
+    st.run();
+  }
+  if (sqlite3_changes(db_.raw()) == 0) {
+    // The id exists: identical payload is a duplicate, anything else a conflict. Nothing written.
     auto& st = db_.cached("SELECT digest FROM nodes WHERE id=?1");
     ResetOnExit st_reset(st);
     st.bind(1, n.id);
-    if (st.step()) return st.text(0) == digest ? AppendResult::duplicate : AppendResult::conflict;
+    st.step();
+    return st.text(0) == digest ? AppendResult::duplicate : AppendResult::conflict;
   }
-  n.digest = digest;
-  n.tokens = estimate_node_tokens(n);
-  Json meta = n.metadata;
-  meta.erase("covers");  // derived columns, never stored in metadata
-  auto& st = db_.cached(
-      "INSERT INTO nodes(id, session, predecessor, kind, role, content, metadata, covers_first, covers_last, "
-      "covers_count, tokens, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
-  ResetOnExit st_reset(st);
-  st.bind(1, n.id).bind(2, n.session).bind(3, n.predecessor).bind(4, n.kind);
-  if (n.role.empty()) st.bind_null(5); else st.bind(5, n.role);
-  st.bind(6, dump_json(n.content)).bind(7, dump_json(meta));
-  if (n.is_view() && !n.covers_ids.empty()) {
-    st.bind(8, n.covers_ids.front()).bind(9, n.covers_ids.back()).bind(10, static_cast<std::int64_t>(n.covers_ids.size()));
-  } else {
-    st.bind_null(8).bind_null(9).bind_null(10);
-  }
-  st.bind(11, n.tokens).bind(12, n.digest);
-  st.run();
+  n.digest = std::move(digest);
+  n.tokens = tokens;
   n.seq = sqlite3_last_insert_rowid(db_.raw());
   if (n.is_view() && !n.covers_ids.empty()) {
     auto& cv = db_.cached("INSERT INTO covers(summary_seq, pos, node_id) VALUES (?1, ?2, ?3)");
