@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "render/render.hpp"
@@ -11,6 +13,38 @@
 namespace ctxfold {
 
 namespace {
+
+/// The fork's serialized messages with every fork node id written back as the id it was copied
+/// from: a renderer may quote node ids (the rolling recap does), and those necessarily differ.
+/// One pass: at each occurrence of "<fork>:", the longest fork id starting there is replaced.
+std::string unmap_ids(const std::string& text, const std::string& fork,
+                      const std::unordered_map<std::string, std::string>& back, const std::set<std::size_t>& lengths) {
+  const std::string prefix = fork + ":";
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t p = text.find(prefix, i);
+    if (p == std::string::npos) break;
+    out.append(text, i, p - i);
+    bool replaced = false;
+    for (auto it = lengths.rbegin(); it != lengths.rend() && !replaced; ++it) {
+      if (p + *it > text.size()) continue;
+      auto hit = back.find(text.substr(p, *it));
+      if (hit != back.end()) {
+        out += hit->second;
+        i = p + *it;
+        replaced = true;
+      }
+    }
+    if (!replaced) {
+      out += text[p];
+      i = p + 1;
+    }
+  }
+  if (i < text.size()) out.append(text, i, std::string::npos);
+  return out;
+}
 
 void check_one(Store& store, const SessionInfo& s, Check& c) {
   auto violation = [&](std::vector<std::string> nodes, std::string message) {
@@ -26,8 +60,18 @@ void check_one(Store& store, const SessionInfo& s, Check& c) {
 
   // Closure: every reference resolves inside the fork.
   std::unordered_set<std::string> ids;
+  std::unordered_map<std::string, std::string> back;  // fork id -> the source id it copies
+  std::set<std::size_t> lengths;
   store.for_each_node(s.id, [&](const Node& n) {
     ids.insert(n.id);
+    auto f = n.metadata.find("forked_from");
+    if (f != n.metadata.end() && f->is_object()) {
+      std::string from = json_str(*f, "id");
+      if (!from.empty()) {
+        back.emplace(n.id, from);
+        lengths.insert(n.id.size());
+      }
+    }
     return true;
   }, kLatest, false);
   store.for_each_node(s.id, [&](const Node& n) {
@@ -91,7 +135,7 @@ void check_one(Store& store, const SessionInfo& s, Check& c) {
     so.as_of = source_boundary;
     Json fork_msgs = render_to_json(render_context(store, s.id, fo), RenderFormat::openai)["messages"];
     Json source_msgs = render_to_json(render_context(store, source, so), RenderFormat::openai)["messages"];
-    if (dump_json(fork_msgs) != dump_json(source_msgs)) {
+    if (unmap_ids(dump_json(fork_msgs), s.id, back, lengths) != dump_json(source_msgs)) {
       std::size_t i = 0;
       while (i < fork_msgs.size() && i < source_msgs.size() && fork_msgs[i] == source_msgs[i]) ++i;
       violation({head, at},

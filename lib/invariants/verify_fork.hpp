@@ -15,10 +15,12 @@ namespace ctxfold {
 ///  - one chain: at the fork's boundary (the HEAD move with cause "fork"), every non-view node of
 ///    the fork lies on the spine of the fork's HEAD (no sibling branch or rewound row came along).
 ///  - same context: the fork rendered from the copy of `at` at its fork boundary and the source
-///    rendered with --head `at` at metadata.source_boundary_seq give identical provider messages:
-///    render_to_json(..., openai)["messages"], compared as serialized bytes. Those messages carry
-///    no node ids (only tool-call ids, which forks keep), so nothing needs normalizing; the
-///    ids, session and head fields of the render document necessarily differ and are not compared.
+///    rendered with --head `at` at metadata.source_boundary_seq give the same provider messages:
+///    render_to_json(..., openai)["messages"] serialized, where in the fork's bytes every fork
+///    node id is first written back as the source id it was copied from (metadata.forked_from.id).
+///    Messages hold tool-call ids (kept by forks) and, in the rolling recap, quoted node ids,
+///    which necessarily differ; nothing else is normalized. The render documents' session, head,
+///    reads and section ids differ by construction and are not compared.
 /// A fork session lacking metadata.at, its source, or its "fork" HEAD move is a violation.
 /// Read-only; cost O(fork nodes + path length).
 Check check_fork_closure(Store& store, const std::vector<std::string>& sessions);

@@ -20,7 +20,7 @@ struct PathEntry {
 };
 
 /// Rewrites every string equal to a copied id, anywhere in j (at the top level of a metadata
-/// object, "source" and "forked_from" are provenance of the original record and stay as written).
+/// object, "source", "raw" and "forked_from" are provenance: the original record, kept verbatim).
 void remap_strings(Json& j, const IdMap& map, bool top) {
   if (j.is_string()) {
     auto it = map.find(j.get_ref<const std::string&>());
@@ -29,7 +29,7 @@ void remap_strings(Json& j, const IdMap& map, bool top) {
     for (auto& v : j) remap_strings(v, map, false);
   } else if (j.is_object()) {
     for (auto it = j.begin(); it != j.end(); ++it) {
-      if (top && (it.key() == "source" || it.key() == "forked_from")) continue;
+      if (top && (it.key() == "source" || it.key() == "raw" || it.key() == "forked_from")) continue;
       remap_strings(it.value(), map, false);
     }
   }
@@ -78,6 +78,49 @@ std::string default_fork_name(Store& store, const std::string& source, const std
   std::string name = base;
   for (int i = 2; store.session(name); ++i) name = fmt::format("{}-{}", base, i);
   return name;
+}
+
+/// Copies one chain (non-view) node under a new id, session and predecessor without parsing its
+/// content: the content text is carried over byte for byte and the canonical digest (model/node.hpp
+/// node_digest: the compact JSON of id, session, predecessor, kind, role, content, metadata) is
+/// assembled around it. The stored content was written by dump_json, so it already is its own
+/// canonical form; invariant 1 recomputes the digest from the row and would catch a difference.
+/// Only metadata is parsed (to remap ids). Returns false when the source row is gone.
+bool copy_chain_node(Store& store, const std::string& old_id, const std::string& new_id, const std::string& session,
+                     const IdMap& map, const std::unordered_set<std::string>& new_ids, const std::string& source) {
+  auto& rd = store.db().cached("SELECT predecessor, kind, role, content, metadata, tokens FROM nodes WHERE id=?1");
+  rd.bind(1, old_id);
+  if (!rd.step()) return false;
+  std::optional<std::string> pred = rd.opt_text(0);
+  std::string k = rd.text(1);
+  std::optional<std::string> role = rd.opt_text(2);
+  std::string content = rd.text(3);
+  Json meta = parse_json(rd.text(4));
+  std::int64_t tokens = rd.int64(5);
+  rd.reset();
+  remap_strings(meta, map, true);
+  Json dropped = drop_dangling_refs(meta, new_ids);
+  meta["forked_from"] = Json{{"session", source}, {"id", old_id}};
+  if (!dropped.empty()) meta["fork"] = Json{{"dropped_refs", std::move(dropped)}};
+  if (pred) pred = map.at(*pred);
+  std::string meta_text = dump_json(meta);
+  std::string canonical;
+  canonical.reserve(content.size() + meta_text.size() + new_id.size() * 2 + 128);
+  canonical += "{\"id\":" + dump_json(Json(new_id)) + ",\"session\":" + dump_json(Json(session)) +
+               ",\"predecessor\":" + (pred ? dump_json(Json(*pred)) : std::string("null")) +
+               ",\"kind\":" + dump_json(Json(k)) + ",\"role\":" + (role ? dump_json(Json(*role)) : std::string("null")) +
+               ",\"content\":";
+  canonical += content;
+  canonical += ",\"metadata\":";
+  canonical += meta_text;
+  canonical += "}";
+  auto& ins = store.db().cached(
+      "INSERT INTO nodes(id, session, predecessor, kind, role, content, metadata, tokens, digest) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+  ins.bind(1, new_id).bind(2, session).bind(3, pred).bind(4, k).bind(5, role).bind(6, content).bind(7, meta_text);
+  ins.bind(8, tokens).bind(9, sha256_hex(canonical));
+  ins.run();
+  return true;
 }
 
 }  // namespace
@@ -152,6 +195,9 @@ ForkResult fork_session(Store& store, const ForkOptions& opts) {
   for (const Node& v : views)
     if (applied && v.id == *applied) applied_seq = v.seq;
 
+  std::unordered_set<std::string> on_path_views;  // view nodes sitting on the chain itself (rare)
+  for (const Node& v : views)
+    if (on_path.count(v.id)) on_path_views.insert(v.id);
   std::unordered_set<std::string> copied_views;
   std::vector<const Node*> view_copies;
   for (const Node& v : views) {
@@ -218,6 +264,13 @@ ForkResult fork_session(Store& store, const ForkOptions& opts) {
 
   for (const Item& it : items) {
     Node n;
+    if (!it.view && !on_path_views.count(*it.id)) {
+      // A chain node: copied as text (the common, bulk case).
+      if (!copy_chain_node(store, *it.id, map.at(*it.id), r.session, map, new_ids, r.source_session))
+        throw Error(Exit::internal, "fork.vanished", fmt::format("node '{}' vanished", *it.id));
+      ++r.copied_nodes;
+      continue;
+    }
     if (it.view) {
       n = *it.view;
     } else {

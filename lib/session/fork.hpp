@@ -51,7 +51,8 @@ std::string fork_node_id(const std::string& fork_session, const std::string& old
 ///    predecessors: never sibling branches, never rows off that path (rewound or retried ones);
 ///  - every view node of the source whose whole coverage (covers_ids, each on the path or a view
 ///    node already copied) lies on the path, with remapped id, predecessor, covers_ids and every
-///    metadata string naming a copied node (outside "source" and "forked_from"); entries of
+///    metadata string naming a copied node (outside the provenance keys "source", "raw" and
+///    "forked_from", kept verbatim); entries of
 ///    kNodeIdListKeys naming a node that is not copied are dropped and listed in
 ///    metadata.fork.dropped_refs. A view node crossing the fork point is omitted; its complete
 ///    children qualify on their own and are copied. Rolling summaries that the source no longer

@@ -39,7 +39,8 @@ for f in "${files[@]}"; do
     cp "$WORK/out" "$WORK/fork.json"
     F=$(jq -r .session "$WORK/fork.json")
     cf --session "$S" render --format openai --head "$at" | jq -c .messages >"$WORK/want"
-    cf --session "$F" render --format openai | jq -c .messages >"$WORK/got"
+    # Quoted node ids (the rolling recap) are the fork's: read them back as the source's.
+    cf --session "$F" render --format openai | jq -c .messages | sed "s/$F://g" >"$WORK/got"
     if cmp -s "$WORK/want" "$WORK/got"; then ok; else fail "fork at $at renders differently from render --head"; fi
     # Every copied chain node comes from the path root→at.
     cf --session "$S" log --head "$at" | jq -r 'select(.type=="node") | .id' | sort >"$WORK/path"

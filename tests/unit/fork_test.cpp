@@ -75,12 +75,18 @@ class ForkTest : public ::testing::Test {
     for (int i = from; i <= to; ++i) v.push_back("n" + std::to_string(i));
     return v;
   }
+  /// The openai messages of a render from head. For a fork's render the fork's id prefix
+  /// "<session>:" is removed, so quoted node ids (the rolling recap) read as the source's.
   std::string openai_messages(const std::string& session, const std::string& head,
                               std::int64_t as_of = kLatest) {
     RenderOptions o;
     o.head = head;
     o.as_of = as_of;
-    return dump_json(render_to_json(render_context(st(), session, o), RenderFormat::openai)["messages"]);
+    std::string text = dump_json(render_to_json(render_context(st(), session, o), RenderFormat::openai)["messages"]);
+    if (session == "s" || !st().session(session) || st().session(session)->kind != "fork") return text;
+    const std::string prefix = session + ":";
+    for (std::size_t p; (p = text.find(prefix)) != std::string::npos;) text.erase(p, prefix.size());
+    return text;
   }
   void expect_fork_clean(const std::string& fork) {
     Check c = check_fork_closure(st(), {fork});
