@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "invariants/verify_compaction.hpp"
+#include "invariants/verify_fork.hpp"
 #include "render/render.hpp"
 #include "util/error.hpp"
 
@@ -328,9 +329,15 @@ void check_render(Store& store, const std::string& session, const Chain& chain, 
   std::vector<std::string> spine = full_spine(chain, *head);
   std::unordered_set<std::string> on_spine(spine.begin(), spine.end());
 
+  // Ids a rolling recap quotes are read through the recap, not rendered raw: they must be covered
+  // by the rendered summary (checked below) and are not counted as raw renders.
+  std::unordered_set<std::string> quoted;
+  for (const auto& sec : r.sections)
+    if (sec.kind == "recap") quoted.insert(sec.ids.begin(), sec.ids.end());
   std::map<std::string, int> rendered;  // raw reads
   for (const auto& id : r.reads) {
     if (r.summary && id == *r.summary) continue;
+    if (quoted.count(id)) continue;
     if (++rendered[id] == 2) add(c, session, {id}, fmt::format("node '{}' is rendered more than once", id));
     if (!on_spine.count(id))
       add(c, session, {id}, fmt::format("node '{}' is rendered but is not on HEAD's spine", id));
@@ -353,6 +360,9 @@ void check_render(Store& store, const std::string& session, const Chain& chain, 
       }
     }
   }
+  for (const auto& id : quoted)
+    if (!covered.count(id))
+      add(c, session, {id}, fmt::format("the recap quotes node '{}', which the rendered summary does not cover", id));
   for (const auto& id : spine) {
     auto it = chain.rows.find(id);
     if (it == chain.rows.end() || it->second.kind != kind::kMessage) continue;
@@ -526,8 +536,9 @@ VerifyReport verify_invariants(Store& store, const std::vector<std::string>& ses
   Check i3 = check_summary_coverage(store, sessions);
   Check i4 = check_active_summary(store, sessions);
   Check i7 = check_compaction_log(store, sessions);
+  Check i9 = check_fork_closure(store, sessions);
 
-  for (Check* c : {&i1, &i2, &i3, &i4, &i5, &i6, &i7, &i10, &i11}) {
+  for (Check* c : {&i1, &i2, &i3, &i4, &i5, &i6, &i7, &i9, &i10, &i11}) {
     c->ok = c->violations.empty();
     report.ok = report.ok && c->ok;
     report.checks.push_back(std::move(*c));

@@ -36,7 +36,7 @@ struct VerifyReport {
 /// I5 render completeness (every node of HEAD's spine rendered exactly once raw or inside the
 /// rendered summary; tool-pairing repairs and render warnings are warnings; provider messages
 /// pair every call with its result), I6 HEAD integrity (causes, existence, boundary, unbroken
-/// chain of moves), I10 determinism (two renders give identical openai and anthropic bytes; the
+/// chain of moves), I9 fork closure (invariants/verify_fork.hpp), I10 determinism (two renders give identical openai and anthropic bytes; the
 /// render from HEAD's predecessor is a prefix of HEAD's, skipped when the summary differs),
 /// I11 SQLite integrity_check and foreign_key_check (database-wide: session is empty).
 /// An unknown session is an I6 violation. Cost: O(nodes of the checked sessions).

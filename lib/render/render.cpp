@@ -1,4 +1,5 @@
 #include "render/render.hpp"
+#include "strategies/recap.hpp"
 
 #include <fmt/format.h>
 
@@ -516,11 +517,20 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   }
   r.items.assign(std::make_move_iterator(rev.rbegin()), std::make_move_iterator(rev.rend()));
 
-  // Provenance and sections.
+  // The rolling projection (seed 002 "rolling"): a bounded recap of the covered user messages,
+  // quoted verbatim, follows the summary. It travels in the summary's own user message (its
+  // blocks appended at render time, never stored), so the message list keeps one item per read
+  // id; the "recap" section names the quoted ids.
   std::size_t summary_pos = r.items.size();
   for (std::size_t i = 0; i < r.items.size(); ++i) {
     r.reads.push_back(r.items[i].id);
     if (r.summary && r.items[i].id == *r.summary) summary_pos = i;
+  }
+  std::optional<Recap> recap;
+  if (summary_pos < r.items.size() && opts.strategy == "rolling") {
+    recap = rolling_recap(store, r.items[summary_pos]);
+    if (recap && recap->node.content.is_array())
+      for (const auto& b : recap->node.content) r.items[summary_pos].content.push_back(b);
   }
   auto add_section = [&](const char* kind_name, std::size_t from, std::size_t to) {
     if (from >= to) return;
@@ -529,6 +539,7 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
       s.ids.push_back(r.items[i].id);
       s.estimated_tokens += estimate_node_tokens(r.items[i]);
     }
+    if (recap && from == summary_pos) s.estimated_tokens -= recap->estimated_tokens;  // counted in "recap"
     r.estimated_tokens += s.estimated_tokens;
     r.sections.push_back(std::move(s));
   };
@@ -539,6 +550,10 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   if (summary_pos < r.items.size()) {
     add_section("prefix", sys_end, summary_pos);
     add_section("summary", summary_pos, summary_pos + 1);
+    if (recap) {
+      r.sections.push_back(Section{"recap", recap->quoted_ids, recap->estimated_tokens});
+      r.estimated_tokens += recap->estimated_tokens;
+    }
     add_section("tail", summary_pos + 1, r.items.size());
   } else {
     add_section("tail", sys_end, r.items.size());

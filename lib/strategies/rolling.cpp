@@ -187,7 +187,7 @@ bool make_plan(Store& store, const std::string& session, const RollingOptions& o
   for (std::size_t i = 0; i < p.items.size(); ++i)
     if (p.r.summary && p.items[i].id == *p.r.summary) p.summary_pos = i;
   if (p.summary_pos) {
-    p.old_summary = p.items[*p.summary_pos];
+    p.old_summary = store.node(p.items[*p.summary_pos].id, false);  // stored form, without the rendered recap
     p.old_covers = store.covers_of(p.old_summary->seq);
     if (auto rc = rolling_recap(store, *p.old_summary)) {
       p.old_recap_tokens = rc->estimated_tokens;
@@ -721,7 +721,7 @@ CompactResult compact_rolling(Store& store, const std::string& session, Summariz
     Rendered r = render_context(store, session, ro);
     std::int64_t summary_part = 0;
     for (const auto& s : r.sections)
-      if (s.kind == "summary" || s.kind == "recap") summary_part += s.estimated_tokens;
+      if (s.kind == "summary") summary_part += s.estimated_tokens;  // the recap and the tail do not shrink by re-compaction
     if (total.estimated_tokens_after - summary_part >= trigger) {
       total.reason = fmt::format("still {} tokens after compaction: the kept tail alone exceeds the trigger of {} "
                                  "tokens (a single unit larger than the budget is not split)",

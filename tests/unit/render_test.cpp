@@ -112,18 +112,27 @@ TEST_F(RenderTest, C06SummaryReplacesCoveredSegment) {
   ASSERT_TRUE(r.summary);
   EXPECT_EQ(*r.summary, "S");
   for (const auto& id : r.reads) EXPECT_NE(id, "n150");
-  ASSERT_EQ(r.sections.size(), 2u);
+  // Rolling projection (seed 002): summary, a bounded recap quoting covered user messages, tail.
+  ASSERT_EQ(r.sections.size(), 3u);
   EXPECT_EQ(r.sections[0].kind, "summary");
   EXPECT_EQ(r.sections[0].ids, std::vector<std::string>{"S"});
-  EXPECT_EQ(r.sections[1].kind, "tail");
-  EXPECT_EQ(r.sections[1].ids.size(), 50u);
-  EXPECT_EQ(r.sections[1].ids.front(), "n151");
+  EXPECT_EQ(r.sections[1].kind, "recap");
+  EXPECT_EQ(r.sections[1].ids, (std::vector<std::string>{"n145", "n147", "n149"}));
+  EXPECT_EQ(r.sections[2].kind, "tail");
+  EXPECT_EQ(r.sections[2].ids.size(), 50u);
+  EXPECT_EQ(r.sections[2].ids.front(), "n151");
   EXPECT_EQ(r.spine_length, 51);  // n200..n151, then n150 where the jump happens
-  EXPECT_EQ(r.estimated_tokens, r.sections[0].estimated_tokens + r.sections[1].estimated_tokens);
-  // The summary turn is a user message in provider formats.
+  EXPECT_EQ(r.estimated_tokens,
+            r.sections[0].estimated_tokens + r.sections[1].estimated_tokens + r.sections[2].estimated_tokens);
+  // The summary turn is a user message in provider formats; the recap travels inside it.
   Json oa = render_request_body(r, RenderFormat::openai)["messages"];
   ASSERT_EQ(oa.size(), 51u);
-  EXPECT_EQ(oa[0], (Json{{"role", "user"}, {"content", "summary of the earlier conversation"}}));
+  EXPECT_EQ(oa[0]["role"], "user");
+  std::string first = oa[0]["content"].is_string() ? oa[0]["content"].get<std::string>() : dump_json(oa[0]["content"]);
+  ASSERT_TRUE(oa[0]["content"].is_array()) << first;
+  EXPECT_EQ(oa[0]["content"][0], (Json{{"type", "text"}, {"text", "summary of the earlier conversation"}}));
+  EXPECT_NE(first.find("user says n149"), std::string::npos) << first;
+  EXPECT_EQ(first.find("user says n151"), std::string::npos) << "the tail is never quoted in the recap";
   EXPECT_EQ(oa[1], (Json{{"role", "user"}, {"content", "user says n151"}}));
 }
 
@@ -136,8 +145,10 @@ TEST_F(RenderTest, C28CutAfterSecondTurn) {
   Json body = render_request_body(r, RenderFormat::anthropic);
   ASSERT_EQ(body["messages"].size(), 2u);  // summary and t3 merge into one user turn
   EXPECT_EQ(body["messages"][0]["role"], "user");
-  EXPECT_EQ(body["messages"][0]["content"].size(), 2u);
-  EXPECT_EQ(body["messages"][0]["content"][1]["text"], "user says t3");
+  // summary text, the recap quoting t1 (the covered user message), then t3.
+  ASSERT_EQ(body["messages"][0]["content"].size(), 3u);
+  EXPECT_NE(body["messages"][0]["content"][1]["text"].get<std::string>().find("user says t1"), std::string::npos);
+  EXPECT_EQ(body["messages"][0]["content"][2]["text"], "user says t3");
   EXPECT_EQ(body["messages"][1], (Json{{"role", "assistant"}, {"content", Json::array({txt("assistant says t4")})}}));
 }
 
@@ -150,12 +161,14 @@ TEST_F(RenderTest, SystemPrefixSummaryTailSections) {
   summary("S", "u1", {"a1", "u2"});
   Rendered r = render();
   EXPECT_EQ(r.reads, (std::vector<std::string>{"sys", "u1", "S", "a2"}));
-  ASSERT_EQ(r.sections.size(), 4u);
+  ASSERT_EQ(r.sections.size(), 5u);
   EXPECT_EQ(r.sections[0].kind, "system");
   EXPECT_EQ(r.sections[1].kind, "prefix");
   EXPECT_EQ(r.sections[1].ids, std::vector<std::string>{"u1"});
   EXPECT_EQ(r.sections[2].kind, "summary");
-  EXPECT_EQ(r.sections[3].kind, "tail");
+  EXPECT_EQ(r.sections[3].kind, "recap");
+  EXPECT_EQ(r.sections[3].ids, std::vector<std::string>{"u2"});
+  EXPECT_EQ(r.sections[4].kind, "tail");
   EXPECT_EQ(r.sections[0].estimated_tokens, estimate_node_tokens(*st().node("sys")));
   Json an = render_to_json(r, RenderFormat::anthropic);
   EXPECT_EQ(an["system"], "system says sys");

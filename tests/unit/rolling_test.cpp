@@ -648,7 +648,7 @@ TEST_F(RollingTest, SummaryNodeShapeAndProvenance) {
   EXPECT_NE(text.find("<compacted-summary>"), std::string::npos);
   EXPECT_NE(text.find("</compacted-summary>"), std::string::npos);
   auto ev = st().events("s", "compact/");
-  ASSERT_EQ(ev.size(), 3u);
+  ASSERT_EQ(ev.size(), 3u) << res.reason << "; passes " << res.passes;
   EXPECT_EQ(ev[0].type, "compact/start");
   EXPECT_EQ(ev[1].type, "compact/summary");
   EXPECT_EQ(ev[1].payload["summary_id"], *res.summary_id);
