@@ -25,6 +25,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <string_view>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -47,38 +51,120 @@ constexpr const char* kFormat = "claude-code";
 
 enum class LineKind : std::uint8_t { keep, node, skip };
 
+/// Interns short strings (uuids, message and tool ids, type names) as dense 32-bit ids; 0 is the
+/// empty string. Bytes live in 1 MiB blocks (never moved), the index is open addressing over ids.
+class Interner {
+ public:
+  Interner() : ptr_{""}, len_{0}, slots_(1024, 0) {}
+  Interner(const Interner&) = delete;
+  Interner& operator=(const Interner&) = delete;
+  Interner(Interner&&) = default;
+  Interner& operator=(Interner&&) = default;
+
+  std::uint32_t intern(std::string_view s) {
+    if (s.empty()) return 0;
+    if ((ptr_.size() + 1) * 2 > slots_.size()) grow();
+    std::size_t mask = slots_.size() - 1;
+    for (std::size_t h = std::hash<std::string_view>{}(s) & mask;; h = (h + 1) & mask) {
+      std::uint32_t id = slots_[h];
+      if (id == 0) {
+        id = static_cast<std::uint32_t>(ptr_.size());
+        ptr_.push_back(store(s));
+        len_.push_back(static_cast<std::uint32_t>(s.size()));
+        slots_[h] = id;
+        return id;
+      }
+      if (view(id) == s) return id;
+    }
+  }
+  std::string_view view(std::uint32_t id) const { return {ptr_[id], len_[id]}; }
+  std::string str(std::uint32_t id) const { return std::string(view(id)); }
+  std::size_t size() const { return ptr_.size(); }
+
+ private:
+  static constexpr std::size_t kBlock = 1 << 20;
+  const char* store(std::string_view s) {
+    if (s.size() > kBlock / 4) {  // a long id gets its own block
+      blocks_.emplace_back(new char[s.size()]);
+      std::memcpy(blocks_.back().get(), s.data(), s.size());
+      return blocks_.back().get();
+    }
+    if (blocks_.empty() || used_ + s.size() > kBlock) {
+      blocks_.emplace_back(new char[kBlock]);
+      cur_ = blocks_.back().get();
+      used_ = 0;
+    }
+    char* p = cur_ + used_;
+    std::memcpy(p, s.data(), s.size());
+    used_ += s.size();
+    return p;
+  }
+  void grow() {
+    std::vector<std::uint32_t> slots(slots_.size() * 2, 0);
+    std::size_t mask = slots.size() - 1;
+    for (std::uint32_t id = 1; id < ptr_.size(); ++id) {
+      std::size_t h = std::hash<std::string_view>{}(view(id)) & mask;
+      while (slots[h] != 0) h = (h + 1) & mask;
+      slots[h] = id;
+    }
+    slots_ = std::move(slots);
+  }
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* cur_ = nullptr;
+  std::size_t used_ = 0;
+  std::vector<const char*> ptr_;
+  std::vector<std::uint32_t> len_;
+  std::vector<std::uint32_t> slots_;
+};
+
 /// What pass 1 keeps of one record: enough to link, merge and place it, never its content.
+/// Fixed size (64 bytes): strings are interned ids, tool_result ids live in a shared pool.
 struct Line {
   std::int64_t line = 0;
   std::uint64_t offset = 0;
   std::uint64_t length = 0;
-  int part = 0;
+  std::uint32_t type = 0;  ///< interned type name ("non-object" / "unknown" when absent)
+  std::uint32_t uuid = 0;
+  std::uint32_t parent = 0;
+  std::uint32_t logical_parent = 0;  ///< compact_boundary.logicalParentUuid
+  std::uint32_t msg_id = 0;          ///< assistant message.id
+  std::uint32_t results = 0;         ///< first tool_result.tool_use_id of a user line in Skeleton::result_pool
+  std::uint32_t n_results = 0;
+  std::int32_t part = 0;
+  std::int32_t next = -1;  ///< the next line merged into the same node (plan step), file order
   LineKind kind = LineKind::keep;
-  bool glued = false;  ///< the physical line held several records
-  std::string type;
-  std::string uuid;
-  std::string parent;
-  std::string logical_parent;  ///< compact_boundary.logicalParentUuid
-  std::string msg_id;          ///< assistant message.id
-  bool event = false;          ///< progress/system/unknown: a transparent chain record
-  bool sidechain = false;
-  bool compact_summary = false;
-  bool boundary = false;
-  bool conflict = false;  ///< same uuid as an earlier line, different payload
-  std::vector<std::string> result_ids;  ///< tool_result.tool_use_id on a user line
-  bool result_only = false;             ///< a user line whose content is only tool_result blocks
-  std::string text_hash;                ///< sha256 of a string user content (sidechain root matching)
+  bool glued : 1 = false;            ///< the physical line held several records
+  bool event : 1 = false;            ///< progress/system/unknown: a transparent chain record
+  bool sidechain : 1 = false;
+  bool compact_summary : 1 = false;
+  bool boundary : 1 = false;
+  bool conflict : 1 = false;     ///< same uuid as an earlier line, different payload
+  bool result_only : 1 = false;  ///< a user line whose content is only tool_result blocks
 };
 
 struct Skeleton {
+  Interner ids;
   std::vector<Line> lines;
-  std::unordered_map<std::string, int> by_uuid;  ///< first kept occurrence
-  std::string inner_session;                     ///< first sessionId seen
+  std::vector<std::int32_t> by_uuid;        ///< interned uuid -> first kept occurrence (-1 none)
+  std::vector<std::int32_t> tool_use_line;  ///< interned tool_use id -> assistant line (-1 none)
+  std::vector<std::uint32_t> result_pool;   ///< tool_result ids of user lines (interned)
+  std::string inner_session;                ///< first sessionId seen
   std::string first_agent_id;
-  std::unordered_map<std::string, int> tool_use_line;           ///< tool_use id -> assistant line
   std::vector<std::pair<std::string, std::string>> task_prompts;  ///< (prompt hash, tool_use id), file order
   std::unordered_map<std::string, std::string> agent_tool_use;  ///< agentId -> Task tool_use id
   std::vector<std::pair<std::int64_t, std::string>> bad;        ///< unparseable bytes to keep
+  std::uint32_t t_user = 0, t_assistant = 0, t_system = 0, t_progress = 0;
+
+  static std::int32_t get(const std::vector<std::int32_t>& v, std::uint32_t id) {
+    return id != 0 && id < v.size() ? v[id] : -1;
+  }
+  static void put_first(std::vector<std::int32_t>& v, std::uint32_t id, std::int32_t value) {
+    if (id == 0) return;
+    if (id >= v.size()) v.resize(std::max<std::size_t>(id + 1, v.size() + v.size() / 2), -1);
+    if (v[id] < 0) v[id] = value;
+  }
+  int line_of(std::uint32_t uuid) const { return get(by_uuid, uuid); }
+  std::string str(std::uint32_t id) const { return ids.str(id); }
 };
 
 bool is_obj(const Json& j, const char* key) {
@@ -88,17 +174,255 @@ bool is_obj(const Json& j, const char* key) {
 
 std::string str_at(const Json& j, const char* key) { return json_str(j, key); }
 
+/// The fields pass 1 needs from one record, collected by a SAX handler without building a tree:
+/// depth-1 keys, message.{id,content}, data.agentId, toolUseResult.agentId and per content block
+/// type/id/tool_use_id/input.prompt. Same semantics as reading them from the DOM: a string field is
+/// "" unless its value is a string, a flag is false unless it is the boolean true, and a repeated
+/// key overrides the earlier value (nlohmann keeps the last).
+class ScanSax {
+ public:
+  struct Block {
+    bool object = false;
+    std::string type, id, tool_use_id;
+    bool input_object = false;
+    bool has_prompt = false;
+    std::string prompt_hash;
+  };
+
+  bool root_object = false;
+  std::string type, uuid, parent, session_id, agent_id, subtype, logical_parent, parent_tool_use;
+  bool sidechain = false, compact_summary = false;
+  bool data_object = false;
+  std::string data_agent;
+  bool msg_object = false;
+  std::string msg_id;
+  bool content_array = false;
+  std::vector<Block> blocks;  ///< first n_blocks are this record's
+  std::size_t n_blocks = 0;
+  bool tur_object = false;
+  std::string tur_agent;
+
+  void reset() {
+    root_object = false;
+    for (auto* s : {&type, &uuid, &parent, &session_id, &agent_id, &subtype, &logical_parent, &parent_tool_use,
+                    &data_agent, &msg_id, &tur_agent})
+      s->clear();
+    sidechain = compact_summary = data_object = msg_object = content_array = tur_object = false;
+    n_blocks = 0;
+    stack_.clear();
+  }
+
+  // ---- nlohmann SAX interface ----
+  bool null() { return scalar(); }
+  bool boolean(bool b) {
+    if (stack_.size() == 1 && stack_.back().ctx == C_ROOT) {
+      if (stack_.back().slot == S_SIDECHAIN) sidechain = b;
+      if (stack_.back().slot == S_COMPACT) compact_summary = b;
+    }
+    return scalar();
+  }
+  bool number_integer(Json::number_integer_t) { return scalar(); }
+  bool number_unsigned(Json::number_unsigned_t) { return scalar(); }
+  bool number_float(Json::number_float_t, const Json::string_t&) { return scalar(); }
+  bool binary(Json::binary_t&) { return scalar(); }
+  bool string(Json::string_t& s) {
+    if (stack_.empty()) return true;
+    Frame& f = stack_.back();
+    if (f.ctx == C_CONTENT) {
+      new_block();
+      return true;
+    }
+    if (std::string* dst = target(f)) *dst = s;
+    if (f.ctx == C_INPUT && f.slot == S_PROMPT) {
+      Block& b = blocks[n_blocks - 1];
+      b.has_prompt = true;
+      b.prompt_hash = sha256_hex(s);
+    }
+    return true;
+  }
+  bool start_object(std::size_t) { return open(true); }
+  bool start_array(std::size_t) { return open(false); }
+  bool end_object() {
+    stack_.pop_back();
+    return true;
+  }
+  bool end_array() {
+    stack_.pop_back();
+    return true;
+  }
+  bool key(Json::string_t& k) {
+    Frame& f = stack_.back();
+    f.slot = S_NONE;
+    switch (f.ctx) {
+      case C_ROOT:
+        if (k == "type") f.slot = S_TYPE, type.clear();
+        else if (k == "uuid") f.slot = S_UUID, uuid.clear();
+        else if (k == "parentUuid") f.slot = S_PARENT, parent.clear();
+        else if (k == "sessionId") f.slot = S_SESSION, session_id.clear();
+        else if (k == "agentId") f.slot = S_AGENT, agent_id.clear();
+        else if (k == "isSidechain") f.slot = S_SIDECHAIN, sidechain = false;
+        else if (k == "isCompactSummary") f.slot = S_COMPACT, compact_summary = false;
+        else if (k == "subtype") f.slot = S_SUBTYPE, subtype.clear();
+        else if (k == "logicalParentUuid") f.slot = S_LOGICAL, logical_parent.clear();
+        else if (k == "parentToolUseID") f.slot = S_PTU, parent_tool_use.clear();
+        else if (k == "data") f.slot = S_DATA, data_object = false, data_agent.clear();
+        else if (k == "message")
+          f.slot = S_MESSAGE, msg_object = false, msg_id.clear(), content_array = false, n_blocks = 0;
+        else if (k == "toolUseResult") f.slot = S_TUR, tur_object = false, tur_agent.clear();
+        break;
+      case C_MSG:
+        if (k == "id") f.slot = S_MSG_ID, msg_id.clear();
+        else if (k == "content") f.slot = S_CONTENT, content_array = false, n_blocks = 0;
+        break;
+      case C_DATA:
+        if (k == "agentId") f.slot = S_DATA_AGENT, data_agent.clear();
+        break;
+      case C_TUR:
+        if (k == "agentId") f.slot = S_TUR_AGENT, tur_agent.clear();
+        break;
+      case C_BLOCK: {
+        Block& b = blocks[n_blocks - 1];
+        if (k == "type") f.slot = S_B_TYPE, b.type.clear();
+        else if (k == "id") f.slot = S_B_ID, b.id.clear();
+        else if (k == "tool_use_id") f.slot = S_B_TUID, b.tool_use_id.clear();
+        else if (k == "input") f.slot = S_B_INPUT, b.input_object = false, b.has_prompt = false;
+        break;
+      }
+      case C_INPUT:
+        if (k == "prompt") f.slot = S_PROMPT, blocks[n_blocks - 1].has_prompt = false;
+        break;
+      default:
+        break;
+    }
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+
+ private:
+  enum Ctx : std::uint8_t { C_ROOT, C_MSG, C_DATA, C_TUR, C_CONTENT, C_BLOCK, C_INPUT, C_OTHER };
+  enum Slot : std::uint8_t {
+    S_NONE, S_TYPE, S_UUID, S_PARENT, S_SESSION, S_AGENT, S_SIDECHAIN, S_COMPACT, S_SUBTYPE, S_LOGICAL, S_PTU,
+    S_DATA, S_MESSAGE, S_TUR, S_MSG_ID, S_CONTENT, S_DATA_AGENT, S_TUR_AGENT, S_B_TYPE, S_B_ID, S_B_TUID,
+    S_B_INPUT, S_PROMPT
+  };
+  struct Frame {
+    Ctx ctx;
+    Slot slot;
+  };
+  std::vector<Frame> stack_;
+
+  void new_block() {
+    if (n_blocks == blocks.size()) blocks.emplace_back();
+    Block& b = blocks[n_blocks++];
+    b.object = false;
+    b.type.clear();
+    b.id.clear();
+    b.tool_use_id.clear();
+    b.input_object = false;
+    b.has_prompt = false;
+  }
+  bool scalar() {
+    if (!stack_.empty() && stack_.back().ctx == C_CONTENT) new_block();
+    return true;
+  }
+  std::string* target(const Frame& f) {
+    switch (f.slot) {
+      case S_TYPE: return &type;
+      case S_UUID: return &uuid;
+      case S_PARENT: return &parent;
+      case S_SESSION: return &session_id;
+      case S_AGENT: return &agent_id;
+      case S_SUBTYPE: return &subtype;
+      case S_LOGICAL: return &logical_parent;
+      case S_PTU: return &parent_tool_use;
+      case S_MSG_ID: return &msg_id;
+      case S_DATA_AGENT: return &data_agent;
+      case S_TUR_AGENT: return &tur_agent;
+      case S_B_TYPE: return f.ctx == C_BLOCK ? &blocks[n_blocks - 1].type : nullptr;
+      case S_B_ID: return f.ctx == C_BLOCK ? &blocks[n_blocks - 1].id : nullptr;
+      case S_B_TUID: return f.ctx == C_BLOCK ? &blocks[n_blocks - 1].tool_use_id : nullptr;
+      default: return nullptr;
+    }
+  }
+  bool open(bool object) {
+    Ctx c = C_OTHER;
+    if (stack_.empty()) {
+      if (object) {
+        c = C_ROOT;
+        root_object = true;
+      }
+    } else {
+      const Frame& f = stack_.back();
+      if (f.ctx == C_CONTENT) {
+        new_block();
+        if (object) {
+          c = C_BLOCK;
+          blocks[n_blocks - 1].object = true;
+        }
+      } else if (f.ctx == C_ROOT && object && f.slot == S_DATA) {
+        c = C_DATA, data_object = true;
+      } else if (f.ctx == C_ROOT && object && f.slot == S_MESSAGE) {
+        c = C_MSG, msg_object = true;
+      } else if (f.ctx == C_ROOT && object && f.slot == S_TUR) {
+        c = C_TUR, tur_object = true;
+      } else if (f.ctx == C_MSG && !object && f.slot == S_CONTENT) {
+        c = C_CONTENT, content_array = true;
+      } else if (f.ctx == C_BLOCK && object && f.slot == S_B_INPUT) {
+        c = C_INPUT, blocks[n_blocks - 1].input_object = true;
+      }
+    }
+    stack_.push_back(Frame{c, S_NONE});
+    return true;
+  }
+};
+
 /// Pass 1. warn may be empty (scanning the main file for a subagent's link).
 Skeleton scan(const std::string& path, const JsonlReader::Warn& warn, bool keep_bad) {
   Skeleton sk;
-  std::unordered_map<std::string, std::string> digest_of;  // uuid -> sha256 of the first payload
+  sk.t_user = sk.ids.intern("user");
+  sk.t_assistant = sk.ids.intern("assistant");
+  sk.t_system = sk.ids.intern("system");
+  sk.t_progress = sk.ids.intern("progress");
+  const std::uint32_t t_non_object = sk.ids.intern("non-object");
+  const std::uint32_t t_unknown = sk.ids.intern("unknown");
   JsonlReader reader(
       path, warn ? warn : JsonlReader::Warn([](std::int64_t, const std::string&, const std::string&) {}),
       [&](std::int64_t line, const std::string& raw) {
         if (keep_bad) sk.bad.emplace_back(line, raw);
       });
+  // SAX results of the records the reader parsed but next() has not returned yet (a glued line
+  // parses all its records first), in order.
+  std::deque<ScanSax> parsed;
+  std::vector<ScanSax> spare;
+  reader.set_parser([&](std::string_view text) {
+    ScanSax h;
+    if (!spare.empty()) {
+      h = std::move(spare.back());
+      spare.pop_back();
+    }
+    h.reset();
+    if (!Json::sax_parse(text.begin(), text.end(), &h)) {
+      spare.push_back(std::move(h));
+      return false;
+    }
+    parsed.push_back(std::move(h));
+    return true;
+  });
+  // Payload digest of a record, computed only when its uuid repeats (rare): the same digest the
+  // store would compare, over the re-read record.
+  auto payload = [&](std::uint64_t offset, std::uint64_t length, int part) {
+    return dump_json(reader.read_at(offset, length, part));
+  };
   JsonlRecord rec;
   while (reader.next(rec)) {
+    ScanSax v = std::move(parsed.front());
+    parsed.pop_front();
+    struct Recycle {
+      std::vector<ScanSax>& spare;
+      ScanSax& v;
+      ~Recycle() { spare.push_back(std::move(v)); }
+    } recycle{spare, v};
+
     Line ln;
     ln.line = rec.line;
     ln.offset = rec.offset;
@@ -108,107 +432,88 @@ Skeleton scan(const std::string& path, const JsonlReader::Warn& warn, bool keep_
       ln.glued = true;
       for (auto it = sk.lines.rbegin(); it != sk.lines.rend() && it->line == rec.line; ++it) it->glued = true;
     }
-    const Json& v = rec.value;
-    if (!v.is_object()) {
-      ln.type = "non-object";
-      sk.lines.push_back(std::move(ln));
+    if (!v.root_object) {
+      ln.type = t_non_object;
+      sk.lines.push_back(ln);
       continue;
     }
-    ln.type = str_at(v, "type");
-    if (ln.type.empty()) ln.type = "unknown";
-    ln.uuid = str_at(v, "uuid");
-    if (sk.inner_session.empty()) sk.inner_session = str_at(v, "sessionId");
-    if (sk.first_agent_id.empty()) sk.first_agent_id = str_at(v, "agentId");
+    ln.type = v.type.empty() ? t_unknown : sk.ids.intern(v.type);
+    if (sk.inner_session.empty()) sk.inner_session = v.session_id;
+    if (sk.first_agent_id.empty()) sk.first_agent_id = v.agent_id;
 
     // Links to subagents (2.1.x): progress lines name agentId and the Task call.
-    if (ln.type == "progress" && is_obj(v, "data")) {
-      std::string agent = str_at(v["data"], "agentId");
-      std::string tu = str_at(v, "parentToolUseID");
-      if (!agent.empty() && !tu.empty()) sk.agent_tool_use.emplace(agent, tu);
+    if (ln.type == sk.t_progress && v.data_object) {
+      if (!v.data_agent.empty() && !v.parent_tool_use.empty())
+        sk.agent_tool_use.emplace(v.data_agent, v.parent_tool_use);
     }
-    if (ln.uuid.empty()) {
-      sk.lines.push_back(std::move(ln));
+    if (v.uuid.empty()) {
+      sk.lines.push_back(ln);
       continue;
     }
     ln.kind = LineKind::node;
-    ln.parent = str_at(v, "parentUuid");
-    ln.sidechain = v.value("isSidechain", false) == true;
+    ln.uuid = sk.ids.intern(v.uuid);
+    ln.parent = sk.ids.intern(v.parent);
+    ln.sidechain = v.sidechain;
 
-    std::string dig = sha256_hex(dump_json(v));
-    if (auto it = digest_of.find(ln.uuid); it != digest_of.end()) {
-      if (it->second == dig) {
+    if (int first = sk.line_of(ln.uuid); first >= 0) {
+      const Line& f = sk.lines[first];
+      if (payload(f.offset, f.length, f.part) == payload(rec.offset, rec.length, rec.part)) {
         if (warn)
           warn(rec.line, "id.duplicate",
-               fmt::format("record '{}' appears again with an identical payload; counted once", ln.uuid));
+               fmt::format("record '{}' appears again with an identical payload; counted once", v.uuid));
         ln.kind = LineKind::skip;
-        sk.lines.push_back(std::move(ln));
+        sk.lines.push_back(ln);
         continue;
       }
       ln.conflict = true;
-    } else {
-      digest_of.emplace(ln.uuid, std::move(dig));
     }
 
-    const Json* msg = is_obj(v, "message") ? &v["message"] : nullptr;
-    if ((ln.type == "user" || ln.type == "assistant") && msg) {
-      const Json* content = msg->contains("content") ? &(*msg)["content"] : nullptr;
-      if (ln.type == "assistant") {
-        ln.msg_id = str_at(*msg, "id");
-        if (content && content->is_array())
-          for (const auto& b : *content) {
-            if (!b.is_object() || str_at(b, "type") != "tool_use") continue;
-            std::string id = str_at(b, "id");
-            if (id.empty()) continue;
-            sk.tool_use_line.emplace(id, static_cast<int>(sk.lines.size()));
-            if (is_obj(b, "input")) {
-              auto p = b["input"].find("prompt");
-              if (p != b["input"].end() && p->is_string())
-                sk.task_prompts.emplace_back(sha256_hex(p->get<std::string>()), id);
-            }
+    const auto index = static_cast<std::int32_t>(sk.lines.size());
+    if ((ln.type == sk.t_user || ln.type == sk.t_assistant) && v.msg_object) {
+      if (ln.type == sk.t_assistant) {
+        ln.msg_id = sk.ids.intern(v.msg_id);
+        if (v.content_array)
+          for (std::size_t k = 0; k < v.n_blocks; ++k) {
+            const ScanSax::Block& b = v.blocks[k];
+            if (!b.object || b.type != "tool_use" || b.id.empty()) continue;
+            Skeleton::put_first(sk.tool_use_line, sk.ids.intern(b.id), index);
+            if (b.input_object && b.has_prompt) sk.task_prompts.emplace_back(b.prompt_hash, b.id);
           }
       } else {
-        ln.compact_summary = v.value("isCompactSummary", false) == true;
-        if (content && content->is_string()) ln.text_hash = sha256_hex(content->get<std::string>());
-        if (content && content->is_array()) {
-          bool only = !content->empty();
-          for (const auto& b : *content) {
-            if (b.is_object() && str_at(b, "type") == "tool_result")
-              ln.result_ids.push_back(str_at(b, "tool_use_id"));
+        ln.compact_summary = v.compact_summary;
+        if (v.content_array) {
+          bool only = v.n_blocks > 0;
+          ln.results = static_cast<std::uint32_t>(sk.result_pool.size());
+          for (std::size_t k = 0; k < v.n_blocks; ++k) {
+            const ScanSax::Block& b = v.blocks[k];
+            if (b.object && b.type == "tool_result")
+              sk.result_pool.push_back(sk.ids.intern(b.tool_use_id));
             else
               only = false;
           }
+          ln.n_results = static_cast<std::uint32_t>(sk.result_pool.size()) - ln.results;
           ln.result_only = only;
         }
-        if (is_obj(v, "toolUseResult") && !ln.result_ids.empty()) {
-          std::string agent = str_at(v["toolUseResult"], "agentId");
-          if (!agent.empty()) sk.agent_tool_use.emplace(agent, ln.result_ids.front());
-        }
+        if (v.tur_object && ln.n_results > 0 && !v.tur_agent.empty())
+          sk.agent_tool_use.emplace(v.tur_agent, sk.str(sk.result_pool[ln.results]));
       }
     } else {
       ln.event = true;
-      if (ln.type == "system" && str_at(v, "subtype") == "compact_boundary") {
+      if (ln.type == sk.t_system && v.subtype == "compact_boundary") {
         ln.boundary = true;
-        ln.logical_parent = str_at(v, "logicalParentUuid");
-      }
-      if (ln.type == "system") {
-        // Subagent link via an error/notification is not needed; keep scanning.
+        ln.logical_parent = sk.ids.intern(v.logical_parent);
       }
     }
-    if (!ln.conflict) sk.by_uuid.emplace(ln.uuid, static_cast<int>(sk.lines.size()));
-    sk.lines.push_back(std::move(ln));
+    if (!ln.conflict) Skeleton::put_first(sk.by_uuid, ln.uuid, index);
+    sk.lines.push_back(ln);
   }
   return sk;
 }
 
-int parent_line(const Skeleton& sk, int i) {
-  const std::string& p = sk.lines[i].parent;
-  if (p.empty()) return -1;
-  auto it = sk.by_uuid.find(p);
-  return it == sk.by_uuid.end() ? -1 : it->second;
-}
+int parent_line(const Skeleton& sk, int i) { return sk.line_of(sk.lines[i].parent); }
 
 /// True for a user line holding only tool results (its content was checked in pass 1).
-bool result_only(const Line& ln) { return ln.type == "user" && ln.result_only; }
+bool result_only(const Skeleton& sk, const Line& ln) { return ln.type == sk.t_user && ln.result_only; }
 
 /// An earlier line of the streamed assistant message line i continues: consecutive chain lines
 /// sharing message.id form one API message (FORMATS §1.4). The walk passes transparent events
@@ -217,31 +522,40 @@ bool result_only(const Line& ln) { return ln.type == "user" && ln.result_only; }
 /// agent-aac57f5: lines 29-31 continue message fsVEw3 after result line 28).
 int merge_target(const Skeleton& sk, int i) {
   const Line& ln = sk.lines[i];
-  if (ln.type != "assistant" || ln.msg_id.empty() || ln.conflict) return -1;
+  if (ln.type != sk.t_assistant || ln.msg_id == 0 || ln.conflict) return -1;
   int a = parent_line(sk, i);
   std::size_t steps = 0;
-  while (a >= 0 && a < i && (sk.lines[a].event || result_only(sk.lines[a])) && steps++ < sk.lines.size())
+  while (a >= 0 && a < i && (sk.lines[a].event || result_only(sk, sk.lines[a])) && steps++ < sk.lines.size())
     a = parent_line(sk, a);
   if (a < 0 || a >= i) return -1;
   const Line& p = sk.lines[a];
-  if (p.type == "assistant" && p.msg_id == ln.msg_id && p.sidechain == ln.sidechain && !p.conflict) return a;
+  if (p.type == sk.t_assistant && p.msg_id == ln.msg_id && p.sidechain == ln.sidechain && !p.conflict) return a;
   return -1;
 }
 
-/// One node to write: its source lines, its predecessor and how it got there.
+enum class PlanKind : std::uint8_t { message, summary, event };
+
+const char* kind_name(PlanKind k) {
+  switch (k) {
+    case PlanKind::summary: return kind::kSummary;
+    case PlanKind::event: return kind::kEvent;
+    default: return kind::kMessage;
+  }
+}
+
+/// One node to write: its source lines, its predecessor and how it got there. Fixed size; the
+/// rare extras (cycle report, covered plans, a renamed stored id) live in Importer side maps.
 struct Plan {
-  std::vector<int> parts;  ///< line indices, file order
-  int pred = -1;
-  int session = 0;
-  std::string kind = kind::kMessage;
+  std::int32_t first = -1;  ///< first source line; the others follow Line::next, file order
+  std::int32_t last = -1;   ///< last source line
+  std::int32_t pred = -1;
+  std::int32_t session = 0;
+  std::int32_t boundary = -1;    ///< summary: the compact_boundary plan (or -1)
+  std::int32_t cover_last = -1;  ///< summary: last covered plan (the logical parent)
+  std::uint32_t missing_pred = 0;          ///< interned id, 0 none
+  std::uint32_t cross_session_parent = 0;  ///< interned id, 0 none
+  PlanKind kind = PlanKind::message;
   bool pred_changed = false;  ///< predecessor differs from the source's parentUuid
-  std::optional<std::string> missing_pred;
-  std::optional<std::string> cross_session_parent;
-  std::vector<std::string> cycle;
-  int boundary = -1;      ///< summary: the compact_boundary plan (or -1)
-  int cover_last = -1;    ///< summary: last covered plan (the logical parent)
-  std::vector<int> covers;
-  std::string final_id;
   bool emitted = false;
 };
 
@@ -265,6 +579,11 @@ std::string base64_clean_ok(const std::string& data) {
   return {};
 }
 
+template <typename V>
+void release(V& v) {
+  V().swap(v);
+}
+
 class Importer {
  public:
   Importer(const std::string& path, ImportSink& sink) : path_(path), sink_(sink) {}
@@ -285,13 +604,23 @@ class Importer {
   Json convert_image(const Json& b, std::int64_t line);
   std::string raw_bytes(const Line& ln);
   void begin(int s);
-  std::string plan_id(int p) const { return sk_.lines[plans_[p].parts.front()].uuid; }
+  std::string plan_id(int p) const { return sk_.str(sk_.lines[plans_[p].first].uuid); }
+  /// The id the plan's node was stored under (differs from plan_id after a conflict rename).
+  std::string final_id(int p) const {
+    auto it = renamed_.find(p);
+    return it == renamed_.end() ? plan_id(p) : it->second;
+  }
+  const Line& first_line(int p) const { return sk_.lines[plans_[p].first]; }
+  std::string root_text_hash(int line);
   std::string parent_node_of_tool_use(const Skeleton& sk, const std::string& tool_use_id) const;
 
   std::string path_;
   ImportSink& sink_;
   Skeleton sk_;
   std::vector<Plan> plans_;
+  std::unordered_map<int, std::vector<std::string>> cycle_;  // plan -> reported loop
+  std::unordered_map<int, std::vector<int>> covers_;         // summary plan -> covered plans
+  std::unordered_map<int, std::string> renamed_;             // plan -> stored id when not its uuid
   std::vector<int> node_of_;  // line -> plan
   std::vector<SessionSlot> sessions_;
   std::vector<int> session_of_line_;
@@ -315,12 +644,30 @@ std::string Importer::raw_bytes(const Line& ln) {
 }
 
 std::string Importer::parent_node_of_tool_use(const Skeleton& sk, const std::string& tool_use_id) const {
-  auto it = sk.tool_use_line.find(tool_use_id);
-  if (it == sk.tool_use_line.end()) return {};
-  int i = it->second;
+  // Looked up without interning (sk may be a const scan of another file).
+  int i = -1;
+  for (std::uint32_t id = 1; id < sk.tool_use_line.size(); ++id)
+    if (sk.tool_use_line[id] >= 0 && sk.ids.view(id) == tool_use_id) {
+      i = sk.tool_use_line[id];
+      break;
+    }
+  if (i < 0) return {};
   std::size_t steps = 0;
   for (int t = merge_target(sk, i); t >= 0 && steps++ < sk.lines.size(); t = merge_target(sk, i)) i = t;
-  return sk.lines[i].uuid;
+  return sk.str(sk.lines[i].uuid);
+}
+
+std::string Importer::root_text_hash(int line) {
+  // sha256 of a user line's string content (sidechain root matching), re-read on demand: only
+  // sidechain roots need it.
+  const Line& ln = sk_.lines[line];
+  if (ln.type != sk_.t_user || ln.kind != LineKind::node) return {};
+  Json v = reader_->read_at(ln.offset, ln.length, ln.part);
+  if (!v.is_object() || !is_obj(v, "message")) return {};
+  const Json& msg = v["message"];
+  auto c = msg.find("content");
+  if (c == msg.end() || !c->is_string()) return {};
+  return sha256_hex(c->get<std::string>());
 }
 
 void Importer::setup_sessions() {
@@ -398,14 +745,15 @@ void Importer::setup_sessions() {
     if (it == session_of_root.end()) {
       SessionSlot s;
       s.root_line = r;
-      s.info.id = stem_ + "/sidechain-" + sk_.lines[r].uuid.substr(0, 8);
+      const std::string root_uuid = sk_.str(sk_.lines[r].uuid);
+      s.info.id = stem_ + "/sidechain-" + root_uuid.substr(0, 8);
       s.info.kind = "sidechain";
       s.info.parent_session = stem_;
       s.info.format = kFormat;
       s.info.source = sink_.file();
-      s.info.metadata["root"] = sk_.lines[r].uuid;
-      if (!sk_.lines[r].text_hash.empty()) {
-        auto pit = prompts.find(sk_.lines[r].text_hash);
+      s.info.metadata["root"] = root_uuid;
+      if (std::string text_hash = prompts.empty() ? std::string() : root_text_hash(r); !text_hash.empty()) {
+        auto pit = prompts.find(text_hash);
         if (pit != prompts.end()) {
           for (const auto& call : pit->second) {
             if (used_calls.count(call)) continue;
@@ -432,35 +780,37 @@ void Importer::plan_nodes() {
     int t = merge_target(sk_, i);
     if (t >= 0 && node_of_[t] >= 0 && session_of_line_[t] == session_of_line_[i]) {
       node_of_[i] = node_of_[t];
-      plans_[node_of_[t]].parts.push_back(i);
+      Plan& into = plans_[node_of_[t]];
+      sk_.lines[into.last].next = i;
+      into.last = i;
       continue;
     }
     Plan p;
-    p.parts.push_back(i);
+    p.first = p.last = i;
     p.session = session_of_line_[i];
-    p.kind = ln.event ? kind::kEvent : kind::kMessage;
+    p.kind = ln.event ? PlanKind::event : PlanKind::message;
     node_of_[i] = static_cast<int>(plans_.size());
     plans_.push_back(std::move(p));
   }
   // Predecessors from the source links.
   for (auto& p : plans_) {
-    const Line& ln = sk_.lines[p.parts.front()];
-    std::string named = ln.parent;
-    if (ln.boundary && named.empty()) {
+    const Line& ln = sk_.lines[p.first];
+    std::uint32_t named = ln.parent;
+    if (ln.boundary && named == 0) {
       // A compaction boundary restarts the chain; its logical parent keeps the raw chain whole.
       named = ln.logical_parent;
-      if (!named.empty()) p.pred_changed = true;
+      if (named != 0) p.pred_changed = true;
     }
-    if (named.empty()) continue;
-    auto it = sk_.by_uuid.find(named);
-    if (it == sk_.by_uuid.end()) {
+    if (named == 0) continue;
+    int named_line = sk_.line_of(named);
+    if (named_line < 0) {
       p.missing_pred = named;
       sink_.warn(ln.line, "parent.missing",
-                 fmt::format("record '{}' names parent '{}', which this file never wrote; kept as a root", ln.uuid,
-                             named));
+                 fmt::format("record '{}' names parent '{}', which this file never wrote; kept as a root",
+                             sk_.ids.view(ln.uuid), sk_.ids.view(named)));
       continue;
     }
-    int q = node_of_[it->second];
+    int q = node_of_[named_line];
     if (q < 0) continue;
     if (plans_[q].session != p.session) {
       p.cross_session_parent = named;
@@ -474,17 +824,17 @@ void Importer::break_cycles() {
   const int n = static_cast<int>(plans_.size());
   // A record rewritten under an existing uuid whose parent chain reaches that uuid (C23).
   for (int p = 0; p < n; ++p) {
-    const Line& ln = sk_.lines[plans_[p].parts.front()];
+    const Line& ln = sk_.lines[plans_[p].first];
     if (!ln.conflict || plans_[p].pred < 0) continue;
-    std::vector<std::string> ids{ln.uuid};
+    std::vector<std::string> ids{sk_.str(ln.uuid)};
     int q = plans_[p].pred;
     for (int steps = 0; q >= 0 && steps <= n; ++steps) {
       ids.push_back(plan_id(q));
-      if (plan_id(q) == ln.uuid) {
+      if (first_line(q).uuid == ln.uuid) {
         std::string joined;
         for (const auto& s : ids) joined += (joined.empty() ? "" : " -> ") + s;
         sink_.warn(ln.line, "cycle", fmt::format("parent links loop: {}; record kept as a root", joined));
-        plans_[p].cycle = ids;
+        cycle_[p] = ids;
         plans_[p].pred = -1;
         plans_[p].pred_changed = true;
         break;
@@ -512,9 +862,9 @@ void Importer::break_cycles() {
       ids.push_back(plan_id(cyc.front()));
       std::string joined;
       for (const auto& id : ids) joined += (joined.empty() ? "" : " -> ") + id;
-      sink_.warn(sk_.lines[plans_[first].parts.front()].line, "cycle",
+      sink_.warn(first_line(first).line, "cycle",
                  fmt::format("parent links loop: {}; '{}' kept as a root", joined, plan_id(first)));
-      plans_[first].cycle = ids;
+      cycle_[first] = ids;
       plans_[first].pred = -1;
       plans_[first].pred_changed = true;
     }
@@ -525,20 +875,21 @@ void Importer::break_cycles() {
 void Importer::linearize_results() {
   // Parallel tool calls (2.1.x): every result hangs off the assistant message and the
   // conversation continues from the last one. Chain them so the spine meets each (FORMATS §1.5).
-  std::unordered_map<int, int> last_result;                          // step -> last result plan
-  std::unordered_map<int, std::unordered_set<std::string>> answered;  // step -> answered tool ids
+  std::unordered_map<int, int> last_result;                            // step -> last result plan
+  std::unordered_map<int, std::unordered_set<std::uint32_t>> answered;  // step -> answered tool ids
   for (int p = 0; p < static_cast<int>(plans_.size()); ++p) {
     Plan& pl = plans_[p];
-    const Line& ln = sk_.lines[pl.parts.front()];
-    if (pl.kind != kind::kMessage || ln.type != "user" || ln.result_ids.empty() || pl.pred < 0) continue;
+    const Line& ln = sk_.lines[pl.first];
+    if (pl.kind != PlanKind::message || ln.type != sk_.t_user || ln.n_results == 0 || pl.pred < 0) continue;
     int step = pl.pred;
-    if (sk_.lines[plans_[step].parts.front()].type != "assistant") continue;
+    if (first_line(step).type != sk_.t_assistant) continue;
     auto& seen = answered[step];
+    const std::uint32_t* ids = sk_.result_pool.data() + ln.results;
     bool again = false;
-    for (const auto& id : ln.result_ids)
-      if (seen.count(id)) again = true;
+    for (std::uint32_t k = 0; k < ln.n_results; ++k)
+      if (seen.count(ids[k])) again = true;
     if (again) continue;  // the same call answered on another branch: a real branch, leave it
-    for (const auto& id : ln.result_ids) seen.insert(id);
+    for (std::uint32_t k = 0; k < ln.n_results; ++k) seen.insert(ids[k]);
     auto it = last_result.find(step);
     if (it != last_result.end()) {
       pl.pred = it->second;
@@ -551,12 +902,12 @@ void Importer::linearize_results() {
 void Importer::plan_compactions() {
   for (int p = 0; p < static_cast<int>(plans_.size()); ++p) {
     Plan& pl = plans_[p];
-    const Line& ln = sk_.lines[pl.parts.front()];
-    if (!ln.compact_summary || pl.kind != kind::kMessage) continue;
+    const Line& ln = sk_.lines[pl.first];
+    if (!ln.compact_summary || pl.kind != PlanKind::message) continue;
     int anchor = -1;
     int last = -1;
     int q = pl.pred;
-    if (q >= 0 && sk_.lines[plans_[q].parts.front()].boundary) {
+    if (q >= 0 && first_line(q).boundary) {
       if (plans_[q].pred >= 0) {
         anchor = q;
         last = plans_[q].pred;
@@ -567,11 +918,12 @@ void Importer::plan_compactions() {
     }
     if (last < 0) {
       sink_.warn(ln.line, "summary.uncovered",
-                 fmt::format("compact summary '{}' has no logical parent in this file; kept as a message", ln.uuid));
+                 fmt::format("compact summary '{}' has no logical parent in this file; kept as a message",
+                             sk_.ids.view(ln.uuid)));
       continue;
     }
-    pl.kind = kind::kSummary;
-    pl.boundary = sk_.lines[plans_[q].parts.front()].boundary ? q : -1;
+    pl.kind = PlanKind::summary;
+    pl.boundary = first_line(q).boundary ? q : -1;
     pl.cover_last = last;
     for (auto& other : plans_)
       if (other.pred == p) {
@@ -585,21 +937,23 @@ void Importer::compute_covers() {
   const int n = static_cast<int>(plans_.size());
   for (int p = 0; p < n; ++p) {
     Plan& pl = plans_[p];
-    if (pl.kind != kind::kSummary) continue;
+    if (pl.kind != PlanKind::summary) continue;
     std::vector<int> chain;
     int q = pl.cover_last;
     for (int steps = 0; q >= 0 && steps <= n; ++steps) {
-      if (plans_[q].kind == kind::kSummary) break;  // never cover a summary id
+      if (plans_[q].kind == PlanKind::summary) break;  // never cover a summary id
       chain.push_back(q);
       q = plans_[q].pred;
     }
     std::reverse(chain.begin(), chain.end());
-    pl.covers = std::move(chain);
-    pl.pred = pl.covers.empty() ? -1 : plans_[pl.covers.front()].pred;
-    if (pl.covers.empty()) {
-      pl.kind = kind::kMessage;
-      sink_.warn(sk_.lines[pl.parts.front()].line, "summary.uncovered",
+    pl.pred = chain.empty() ? -1 : plans_[chain.front()].pred;
+    if (chain.empty()) {
+      covers_.erase(p);
+      pl.kind = PlanKind::message;
+      sink_.warn(sk_.lines[pl.first].line, "summary.uncovered",
                  fmt::format("compact summary '{}' covers nothing; kept as a message", plan_id(p)));
+    } else {
+      covers_[p] = std::move(chain);
     }
   }
 }
@@ -713,15 +1067,15 @@ Node Importer::build(int p) {
   Node n;
   n.id = plan_id(p);
   n.session = sessions_[pl.session].info.id;
-  n.kind = pl.kind;
-  const Line& first = sk_.lines[pl.parts.front()];
+  n.kind = kind_name(pl.kind);
+  const Line& first = sk_.lines[pl.first];
 
   Json source = Json::object();
   source["format"] = kFormat;
   source["file"] = base_;
   source["line"] = first.line;
   if (first.glued) source["part"] = first.part;
-  source["uuid"] = first.uuid;
+  source["uuid"] = sk_.str(first.uuid);
   Json meta = Json::object();
   meta["source"] = source;
 
@@ -733,8 +1087,9 @@ Node Importer::build(int p) {
   Json usage;
   std::string stop_reason;
 
-  for (int li : pl.parts) {
+  for (int li = pl.first; li >= 0; li = sk_.lines[li].next) {
     const Line& ln = sk_.lines[li];
+    const std::string_view ln_type = sk_.ids.view(ln.type);
     Json v = reader_->read_at(ln.offset, ln.length, ln.part);
     if (!v.is_object()) v = Json::object();
     if (parts.empty()) {
@@ -743,14 +1098,14 @@ Node Importer::build(int p) {
     if (n.kind == kind::kEvent) {
       std::string sub = str_at(v, "subtype");
       if (sub.empty() && is_obj(v, "data")) sub = str_at(v["data"], "type");
-      meta["event"] = sub.empty() ? ln.type : ln.type + "/" + sub;
-      if (ln.type == "system") {
+      meta["event"] = sub.empty() ? std::string(ln_type) : fmt::format("{}/{}", ln_type, sub);
+      if (ln.type == sk_.t_system) {
         auto c = v.find("content");
         if (c != v.end() && c->is_string() && !c->get<std::string>().empty())
           content.push_back(Json{{"type", "text"}, {"text", c->get<std::string>()}});
       }
       if (ln.boundary) {
-        meta["logical_parent"] = ln.logical_parent.empty() ? Json(nullptr) : Json(ln.logical_parent);
+        meta["logical_parent"] = ln.logical_parent == 0 ? Json(nullptr) : Json(sk_.str(ln.logical_parent));
         if (is_obj(v, "compactMetadata")) meta["compact"] = v["compactMetadata"];
       }
       meta["raw"] = std::move(v);
@@ -774,12 +1129,12 @@ Node Importer::build(int p) {
       content.push_back(Json{{"type", "opaque"}, {"provider", "anthropic"}, {"data", *c}});
       all_result = false;
     }
-    if (ln.type == "assistant") {
+    if (ln.type == sk_.t_assistant) {
       if (msg.contains("usage")) usage = msg["usage"];
       std::string sr = str_at(msg, "stop_reason");
       if (!sr.empty()) stop_reason = sr;
       if (!meta.contains("model") && msg.contains("model")) meta["model"] = msg["model"];
-      if (!meta.contains("message_id")) meta["message_id"] = ln.msg_id;
+      if (!meta.contains("message_id")) meta["message_id"] = sk_.str(ln.msg_id);
       if (!meta.contains("request_id") && v.contains("requestId")) meta["request_id"] = v["requestId"];
     }
     if (v.value("isMeta", false) == true) meta["is_meta"] = true;
@@ -800,7 +1155,7 @@ Node Importer::build(int p) {
 
   if (n.kind != kind::kEvent) {
     meta["source"]["parts"] = std::move(parts);
-    if (first.type == "assistant") {
+    if (first.type == sk_.t_assistant) {
       n.role = role::kAssistant;
       if (!usage.is_null()) meta["usage"] = usage;
       if (!stop_reason.empty()) meta["stop_reason"] = stop_reason;
@@ -810,19 +1165,19 @@ Node Importer::build(int p) {
     if (!extras.empty()) meta["block_extras"] = std::move(extras);
   }
 
-  if (n.kind == kind::kSummary) {
+  if (pl.kind == PlanKind::summary) {
     Json summary = Json::object();
     summary["strategy"] = "rolling";
     summary["origin"] = "import";
     summary["format"] = kFormat;
     if (pl.boundary >= 0) {
-      const Line& b = sk_.lines[plans_[pl.boundary].parts.front()];
+      const Line& b = first_line(pl.boundary);
       Json bv = reader_->read_at(b.offset, b.length, b.part);
       Json cm = is_obj(bv, "compactMetadata") ? bv["compactMetadata"] : Json::object();
       summary["trigger"] = cm.contains("trigger") ? cm["trigger"] : Json(nullptr);
       summary["preTokens"] = cm.contains("preTokens") ? cm["preTokens"] : Json(nullptr);
       summary["compact_metadata"] = cm;
-      summary["boundary"] = b.uuid;
+      summary["boundary"] = sk_.str(b.uuid);
     }
     summary["logical_parent"] = plan_id(pl.cover_last);
     for (auto it = meta.begin(); it != meta.end(); ++it) summary[it.key()] = it.value();
@@ -830,15 +1185,16 @@ Node Importer::build(int p) {
     meta["is_compact_summary"] = true;
   }
 
-  if (pl.pred_changed || pl.kind == kind::kSummary)
-    meta["source_parent"] = first.parent.empty() ? Json(nullptr) : Json(first.parent);
-  if (pl.missing_pred) meta["missing_predecessor"] = *pl.missing_pred;
-  if (pl.cross_session_parent) meta["cross_session_parent"] = *pl.cross_session_parent;
-  if (!pl.cycle.empty()) meta["cycle"] = pl.cycle;
+  if (pl.pred_changed || pl.kind == PlanKind::summary)
+    meta["source_parent"] = first.parent == 0 ? Json(nullptr) : Json(sk_.str(first.parent));
+  if (pl.missing_pred) meta["missing_predecessor"] = sk_.str(pl.missing_pred);
+  if (pl.cross_session_parent) meta["cross_session_parent"] = sk_.str(pl.cross_session_parent);
+  if (auto cy = cycle_.find(p); cy != cycle_.end() && !cy->second.empty()) meta["cycle"] = cy->second;
   n.content = std::move(content);
   n.metadata = std::move(meta);
-  if (pl.pred >= 0) n.predecessor = plans_[pl.pred].final_id;
-  for (int c : pl.covers) n.covers_ids.push_back(plans_[c].final_id);
+  if (pl.pred >= 0) n.predecessor = final_id(pl.pred);
+  if (auto cv = covers_.find(p); cv != covers_.end())
+    for (int c : cv->second) n.covers_ids.push_back(final_id(c));
   return n;
 }
 
@@ -846,7 +1202,9 @@ void Importer::write(int p) {
   Plan& pl = plans_[p];
   begin(pl.session);
   Node n = build(p);
-  pl.final_id = sink_.add(std::move(n), sk_.lines[pl.parts.front()].line);
+  std::string id = n.id;
+  std::string stored = sink_.add(std::move(n), sk_.lines[pl.first].line);
+  if (stored != id) renamed_.emplace(p, std::move(stored));
   pl.emitted = true;
 }
 
@@ -874,7 +1232,7 @@ void Importer::emit(int start) {
     }
     // A dependency still on the stack would be a cycle; break_cycles removed them all.
     if (plans_[p].pred >= 0 && !plans_[plans_[p].pred].emitted) {
-      plans_[p].cycle = {plan_id(p), plan_id(plans_[p].pred)};
+      cycle_[p] = {plan_id(p), plan_id(plans_[p].pred)};
       plans_[p].pred = -1;
       plans_[p].pred_changed = true;
     }
@@ -887,6 +1245,8 @@ void Importer::run() {
   sk_ = scan(
       path_, [&](std::int64_t line, const std::string& code, const std::string& msg) { sink_.warn(line, code, msg); },
       true);
+  reader_ = std::make_unique<JsonlReader>(path_, JsonlReader::Warn([](std::int64_t, const std::string&,
+                                                                      const std::string&) {}));
   setup_sessions();
   plan_nodes();
   break_cycles();
@@ -894,9 +1254,12 @@ void Importer::run() {
   plan_compactions();
   break_cycles();
   compute_covers();
+  // Pass 2 needs the lines (offsets, interned ids) and the plans only.
+  release(sk_.by_uuid);
+  release(sk_.tool_use_line);
+  release(sk_.result_pool);
+  release(session_of_line_);
 
-  reader_ = std::make_unique<JsonlReader>(path_, JsonlReader::Warn([](std::int64_t, const std::string&,
-                                                                      const std::string&) {}));
   begin(0);
   const std::string& main_id = sessions_[0].info.id;
   for (const auto& [line, raw] : sk_.bad) sink_.keep_record(main_id, line, "unparseable", raw);
@@ -911,12 +1274,12 @@ void Importer::run() {
       } else {
         raw = dump_json(reader_->read_at(ln.offset, ln.length, ln.part));
       }
-      sink_.keep_record(main_id, ln.line, ln.type, raw);
+      sink_.keep_record(main_id, ln.line, sk_.str(ln.type), raw);
       continue;
     }
     if (ln.kind != LineKind::node) continue;
     int p = node_of_[i];
-    if (p >= 0 && plans_[p].parts.front() == i) emit(p);
+    if (p >= 0 && plans_[p].first == i) emit(p);
   }
   for (int p = 0; p < static_cast<int>(plans_.size()); ++p)
     if (!plans_[p].emitted) emit(p);
@@ -929,15 +1292,15 @@ void Importer::run() {
   std::vector<int> best_line(sessions_.size(), -1);
   for (int p = 0; p < static_cast<int>(plans_.size()); ++p) {
     const Plan& pl = plans_[p];
-    if (has_child[p] || pl.kind == kind::kSummary) continue;
-    int last = pl.parts.back();
+    if (has_child[p] || pl.kind == PlanKind::summary) continue;
+    int last = pl.last;
     if (last > best_line[pl.session]) {
       best_line[pl.session] = last;
       best[pl.session] = p;
     }
   }
   for (std::size_t s = 0; s < sessions_.size(); ++s)
-    if (best[s] >= 0) sink_.propose_head(sessions_[s].info.id, plans_[best[s]].final_id);
+    if (best[s] >= 0) sink_.propose_head(sessions_[s].info.id, final_id(best[s]));
 }
 
 }  // namespace

@@ -97,12 +97,13 @@ struct JsonlReader::Impl {
   std::string buf;
   std::deque<JsonlRecord> pending;
   std::ifstream at;  ///< second handle for read_at, so next() keeps its position
+  Parse parser;      ///< next() only: replaces the DOM parse when set
 
   /// Applies every recovery rule to one physical line. `last_unterminated` marks a final line
   /// with no newline (where an incomplete value is a truncation, not corruption). With quiet
   /// set nothing is reported (read_at: the first pass already did).
   void process(std::string_view raw_line, std::int64_t line, std::uint64_t off, bool last_unterminated, bool quiet,
-               std::vector<JsonlRecord>& out) {
+               std::vector<JsonlRecord>& out, const Parse* parse = nullptr) {
     auto report = [&](const std::string& code, const std::string& msg) {
       if (!quiet && warn) warn(line, code, msg);
     };
@@ -162,7 +163,9 @@ struct JsonlReader::Impl {
       }
       Json value;
       bool ok = false;
-      if (sg.complete) {
+      if (sg.complete && parse) {
+        ok = (*parse)(piece);
+      } else if (sg.complete) {
         try {
           value = parse_json(piece);
           ok = true;
@@ -218,13 +221,15 @@ bool JsonlReader::next(JsonlRecord& out) {
     std::uint64_t off = m.offset;
     m.offset += m.buf.size() + (unterminated ? 0 : 1);
     std::vector<JsonlRecord> recs;
-    m.process(m.buf, m.line_no, off, unterminated, false, recs);
+    m.process(m.buf, m.line_no, off, unterminated, false, recs, m.parser ? &m.parser : nullptr);
     for (auto& r : recs) m.pending.push_back(std::move(r));
   }
   out = std::move(m.pending.front());
   m.pending.pop_front();
   return true;
 }
+
+void JsonlReader::set_parser(Parse parse) { impl_->parser = std::move(parse); }
 
 Json JsonlReader::read_at(std::uint64_t offset, std::uint64_t length, int part) {
   std::ifstream& f = impl_->at;

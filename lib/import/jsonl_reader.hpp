@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "util/json.hpp"
 
@@ -38,6 +39,15 @@ class JsonlReader {
 
   /// Next record; false at end of file.
   bool next(JsonlRecord& out);
+
+  /// Replaces the DOM parse of next() (not of read_at): each complete value's text (after the
+  /// recovery rules) is handed to parse, which returns false when it is not valid JSON (then the
+  /// usual "line.malformed"/"line.truncated" handling applies). Records then carry a null value;
+  /// parse is called once per record, in record order, before next() returns that record (all
+  /// records of a physical line are parsed before its first is returned). Lets a caller that
+  /// needs a few fields use a SAX handler instead of building a tree.
+  using Parse = std::function<bool(std::string_view text)>;
+  void set_parser(Parse parse);
 
   /// Re-reads the physical line at (offset, length) and returns its records' part `part`, parsed
   /// with the same recovery rules (used by two-pass importers that keep only a skeleton).
