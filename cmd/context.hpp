@@ -36,7 +36,9 @@ void warn(const std::string& message);
 
 /// Reads the ids a command was given: the positional value, or with "-" one id per stdin line,
 /// where a line may also be a JSON record printed by another ctxfold command (its "id",
-/// "node", "summary_id" or "head" field).
+/// "node", "summary_id" or "head" field, looked up in "data" too for JSON Lines envelopes such
+/// as grep's {"type":"match","data":{"id":...}}; records without an id, like grep's summary
+/// record, are skipped).
 std::vector<std::string> ids_from_arg(const std::string& arg);
 
 /// One entry of the command table: the single source of names, summaries and needs.
@@ -64,5 +66,9 @@ std::function<int(Context&)> setup_compact(CLI::App& sub);
 std::function<int(Context&)> setup_snapshot(CLI::App& sub);
 std::function<int(Context&)> setup_fork(CLI::App& sub);
 std::function<int(Context&)> setup_rewind(CLI::App& sub);
+std::function<int(Context&)> setup_grep(CLI::App& sub);
+std::function<int(Context&)> setup_expand(CLI::App& sub);
+std::function<int(Context&)> setup_describe(CLI::App& sub);
+std::function<int(Context&)> setup_list(CLI::App& sub);
 
 }  // namespace ctxfold::cli

@@ -15,8 +15,10 @@ std::vector<std::string> ids_from_arg(const std::string& arg) {
     if (line.front() == '{') {
       Json j = Json::parse(line, nullptr, false);
       if (j.is_object()) {
+        // JSON Lines envelopes ({"type":...,"data":{...}}) carry the record in "data".
+        const Json& rec = j.contains("data") && j["data"].is_object() ? j["data"] : j;
         for (const char* key : {"id", "node", "summary_id", "head"})
-          if (auto it = j.find(key); it != j.end() && it->is_string()) {
+          if (auto it = rec.find(key); it != rec.end() && it->is_string()) {
             ids.push_back(it->get<std::string>());
             break;
           }

@@ -31,6 +31,12 @@ const std::vector<Command>& command_table() {
        setup_fork},
       {"rewind", "move HEAD back along its own spine (an explicit, recorded HEAD move)", Needs::read_write,
        setup_rewind},
+      {"grep", "search raw history and summaries (JSON Lines; exit 1 when nothing matches)", Needs::read_only,
+       setup_grep},
+      {"expand", "the original rows a summary covers, paged by graphemes", Needs::read_only, setup_expand},
+      {"describe", "a node's place in the summary tree: coverage, children, parents, producer", Needs::read_only,
+       setup_describe},
+      {"list", "every stored summary of a session, active or not, paged", Needs::read_only, setup_list},
       {"verify-invariants", "check the session database invariants (exit 1 on any violation)", Needs::read_only,
        setup_verify},
   };

@@ -2,7 +2,7 @@
 # Installs the Debian packages ctxfold builds and tests with (needs root or sudo).
 set -euo pipefail
 pkgs=(cmake g++ make pkg-config libcli11-dev libsqlite3-dev nlohmann-json3-dev libfmt-dev
-      libcurl4-openssl-dev libssl-dev googletest libgtest-dev libgmock-dev
+      libcurl4-openssl-dev libssl-dev googletest libgtest-dev libgmock-dev libutf8proc-dev
       jq sqlite3 ripgrep python3)
 missing=()
 for p in "${pkgs[@]}"; do

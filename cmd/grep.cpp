@@ -1,0 +1,64 @@
+#include <fmt/format.h>
+
+#include "context.hpp"
+#include "recall/grep.hpp"
+#include "util/error.hpp"
+
+namespace ctxfold::cli {
+
+namespace {
+struct GrepCliOptions {
+  GrepOptions grep;
+  std::string in = "both";
+  bool all_sessions = false;
+};
+
+int run_grep(Context& ctx, GrepCliOptions o) {
+  if (o.in == "raw") o.grep.in = GrepIn::raw;
+  else if (o.in == "summaries") o.grep.in = GrepIn::summaries;
+  else if (o.in == "both") o.grep.in = GrepIn::both;
+  else throw Error(Exit::usage, "grep.in", fmt::format("unknown --in '{}'", o.in), "use raw, summaries or both");
+  if (o.grep.offset < 0) throw Error(Exit::usage, "grep.offset", "--offset must not be negative");
+  if (o.all_sessions && o.grep.scope)
+    throw Error(Exit::usage, "grep.scope", "--scope and --all-sessions exclude each other");
+  if (!o.all_sessions && !o.grep.scope) o.grep.session = ctx.resolve_session();
+  GrepTotals t = grep(ctx.db(), o.grep, [](const GrepMatch& m) {
+    emit({{"type", "match"},
+          {"data",
+           {{"session", m.session},
+            {"id", m.id},
+            {"seq", m.seq},
+            {"kind", m.kind},
+            {"role", m.role.empty() ? Json(nullptr) : Json(m.role)},
+            {"raw", m.raw},
+            {"covered_by", m.covered_by ? Json(*m.covered_by) : Json(nullptr)},
+            {"offset", m.offset},
+            {"snippet", m.snippet}}}});
+  });
+  emit({{"type", "summary"},
+        {"data",
+         {{"schema", "ctxfold.grep/1"},
+          {"raw_matches", t.raw_matches},
+          {"summary_matches", t.summary_matches},
+          {"nodes_scanned", t.nodes_scanned},
+          {"offset", o.grep.offset},
+          {"limit", o.grep.limit < 0 ? Json(nullptr) : Json(o.grep.limit)},
+          {"elapsed_ms", t.elapsed_ms}}}});
+  return t.raw_matches + t.summary_matches > 0 ? 0 : static_cast<int>(Exit::negative);
+}
+}  // namespace
+
+std::function<int(Context&)> setup_grep(CLI::App& sub) {
+  auto o = std::make_shared<GrepCliOptions>();
+  sub.add_option("pattern", o->grep.pattern, "text to find (literal unless --regex)")->required();
+  sub.add_flag("--regex", o->grep.regex, "PATTERN is an ECMAScript regular expression, matched per line");
+  sub.add_flag("-i,--ignore-case", o->grep.ignore_case, "Unicode case folding (utf8proc)");
+  sub.add_option("--in", o->in, "raw | summaries | both (default both)");
+  sub.add_flag("--all-sessions", o->all_sessions, "search every session");
+  sub.add_option("--scope", o->grep.scope, "only the nodes this summary covers (recursively)");
+  sub.add_option("--offset", o->grep.offset, "skip the first N raw and the first N summary matches");
+  sub.add_option("--limit", o->grep.limit, "print at most N raw and N summary matches (counts stay totals)");
+  return [o](Context& ctx) { return run_grep(ctx, *o); };
+}
+
+}  // namespace ctxfold::cli

@@ -1,0 +1,117 @@
+#include "recall/expand.hpp"
+
+#include <fmt/format.h>
+
+#include <unordered_set>
+
+#include "util/error.hpp"
+#include "util/graphemes.hpp"
+#include "util/utf8.hpp"
+
+namespace ctxfold {
+
+namespace {
+
+bool is_view_kind(const std::string& k) { return k == kind::kSummary || k == kind::kArchive || k == kind::kNotes; }
+
+void collect(Store& st, std::int64_t view_seq, Coverage& out, std::unordered_set<std::string>& seen, int depth) {
+  if (depth > 64) throw Error(Exit::bad_input, "coverage.too_deep", "summary coverage nests deeper than 64 levels");
+  for (const std::string& id : st.covers_of(view_seq)) {
+    auto& q = st.db().cached("SELECT seq, kind, covers_count FROM nodes WHERE id=?1");
+    ResetOnExit reset(q);
+    q.bind(1, id);
+    if (q.step() && is_view_kind(q.text(1)) && !q.is_null(2)) {
+      std::int64_t seq = q.int64(0);
+      q.reset();
+      if (!seen.insert(id).second) continue;  // a broken database cannot loop
+      out.views.push_back(id);
+      collect(st, seq, out, seen, depth + 1);
+    } else {
+      out.rows.push_back(id);
+    }
+  }
+}
+
+/// node_text of a stored row, sanitized (stored text is JSON, but a lone surrogate escape or a
+/// replaced byte must not reach grapheme slicing unflagged).
+struct RowText {
+  std::int64_t seq = 0;
+  std::string role;
+  std::string text;
+};
+RowText row_text(Store& st, const std::string& id) {
+  auto& q = st.db().cached("SELECT seq, role, content FROM nodes WHERE id=?1");
+  ResetOnExit reset(q);
+  q.bind(1, id);
+  RowText r;
+  if (!q.step()) throw Error(Exit::bad_input, "node.missing", fmt::format("covered node '{}' is missing", id));
+  r.seq = q.int64(0);
+  r.role = q.opt_text(1).value_or("");
+  Node n;
+  n.content = parse_json(q.text(2));
+  r.text = utf8_sanitize(node_text(n));
+  return r;
+}
+
+}  // namespace
+
+Coverage resolve_coverage(Store& st, const std::string& id) {
+  auto& q = st.db().cached("SELECT seq, kind FROM nodes WHERE id=?1");
+  ResetOnExit reset(q);
+  q.bind(1, id);
+  if (!q.step()) throw Error(Exit::bad_input, "node.unknown", fmt::format("no node '{}'", id));
+  std::int64_t seq = q.int64(0);
+  std::string k = q.text(1);
+  q.reset();
+  if (!is_view_kind(k))
+    throw Error(Exit::bad_input, "node.not_view", fmt::format("node '{}' is a {}, not a summary", id, k),
+                "expand takes a summary, archive or notes id (see `ctxfold list`)");
+  Coverage c;
+  std::unordered_set<std::string> seen{id};
+  collect(st, seq, c, seen, 0);
+  return c;
+}
+
+ExpandPage expand(Store& st, const std::string& id, std::int64_t offset, std::int64_t limit) {
+  if (limit <= 0) throw Error(Exit::usage, "expand.limit", "--limit must be positive");
+  if (offset < 0) throw Error(Exit::usage, "expand.offset", "--offset must not be negative");
+  Coverage cov = resolve_coverage(st, id);
+  ExpandPage page;
+  page.id = id;
+  page.count = static_cast<std::int64_t>(cov.rows.size());
+  if (!cov.rows.empty()) {
+    page.first = cov.rows.front();
+    page.last = cov.rows.back();
+  }
+  page.offset = offset;
+  page.limit = limit;
+  const std::int64_t end = offset + limit;
+  std::int64_t pos = 0;  // grapheme position of the current row's start in the expansion
+  bool more = false;
+  for (std::size_t i = 0; i < cov.rows.size(); ++i) {
+    if (i > 0) pos += 2;  // kExpandSeparator
+    if (pos >= end) {
+      more = true;
+      break;
+    }
+    RowText r = row_text(st, cov.rows[i]);
+    const std::int64_t len = static_cast<std::int64_t>(grapheme_count(r.text));
+    if (pos + len > offset || (len == 0 && pos >= offset)) {
+      const std::int64_t from = std::max<std::int64_t>(0, offset - pos);
+      const std::int64_t to = std::min<std::int64_t>(len, end - pos);
+      std::size_t b0 = grapheme_byte_offset(r.text, static_cast<std::size_t>(from));
+      std::size_t b1 = to >= len ? r.text.size() : grapheme_byte_offset(r.text, static_cast<std::size_t>(to));
+      page.rows.push_back({cov.rows[i], r.seq, r.role, r.text.substr(b0, b1 - b0)});
+    }
+    pos += len;
+    if (pos > end) {
+      more = true;
+      break;
+    }
+  }
+  if (!more && pos == end && !cov.rows.empty()) more = false;
+  if (more) page.next_offset = end;
+  return page;
+}
+
+}  // namespace ctxfold

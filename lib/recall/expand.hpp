@@ -1,0 +1,50 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/store.hpp"
+
+namespace ctxfold {
+
+/// A view node's coverage resolved to original rows: the raw ids it stands for, in order,
+/// reached recursively through covered view nodes (lcm parents cover child summaries; rolling
+/// summaries cover raw ids directly), plus every view node met on the way (`views`, pre-order,
+/// the root excluded). Throws Error(bad_input,"node.unknown") for an unknown id and
+/// Error(bad_input,"node.not_view") for a node that is not a view node.
+struct Coverage {
+  std::vector<std::string> rows;
+  std::vector<std::string> views;
+};
+Coverage resolve_coverage(Store& st, const std::string& id);
+
+/// One row (or the part of it inside the page) of an expansion.
+struct ExpandRow {
+  std::string id;
+  std::int64_t seq = 0;
+  std::string role;
+  std::string text;  ///< node_text of the row, sliced at grapheme boundaries
+};
+
+/// One page of `expand ID` (schema ctxfold.expand/1). The expansion is the covered rows' texts
+/// (node_text) joined by "\n\n"; offset and limit count grapheme clusters of that whole string,
+/// separators included. next_offset is empty on the last page.
+struct ExpandPage {
+  std::string id;
+  std::string first, last;
+  std::int64_t count = 0;
+  std::int64_t offset = 0, limit = 0;
+  std::optional<std::int64_t> next_offset;
+  std::vector<ExpandRow> rows;
+};
+
+/// The separator between two rows of an expansion (two graphemes).
+inline constexpr const char* kExpandSeparator = "\n\n";
+
+/// Reads page [offset, offset+limit) of the expansion of view node `id`. Rows before the page
+/// are skipped by their grapheme length (text read and counted, never rendered or copied); the
+/// read stops at the end of the page. limit must be > 0 (Error(usage,"expand.limit")).
+ExpandPage expand(Store& st, const std::string& id, std::int64_t offset, std::int64_t limit);
+
+}  // namespace ctxfold
