@@ -48,12 +48,21 @@ RowText row_text(Store& st, const std::string& id) {
   r.seq = q.int64(0);
   r.role = q.opt_text(1).value_or("");
   Node n;
-  n.content = parse_json(q.text(2));
+  n.content = parse_stored_content(q.text(2));
   r.text = utf8_sanitize(node_text(n));
   return r;
 }
 
 }  // namespace
+
+Json parse_stored_content(const std::string& raw) {
+  try {
+    return parse_json(raw);
+  } catch (const nlohmann::json::parse_error&) {
+    if (utf8_valid(raw)) throw;
+    return parse_json(utf8_sanitize(raw));
+  }
+}
 
 Coverage resolve_coverage(Store& st, const std::string& id) {
   auto& q = st.db().cached("SELECT seq, kind FROM nodes WHERE id=?1");

@@ -141,7 +141,7 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
     if (raw ? !want_raw : !want_views) return;
     ++totals.nodes_scanned;
     Node n;
-    n.content = parse_json(content);
+    n.content = parse_stored_content(content);
     std::string text = node_text(n);
     if (!utf8_valid(text)) text = utf8_sanitize(text);
     std::int64_t& count = raw ? totals.raw_matches : totals.summary_matches;
