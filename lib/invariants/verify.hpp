@@ -16,17 +16,37 @@ struct Violation {
 /// The result of one invariant (PRODUCT.md §4) over the checked sessions. Warnings are recorded
 /// facts about the source (a missing parent in an imported excerpt), never failures.
 struct Check {
+  Check() = default;
+  Check(std::string id_, std::string name_, bool ok_ = true, std::vector<Violation> violations_ = {},
+        std::vector<Violation> warnings_ = {})
+      : id(std::move(id_)), name(std::move(name_)), ok(ok_), violations(std::move(violations_)),
+        warnings(std::move(warnings_)) {}
   std::string id;    ///< "I1".."I11"
   std::string name;  ///< e.g. "append-only ledger"
   bool ok = true;
   std::vector<Violation> violations;
   std::vector<Violation> warnings;
+  /// Where the invariant is specified: "PRODUCT.md §4.N; seed NNN §M" (stable, for CI reports).
+  std::string source;
+  /// Not run: --quick leaves out the costly checks (skipped_reason says why). A skipped check is ok.
+  bool skipped = false;
+  std::string skipped_reason;
+};
+
+/// How much verify_invariants does.
+struct VerifyOptions {
+  /// Only the cheap structural checks: I1 without recomputing node digests (seq continuity and
+  /// order, coverage rows), I2, I3, I6, I7, and I11 with PRAGMA quick_check instead of
+  /// integrity_check (foreign_key_check still runs). Skipped (reported with skipped=true): the
+  /// render-based I4, I5, I9, I10. Cost: no render, no content hashing.
+  bool quick = false;
 };
 
 struct VerifyReport {
   bool ok = true;
   std::vector<std::string> sessions;
   std::vector<Check> checks;
+  bool quick = false;  ///< made with VerifyOptions::quick
 };
 
 /// Runs the implemented invariants over the given sessions (read-only; works on a Store opened
@@ -41,9 +61,14 @@ struct VerifyReport {
 /// I11 SQLite integrity_check and foreign_key_check (database-wide: session is empty).
 /// An unknown session is an I6 violation. Cost: O(nodes of the checked sessions).
 VerifyReport verify_invariants(Store& store, const std::vector<std::string>& sessions);
+VerifyReport verify_invariants(Store& store, const std::vector<std::string>& sessions, const VerifyOptions& opts);
+
+/// The source string of an invariant id ("I3" -> "PRODUCT.md §4.3; seed 000 §2"); empty when unknown.
+std::string invariant_source(const std::string& id);
 
 /// {"schema":"ctxfold.verify/1","ok","sessions","checks":[{"id","name","ok","violations",
-/// "warnings"}]}
+/// "warnings","source"}]} plus, only when set, "quick":true at the top and "skipped":true,
+/// "skipped_reason" on a check.
 Json verify_to_json(const VerifyReport& r);
 
 }  // namespace ctxfold

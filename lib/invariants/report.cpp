@@ -1,0 +1,148 @@
+#include "invariants/report.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+
+namespace ctxfold {
+namespace {
+
+/// Length of the well-formed UTF-8 sequence at s[i], 0 when ill-formed.
+std::size_t utf8_len(const std::string& s, std::size_t i) {
+  auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = b(i);
+  std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+  std::uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : (c & 0x07);
+  for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (b(i + k) & 0x3F);
+  static const std::uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < min_cp[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) || cp == 0xFFFE || cp == 0xFFFF) return 0;
+  return n;
+}
+
+}  // namespace
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    std::size_t n = utf8_len(s, i);
+    if (n == 0 || (c < 0x20 && c != '\t' && c != '\n' && c != '\r')) {
+      out += "\xEF\xBF\xBD";
+      i += n == 0 ? 1 : n;
+      continue;
+    }
+    if (n == 1) {
+      switch (c) {
+        case '&': out += "&amp;"; break;
+        case '<': out += "&lt;"; break;
+        case '>': out += "&gt;"; break;
+        case '"': out += "&quot;"; break;
+        case '\'': out += "&apos;"; break;
+        case '\n': out += "&#10;"; break;  // kept in attribute values too
+        case '\r': out += "&#13;"; break;
+        case '\t': out += "&#9;"; break;
+        default: out += static_cast<char>(c);
+      }
+    } else {
+      out.append(s, i, n);
+    }
+    i += n;
+  }
+  return out;
+}
+
+namespace {
+
+std::string describe(const Violation& v) {
+  std::string nodes;
+  for (const auto& n : v.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
+  return nodes.empty() ? v.message : fmt::format("{} [nodes: {}]", v.message, nodes);
+}
+
+void testcase(std::string& out, const Check& c, const std::string& classname, const std::string& session,
+              int& tests, int& failures, int& skipped) {
+  std::vector<const Violation*> vs, ws;
+  for (const auto& v : c.violations)
+    if (v.session == session) vs.push_back(&v);
+  for (const auto& w : c.warnings)
+    if (w.session == session) ws.push_back(&w);
+  ++tests;
+  out += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", xml_escape(classname),
+                     xml_escape(c.id + " " + c.name));
+  out += fmt::format("      <properties><property name=\"source\" value=\"{}\"/></properties>\n", xml_escape(c.source));
+  if (c.skipped) {
+    ++skipped;
+    out += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(c.skipped_reason));
+  } else if (!vs.empty()) {
+    ++failures;
+    std::string body;
+    for (const auto* v : vs) body += describe(*v) + "\n";
+    out += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", xml_escape(vs.front()->message),
+                       xml_escape(c.id), xml_escape(body));
+  }
+  if (!ws.empty()) {
+    std::string body;
+    for (const auto* w : ws) body += "warning: " + describe(*w) + "\n";
+    out += fmt::format("      <system-out>{}</system-out>\n", xml_escape(body));
+  }
+  out += "    </testcase>\n";
+}
+
+}  // namespace
+
+std::string verify_to_junit(const std::vector<VerifiedDb>& dbs) {
+  std::string suites;
+  int all_tests = 0, all_failures = 0, all_skipped = 0, all_errors = 0;
+  for (const auto& db : dbs) {
+    std::string cases;
+    int tests = 0, failures = 0, skipped = 0, errors = 0;
+    if (!db.error.empty()) {
+      tests = errors = 1;
+      cases = fmt::format("    <testcase classname=\"(database)\" name=\"open {}\">\n      <error message=\"{}\" type=\"{}\">{}</error>\n    </testcase>\n",
+                          xml_escape(db.path), xml_escape(db.error), xml_escape(db.error_code), xml_escape(db.error));
+    }
+    const VerifyReport& r = db.report;
+    for (const auto& c : r.checks) {
+      // Database-wide findings (session empty) form their own testcase; I11 is only database-wide.
+      bool has_db_wide = c.id == "I11";
+      for (const auto& v : c.violations) has_db_wide = has_db_wide || v.session.empty();
+      for (const auto& w : c.warnings) has_db_wide = has_db_wide || w.session.empty();
+      if (has_db_wide) testcase(cases, c, "(database)", "", tests, failures, skipped);
+      if (c.id == "I11") continue;
+      for (const auto& s : r.sessions) testcase(cases, c, s, s, tests, failures, skipped);
+    }
+    suites += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n",
+                          xml_escape(db.path), tests, failures, errors, skipped);
+    suites += cases;
+    suites += "  </testsuite>\n";
+    all_tests += tests;
+    all_failures += failures;
+    all_skipped += skipped;
+    all_errors += errors;
+  }
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"ctxfold verify-invariants\" tests=\"{}\" "
+      "failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n{}</testsuites>\n",
+      all_tests, all_failures, all_errors, all_skipped, suites);
+}
+
+std::string verify_to_text(const VerifiedDb& db) {
+  const VerifyReport& r = db.report;
+  if (!db.error.empty()) return fmt::format("{}\n     error: {}\n", db.path, db.error);
+  std::string out = fmt::format("{}{}\n", db.path, r.quick ? " (--quick)" : "");
+  for (const auto& c : r.checks) {
+    out += fmt::format("{:<4} {:<40} {}\n", c.id, c.name, c.skipped ? "skipped" : c.ok ? "ok" : "FAILED");
+    for (const auto& v : c.violations)
+      out += fmt::format("     violation [{}]: {}\n", v.session.empty() ? "(database)" : v.session, describe(v));
+    for (const auto& w : c.warnings)
+      out += fmt::format("     warning [{}]: {}\n", w.session.empty() ? "(database)" : w.session, describe(w));
+  }
+  out += fmt::format("{} session(s): {}\n", r.sessions.size(), r.ok ? "all invariants hold" : "violations found");
+  return out;
+}
+
+}  // namespace ctxfold
