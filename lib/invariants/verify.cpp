@@ -479,6 +479,33 @@ void check_determinism(Store& store, const std::string& session, Check& c) {
   }
 }
 
+// ---------------------------------------------------------------- I4 (supersession chain)
+
+/// One active rolling summary at a time (seed 000 §1; seed 001 "Blocking via a log-recorded
+/// lock"): a rolling summary that names the summary it supersedes must name the one that was
+/// active when it was appended. Two summaries superseding the same predecessor were made active
+/// by two concurrent compactions, neither absorbing the other. Forks are skipped (their copied
+/// metadata names the source's summaries).
+void check_supersession(Store& store, const std::vector<std::string>& sessions, Check& c) {
+  for (const auto& session : sessions) {
+    auto info = store.session(session);
+    if (!info || info->kind == "fork") continue;
+    for (const auto& s : store.view_nodes(session, kind::kSummary)) {
+      auto it = s.metadata.find("supersedes");
+      if (it == s.metadata.end() || !it->is_string()) continue;
+      auto strategy = s.metadata.find("strategy");
+      if (strategy != s.metadata.end() && strategy->is_string() && strategy->get<std::string>() != "rolling") continue;
+      auto before = store.active_summary(session, s.seq - 1);
+      std::string claimed = it->get<std::string>();
+      if (!before || before->id != claimed)
+        add(c, session, {s.id, claimed},
+            fmt::format("rolling summary '{}' supersedes '{}', but the active summary when it was written was {}: two "
+                        "rolling summaries were active at once (concurrent compactions); only the newest is consulted",
+                        s.id, claimed, before ? "'" + before->id + "'" : std::string("none")));
+    }
+  }
+}
+
 // ---------------------------------------------------------------- I11
 
 void check_sqlite(Store& store, Check& c, bool quick = false) {
@@ -567,6 +594,7 @@ VerifyReport verify_invariants(Store& store, const std::vector<std::string>& ses
   // Compaction invariants live next door (invariants/verify_compaction.hpp).
   Check i3 = check_summary_coverage(store, sessions);
   Check i4 = opts.quick ? skip("I4", "one active rolling summary") : check_active_summary(store, sessions);
+  if (!opts.quick) check_supersession(store, sessions, i4);
   Check i7 = check_compaction_log(store, sessions);
   Check i9 = opts.quick ? skip("I9", "fork closure") : check_fork_closure(store, sessions);
   if (opts.quick) {
