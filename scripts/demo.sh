@@ -17,7 +17,7 @@ if [ -z "$src" ]; then
 fi
 if [ -z "$src" ]; then
   src=$(mktemp --suffix=.jsonl)
-  build/ctxfold-gen --synthetic --nodes 400 > "$src"
+  build/bench/ctxfold-gen --synthetic --nodes 400 > "$src"
 fi
 db=demo.db
 rm -f "$db" "$db-wal" "$db-shm"

@@ -82,9 +82,20 @@ std::optional<std::int64_t> Stmt::opt_int64(int col) const {
 }
 bool Stmt::is_null(int col) const { return sqlite3_column_type(st_, col) == SQLITE_NULL; }
 
-Db::Db(const std::string& path, bool read_only) : read_only_(read_only) {
+Db::Db(const std::string& path, bool read_only, bool immutable) : read_only_(read_only) {
   int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  int rc = sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  std::string name = path;
+  if (immutable) {
+    // file: URI with immutable=1: no locks, no -wal/-shm; only for a file nobody can write.
+    std::string escaped;
+    for (char c : path) {
+      if (c == '%' || c == '?' || c == '#') escaped += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+      else escaped += c;
+    }
+    name = "file:" + escaped + "?immutable=1";
+    flags |= SQLITE_OPEN_URI;
+  }
+  int rc = sqlite3_open_v2(name.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);

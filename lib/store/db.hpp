@@ -58,7 +58,9 @@ class ResetOnExit {
 /// the file's bytes never change); writers use WAL and a busy timeout.
 class Db {
  public:
-  Db(const std::string& path, bool read_only);
+  /// immutable (read-only only): open as an immutable file (no locking, WAL ignored), the
+  /// fallback for a WAL database in a directory this process cannot write.
+  Db(const std::string& path, bool read_only, bool immutable = false);
   ~Db();
   Db(Db&& o) noexcept : cache_(std::move(o.cache_)), db_(o.db_), read_only_(o.read_only_) { o.db_ = nullptr; }
   Db& operator=(Db&&) = delete;

@@ -63,7 +63,31 @@ Store Store::open(const std::string& path, Mode mode) {
                 "import a transcript first, or pass --db");
   Store s(Db(path, ro), path);
   if (ro) {
-    // Probe: is this a ctxfold database this binary understands?
+    // Probe: is this a ctxfold database this binary understands? A WAL database needs its -shm
+    // file even to read; in a directory we cannot write, read it as an immutable file instead.
+    std::int64_t v = 0;
+    try {
+      v = s.db_.user_version();
+    } catch (const Error& e) {
+      if (e.exit() != Exit::environment || e.code() == "db.locked") throw;
+      Store again(Db(path, true, true), path);
+      return finish_read_only(std::move(again));
+    }
+    (void)v;
+    return finish_read_only(std::move(s));
+  } else {
+    s.db_.exec("PRAGMA journal_mode=WAL");
+    s.db_.exec("PRAGMA synchronous=NORMAL");
+    s.db_.exec("PRAGMA foreign_keys=ON");
+    s.db_.exec("PRAGMA cache_size=-16384");  // 16 MiB page cache: bounded, and enough for index seeks
+    s.migrate();
+  }
+  return s;
+}
+
+Store Store::finish_read_only(Store s) {
+  const std::string& path = s.path_;
+  {
     std::int64_t v = s.db_.user_version();
     bool has_nodes = false;
     {
@@ -77,12 +101,6 @@ Store Store::open(const std::string& path, Mode mode) {
                   fmt::format("'{}' has schema version {}, newer than this ctxfold ({})", path, v, schema_version()),
                   "upgrade ctxfold");
     s.db_.exec("PRAGMA query_only=ON");
-  } else {
-    s.db_.exec("PRAGMA journal_mode=WAL");
-    s.db_.exec("PRAGMA synchronous=NORMAL");
-    s.db_.exec("PRAGMA foreign_keys=ON");
-    s.db_.exec("PRAGMA cache_size=-16384");  // 16 MiB page cache: bounded, and enough for index seeks
-    s.migrate();
   }
   return s;
 }
@@ -170,10 +188,17 @@ AppendResult Store::append(Node& n) {
   std::string digest = sha256_hex(canonical_node(n, content, meta));
   std::int64_t tokens = estimate_node_tokens(n);
   {
+    // Look before inserting: an INSERT that does nothing would still consume an AUTOINCREMENT
+    // value, leaving a seq gap that invariant 1 rightly reads as a vanished node.
+    auto& st = db_.cached("SELECT digest FROM nodes WHERE id=?1");
+    ResetOnExit st_reset(st);
+    st.bind(1, n.id);
+    if (st.step()) return st.text(0) == digest ? AppendResult::duplicate : AppendResult::conflict;
+  }
+  {
     auto& st = db_.cached(
         "INSERT INTO nodes(id, session, predecessor, kind, role, content, metadata, covers_first, covers_last, "
-        "covers_count, tokens, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
-        "ON CONFLICT(id) DO NOTHING");
+        "covers_count, tokens, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
     ResetOnExit st_reset(st);
     st.bind(1, n.id).bind(2, n.session).bind(3, n.predecessor).bind(4, n.kind);
     if (n.role.empty()) st.bind_null(5); else st.bind(5, n.role);
@@ -185,14 +210,6 @@ AppendResult Store::append(Node& n) {
     }
     st.bind(11, tokens).bind(12, digest);
     st.run();
-  }
-  if (sqlite3_changes(db_.raw()) == 0) {
-    // The id exists: identical payload is a duplicate, anything else a conflict. Nothing written.
-    auto& st = db_.cached("SELECT digest FROM nodes WHERE id=?1");
-    ResetOnExit st_reset(st);
-    st.bind(1, n.id);
-    st.step();
-    return st.text(0) == digest ? AppendResult::duplicate : AppendResult::conflict;
   }
   n.digest = std::move(digest);
   n.tokens = tokens;

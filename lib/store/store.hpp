@@ -136,6 +136,7 @@ class Store {
  private:
   Store(Db db, std::string path) : db_(std::move(db)), path_(std::move(path)) {}
   void migrate();
+  static Store finish_read_only(Store s);
   Db db_;
   std::string path_;
 };

@@ -17,6 +17,7 @@ printf '%s\n' '{"id":"b1","role":"user","content":"side branch","predecessor":"u
   "$CTXFOLD" --db "$db" --session s append >"$WORK/ap" 2>"$WORK/err"
 expect_eq "side-branch append leaves HEAD" "a1" "$(jq -r '.heads.s' "$WORK/ap")"
 expect_rc "append with unknown predecessor fails" 3 sh -c "echo '{\"id\":\"x\",\"role\":\"user\",\"content\":\"x\",\"predecessor\":\"nope\"}' | '$CTXFOLD' --db '$db' --session s append"
+expect_rc "a rejected append leaves no seq gap" 0 "$CTXFOLD" --db "$db" verify-invariants
 expect_rc "render" 0 "$CTXFOLD" --db "$db" render --format openai
 expect_eq "render follows HEAD" '["u1","a1"]' "$(jq -c .reads "$WORK/out")"
 expect_rc "checkout" 0 "$CTXFOLD" --db "$db" checkout b1

@@ -27,5 +27,6 @@ while IFS= read -r f; do
   expect_eq "read commands leave $name's bytes unchanged" "$before" "$(sha256sum "$db" | cut -d' ' -f1)"
   expect_rc "re-import $name" 0 "$CTXFOLD" --db "$db" import "$f"
   expect_eq "re-import of $name adds nothing" 0 "$(jq '[.sessions[].nodes_added] | add // 0' "$WORK/out")"
+  expect_rc "verify after re-import of $name" 0 "$CTXFOLD" --db "$db" verify-invariants --all-sessions
 done < <(find "$CTXFOLD_TRANSCRIPTS" -maxdepth 3 \( -name '*.jsonl' -o -name '*.json' \) -not -path '*/subagents/*' | sort)
 finish
