@@ -373,6 +373,14 @@ AnthropicBody anthropic_body(const Rendered& r) {
       body.messages.push_back(Json{{"role", role}, {"content", std::move(blocks)}});
     }
   }
+  // The Messages API requires the first message to be a user turn; a context that starts with an
+  // assistant turn (a source excerpt whose earlier turns were never written) gets a marked
+  // placeholder rather than an invalid request.
+  if (!body.messages.empty() && body.messages.front()["role"] == "assistant")
+    body.messages.insert(body.messages.begin(),
+                         Json{{"role", "user"},
+                              {"content", Json::array({Json{{"type", "text"},
+                                                            {"text", "[ctxfold: the source holds no earlier user turn]"}}})}});
   // tool_result blocks lead their user message (Messages API requirement), order kept otherwise.
   for (auto& msg : body.messages) {
     if (msg["role"] != "user") continue;

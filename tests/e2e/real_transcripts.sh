@@ -16,6 +16,7 @@ while IFS= read -r f; do
   expect_rc "render anthropic $name" 0 "$CTXFOLD" --db "$db" render --format anthropic
   cp "$WORK/out" "$WORK/anthropic.json"
   expect_eq "anthropic orphans in $name" 0 "$(anthropic_orphans "$WORK/anthropic.json")"
+  expect_eq "anthropic request starts with a user turn in $name" "user" "$(jq -r '.messages[0].role // "user"' "$WORK/anthropic.json")"
   # Anthropic messages alternate roles.
   expect_eq "anthropic alternation in $name" 0 \
     "$(jq '[.messages | . as $m | range(1; length) | select($m[.].role == $m[.-1].role)] | length' "$WORK/anthropic.json")"
