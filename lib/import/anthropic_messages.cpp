@@ -87,35 +87,15 @@ Json convert_block(const Json& b, Json& extras) {
 }  // namespace
 
 void import_anthropic_messages(const std::string& path, ImportSink& sink) {
-  auto doc = import_detail::parse_document(path, sink);
-  std::string session = import_detail::file_stem(path);
-  std::string file = import_detail::file_name(path);
-  SessionInfo info;
-  info.id = session;
-  info.source = path;
-  info.format = kFormat;
-  if (!doc) {
-    sink.begin_session(info);
-    sink.keep_record(session, 1, "document.malformed", import_detail::read_file_bytes(path));
-    return;
-  }
-  const Json* messages = nullptr;
+  auto opened = import_detail::open_item_document(path, sink, kFormat, "messages", {"messages", "system"}, "an Anthropic messages document");
+  if (!opened) return;
+  const std::string& session = opened->session;
+  const std::string& file = opened->file;
+  const std::vector<std::int64_t>& lines = opened->lines;
+  const Json* messages = &opened->items();
   const Json* system = nullptr;
-  if (doc->value.is_array()) {
-    messages = &doc->value;
-  } else if (doc->value.is_object() && doc->value.contains("messages") && doc->value["messages"].is_array()) {
-    messages = &doc->value["messages"];
-    if (doc->value.contains("system") && !doc->value["system"].is_null()) system = &doc->value["system"];
-    info.metadata = extra_keys(doc->value, {"messages", "system"});
-  }
-  if (!messages) {
-    sink.warn(1, "document.unexpected", "not an Anthropic messages document: no messages array");
-    sink.begin_session(info);
-    sink.keep_record(session, 1, "document.unexpected", doc->text);
-    return;
-  }
-  sink.begin_session(info);
-  std::vector<std::int64_t> lines = import_detail::element_lines(doc->text, "messages");
+  if (!opened->key.empty() && opened->doc.value.contains("system") && !opened->doc.value["system"].is_null())
+    system = &opened->doc.value["system"];
   std::optional<std::string> last;
 
   auto fill_content = [&](Node& n, const Json& content) {

@@ -1,5 +1,7 @@
 #include "import/formats_common.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -232,6 +234,38 @@ Json extra_keys(const Json& obj, std::initializer_list<const char*> known) {
     if (!is_known) out[it.key()] = it.value();
   }
   return out;
+}
+
+std::optional<ItemDocument> open_item_document(const std::string& path, ImportSink& sink, const std::string& format,
+                                               const std::string& key, std::initializer_list<const char*> known,
+                                               const std::string& what) {
+  auto doc = parse_document(path, sink);
+  ItemDocument d;
+  d.session = file_stem(path);
+  d.file = file_name(path);
+  SessionInfo info;
+  info.id = d.session;
+  info.source = path;
+  info.format = format;
+  if (!doc) {
+    sink.begin_session(info);
+    sink.keep_record(d.session, 1, "document.malformed", read_file_bytes(path));
+    return std::nullopt;
+  }
+  const Json& v = doc->value;
+  bool rooted = v.is_array();
+  bool keyed = !rooted && v.is_object() && v.contains(key) && v[key].is_array();
+  if (keyed) info.metadata = extra_keys(v, known);
+  sink.begin_session(info);
+  if (!rooted && !keyed) {
+    sink.warn(1, "document.unexpected", fmt::format("not {}: no {} array", what, key));
+    sink.keep_record(d.session, 1, "document.unexpected", doc->text);
+    return std::nullopt;
+  }
+  d.key = rooted ? std::string() : key;
+  d.lines = element_lines(doc->text, key);
+  d.doc = std::move(*doc);
+  return d;
 }
 
 }  // namespace ctxfold::import_detail

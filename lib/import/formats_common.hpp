@@ -68,6 +68,24 @@ Json image_from_url(const std::string& url);
 /// value when it parses to an object, else {"raw": s}. *parsed tells which.
 Json parse_arguments(const std::string& s, bool* parsed = nullptr);
 
+/// A whole-document source whose items are the root array or the array under root[key].
+struct ItemDocument {
+  Document doc;
+  std::string session;  ///< the file stem (sessions are keyed by file)
+  std::string file;     ///< the file name recorded in metadata.source
+  std::vector<std::int64_t> lines;  ///< 1-based line where each item starts
+  std::string key;      ///< empty when the items are the root array
+  const Json& items() const { return key.empty() ? doc.value : doc.value.at(key); }
+};
+
+/// The common opening of the OpenAI, Anthropic and OpenHands importers: names the session after
+/// the file stem and begins it (format, source path, the root object's other keys as metadata
+/// except those in `known`). A malformed document, or one without the item array, is kept whole
+/// as a source record (warning "document.unexpected" naming `what`) and gives nullopt.
+std::optional<ItemDocument> open_item_document(const std::string& path, ImportSink& sink, const std::string& format,
+                                               const std::string& key, std::initializer_list<const char*> known,
+                                               const std::string& what);
+
 /// Copies every member of obj whose key is not in known into a new object (the non-API keys
 /// kept in node metadata so nothing is dropped).
 Json extra_keys(const Json& obj, std::initializer_list<const char*> known);

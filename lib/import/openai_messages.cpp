@@ -58,33 +58,12 @@ Json convert_content(const Json& content) {
 }  // namespace
 
 void import_openai_messages(const std::string& path, ImportSink& sink) {
-  auto doc = import_detail::parse_document(path, sink);
-  std::string session = import_detail::file_stem(path);
-  std::string file = import_detail::file_name(path);
-  SessionInfo info;
-  info.id = session;
-  info.source = path;
-  info.format = kFormat;
-  if (!doc) {
-    sink.begin_session(info);
-    sink.keep_record(session, 1, "document.malformed", import_detail::read_file_bytes(path));
-    return;
-  }
-  const Json* messages = nullptr;
-  if (doc->value.is_array()) {
-    messages = &doc->value;
-  } else if (doc->value.is_object() && doc->value.contains("messages") && doc->value["messages"].is_array()) {
-    messages = &doc->value["messages"];
-    info.metadata = extra_keys(doc->value, {"messages"});
-  }
-  if (!messages) {
-    sink.warn(1, "document.unexpected", "not an OpenAI messages document: no messages array");
-    sink.begin_session(info);
-    sink.keep_record(session, 1, "document.unexpected", doc->text);
-    return;
-  }
-  sink.begin_session(info);
-  std::vector<std::int64_t> lines = import_detail::element_lines(doc->text, "messages");
+  auto opened = import_detail::open_item_document(path, sink, kFormat, "messages", {"messages"}, "an OpenAI messages document");
+  if (!opened) return;
+  const std::string& session = opened->session;
+  const std::string& file = opened->file;
+  const std::vector<std::int64_t>& lines = opened->lines;
+  const Json* messages = &opened->items();
   std::optional<std::string> last;
   std::int64_t raw_arguments = 0, first_raw_line = 0;
   std::string legacy_call;  // id given to the latest legacy function_call, answered by role "function"

@@ -66,33 +66,12 @@ Json text_of(const Json& v) {
 }  // namespace
 
 void import_openhands(const std::string& path, ImportSink& sink) {
-  auto doc = import_detail::parse_document(path, sink);
-  std::string session = import_detail::file_stem(path);
-  std::string file = import_detail::file_name(path);
-  SessionInfo info;
-  info.id = session;
-  info.source = path;
-  info.format = kFormat;
-  if (!doc) {
-    sink.begin_session(info);
-    sink.keep_record(session, 1, "document.malformed", import_detail::read_file_bytes(path));
-    return;
-  }
-  const Json* events = nullptr;
-  if (doc->value.is_array()) {
-    events = &doc->value;
-  } else if (doc->value.is_object() && doc->value.contains("history") && doc->value["history"].is_array()) {
-    events = &doc->value["history"];
-    info.metadata = extra_keys(doc->value, {"history"});
-  }
-  if (!events) {
-    sink.warn(1, "document.unexpected", "not an OpenHands trajectory: no event array");
-    sink.begin_session(info);
-    sink.keep_record(session, 1, "document.unexpected", doc->text);
-    return;
-  }
-  sink.begin_session(info);
-  std::vector<std::int64_t> lines = import_detail::element_lines(doc->text, "history");
+  auto opened = import_detail::open_item_document(path, sink, kFormat, "history", {"history"}, "an OpenHands trajectory");
+  if (!opened) return;
+  const std::string& session = opened->session;
+  const std::string& file = opened->file;
+  const std::vector<std::int64_t>& lines = opened->lines;
+  const Json* events = &opened->items();
   std::optional<std::string> last;
   std::set<std::string> responses_written;
   std::int64_t raw_arguments = 0, first_raw_line = 0;
