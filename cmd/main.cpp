@@ -3,11 +3,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <vector>
 
 #include "context.hpp"
 #include "util/error.hpp"
@@ -55,6 +57,28 @@ void warn(const std::string& message) { fmt::print(stderr, "ctxfold: warning: {}
 
 namespace {
 
+// The command name closest to s by edit distance, when it is close enough to be a typo.
+const char* nearest_command(const std::string& s) {
+  const char* best = nullptr;
+  std::size_t best_d = 3;  // at most two edits
+  for (const auto& c : ctxfold::cli::command_table()) {
+    std::string t = c.name;
+    std::vector<std::size_t> prev(t.size() + 1), cur(t.size() + 1);
+    for (std::size_t j = 0; j <= t.size(); ++j) prev[j] = j;
+    for (std::size_t i = 1; i <= s.size(); ++i) {
+      cur[0] = i;
+      for (std::size_t j = 1; j <= t.size(); ++j)
+        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (s[i - 1] == t[j - 1] ? 0 : 1)});
+      std::swap(prev, cur);
+    }
+    if (prev[t.size()] < best_d) {
+      best_d = prev[t.size()];
+      best = c.name;
+    }
+  }
+  return best;
+}
+
 int report(const ctxfold::Error& e) {
   fmt::print(stderr, "ctxfold: error: {}\n", e.what());
   if (!e.hint().empty()) fmt::print(stderr, "hint: {}\n", e.hint());
@@ -94,6 +118,23 @@ int main(int argc, char** argv) {
       run = fn;
       chosen = &c;
     });
+  }
+
+  // An unknown subcommand gets a plain answer and, like ninja and git, a "did you mean".
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--db" || a == "--session") {
+      ++i;
+      continue;
+    }
+    if (a.empty() || a[0] == '-') continue;
+    const Command* known = nullptr;
+    for (const Command& c : command_table())
+      if (a == c.name) known = &c;
+    if (known) break;
+    fmt::print(stderr, "ctxfold: error: unknown command '{}'\n", a);
+    if (const char* near = nearest_command(a)) fmt::print(stderr, "hint: did you mean '{}'?\n", near);
+    return static_cast<int>(Exit::usage);
   }
 
   try {

@@ -4,6 +4,9 @@ source "$(dirname "$0")/lib.sh"
 db="$WORK/c.db"
 expect_rc "no subcommand is a usage error" 2 "$CTXFOLD"
 expect_rc "unknown flag is a usage error" 2 "$CTXFOLD" render --no-such-flag
+expect_rc "unknown command is a usage error" 2 "$CTXFOLD" --db "$db" rendr
+grep -q "unknown command 'rendr'" "$WORK/err" && grep -q "did you mean 'render'" "$WORK/err" && ok ||
+  fail "unknown command message: $(cat "$WORK/err")"
 expect_rc "read command on a missing database" 4 "$CTXFOLD" --db "$WORK/missing.db" render
 [ ! -e "$WORK/missing.db" ] && ok || fail "a read command created the database"
 printf 'not a database at all, only text padding padding padding padding padding\n' > "$WORK/junk.db"
