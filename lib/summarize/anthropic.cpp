@@ -93,12 +93,7 @@ class AnthropicSummarizer final : public Summarizer {
                              key);
     }
     if (stop == "refusal") throw_summarizer_error(kProvider, "summarizer.empty", "the model refused: " + text, key);
-    SummaryResult out;
-    out.text = std::move(text);
-    out.model = json_str(j, "model");  // the snapshot that answered, when the server names it
-    if (out.model.empty()) out.model = model_;
-    if (auto u = j.find("usage"); u != j.end() && u->is_object()) out.usage = *u;
-    return out;
+    return provider_result(std::move(text), j, model_);
   }
 
   std::string model_;

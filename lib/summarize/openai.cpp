@@ -120,12 +120,7 @@ class OpenAiSummarizer final : public Summarizer {
                                          json_str(choice, "finish_reason", "unknown")),
                              key);
     }
-    SummaryResult out;
-    out.text = std::move(text);
-    out.model = json_str(j, "model");  // the snapshot that answered, when the server names it
-    if (out.model.empty()) out.model = model_;
-    if (auto u = j.find("usage"); u != j.end() && u->is_object()) out.usage = *u;
-    return out;
+    return provider_result(std::move(text), j, model_);
   }
 
   std::string model_;

@@ -164,4 +164,13 @@ void throw_summarizer_error(std::string_view provider, const std::string& code, 
   throw Error(Exit::environment, code, fmt::format("{}: {}", provider, d), std::move(hint));
 }
 
+SummaryResult provider_result(std::string text, const Json& response, const std::string& configured_model) {
+  SummaryResult out;
+  out.text = std::move(text);
+  out.model = json_str(response, "model");
+  if (out.model.empty()) out.model = configured_model;
+  if (auto u = response.find("usage"); u != response.end() && u->is_object()) out.usage = *u;
+  return out;
+}
+
 }  // namespace ctxfold

@@ -58,6 +58,10 @@ std::unique_ptr<Summarizer> make_anthropic_summarizer(std::string model, Provide
 /// Throws Error(internal, "summarizer.prompt") when no such prompt is embedded.
 std::string summary_system_prompt(const SummaryRequest& req);
 
+/// The result of a successful call: the summary text, the model the response names (the snapshot
+/// that answered) or else the configured one, and the response's usage object when it has one.
+SummaryResult provider_result(std::string text, const Json& response, const std::string& configured_model);
+
 /// The user message share/prompts/rolling-v1.txt describes: <previous-summary> (omitted when
 /// empty), <transcript>, then <instructions> (omitted when empty), each block on its own lines.
 /// A closing tag of these blocks inside the data is defused ("</transcript" -> "<\/transcript").
