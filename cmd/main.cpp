@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <vector>
 
@@ -56,6 +57,21 @@ void warn(const std::string& message) { fmt::print(stderr, "ctxfold: warning: {}
 }  // namespace ctxfold::cli
 
 namespace {
+
+// Removes the database file (and its WAL, shared-memory and journal files) when it holds no
+// session and no node. Only called for a file this very call created, after the command failed.
+void remove_if_empty(ctxfold::cli::Context& ctx) {
+  using namespace ctxfold;
+  try {
+    Stmt q = ctx.store->db().prepare("SELECT (SELECT count(*) FROM nodes) + (SELECT count(*) FROM sessions)");
+    if (!q.step() || q.int64(0) != 0) return;
+  } catch (const Error&) {
+    return;  // cannot tell: keep the file
+  }
+  ctx.store.reset();
+  std::error_code ec;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(ctx.db_path + suffix, ec);
+}
 
 // The command name closest to s by edit distance, when it is close enough to be a typo.
 const char* nearest_command(const std::string& s) {
@@ -145,6 +161,11 @@ int main(int argc, char** argv) {
   }
 
   int rc = 0;
+  // A database this call creates and then fails to fill is removed again: a failed first import
+  // must not leave an empty ctxfold.db behind that later commands would mistake for a real one.
+  std::error_code exists_ec;
+  const bool creates_db = chosen->needs == Needs::read_write && !std::filesystem::exists(ctx.db_path, exists_ec);
+  bool failed = false;
   try {
     if (chosen->needs != Needs::nothing)
       ctx.store.emplace(Store::open(ctx.db_path, chosen->needs == Needs::read_only ? Store::Mode::read_only
@@ -152,16 +173,21 @@ int main(int argc, char** argv) {
     rc = run(ctx);
   } catch (const Error& e) {
     rc = report(e);
+    failed = true;
   } catch (const nlohmann::json::exception& e) {
     fmt::print(stderr, "ctxfold: error: invalid JSON: {}\n", e.what());
     rc = static_cast<int>(Exit::bad_input);
+    failed = true;
   } catch (const std::bad_alloc&) {
     fmt::print(stderr, "ctxfold: error: out of memory\n");
     rc = static_cast<int>(Exit::environment);
+    failed = true;
   } catch (const std::exception& e) {
     fmt::print(stderr, "ctxfold: internal error: {}\n", e.what());
     rc = static_cast<int>(Exit::internal);
+    failed = true;
   }
+  if (failed && creates_db && ctx.store) remove_if_empty(ctx);
   ctx.store.reset();
   if (std::fflush(stdout) != 0 && errno != EPIPE) {
     fmt::print(stderr, "ctxfold: error: cannot write to stdout\n");

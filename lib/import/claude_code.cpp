@@ -594,6 +594,7 @@ class Importer {
   void setup_sessions();
   void plan_nodes();
   void break_cycles();
+  void attach_missing_parents();
   void linearize_results();
   void plan_compactions();
   void compute_covers();
@@ -803,11 +804,14 @@ void Importer::plan_nodes() {
     }
     if (named == 0) continue;
     int named_line = sk_.line_of(named);
+    if (named_line < 0 && sink_.has(sk_.str(named))) {
+      // A sub-agent or compaction-worker file names a record of the main file (imported first,
+      // FORMATS.md "Dangling parents"): a link to another session, not a missing parent.
+      p.cross_session_parent = named;
+      continue;
+    }
     if (named_line < 0) {
       p.missing_pred = named;
-      sink_.warn(ln.line, "parent.missing",
-                 fmt::format("record '{}' names parent '{}', which this file never wrote; kept as a root",
-                             sk_.ids.view(ln.uuid), sk_.ids.view(named)));
       continue;
     }
     int q = node_of_[named_line];
@@ -817,6 +821,40 @@ void Importer::plan_nodes() {
       continue;
     }
     p.pred = q;
+  }
+  attach_missing_parents();
+}
+
+// FIELD_CASES C10: a record whose parent the file never wrote. The first record of a session
+// (an excerpt, a resumed file) stays a root. A record further down is attached to the record
+// written just before it in the same session: Claude Code appends in conversation order, so that
+// is the best witness of where it belongs, and render then still reaches the summary before it
+// and everything after it. Either way metadata.missing_predecessor keeps the named id.
+void Importer::attach_missing_parents() {
+  std::vector<int> last_of_session;
+  for (int i = 0; i < static_cast<int>(plans_.size()); ++i) {
+    Plan& p = plans_[i];
+    const std::size_t slot = static_cast<std::size_t>(p.session);
+    if (last_of_session.size() <= slot) last_of_session.resize(slot + 1, -1);
+    const int before = last_of_session[slot];
+    last_of_session[slot] = i;
+    if (!p.missing_pred) continue;
+    const Line& ln = sk_.lines[p.first];
+    bool reaches_self = false;  // attaching must not close a cycle through a forward link
+    for (int q = before, steps = 0; q >= 0 && steps <= static_cast<int>(plans_.size()); q = plans_[q].pred, ++steps)
+      if (q == i) reaches_self = true;
+    if (before < 0 || reaches_self) {
+      sink_.warn(ln.line, "parent.missing",
+                 fmt::format("record '{}' names parent '{}', which this file never wrote; kept as a root",
+                             sk_.ids.view(ln.uuid), sk_.ids.view(p.missing_pred)));
+      continue;
+    }
+    p.pred = before;
+    p.pred_changed = true;
+    sink_.warn(ln.line, "parent.missing",
+               fmt::format("record '{}' names parent '{}', which this file never wrote; attached to the record "
+                           "written before it ('{}')",
+                           sk_.ids.view(ln.uuid), sk_.ids.view(p.missing_pred), plan_id(before)));
   }
 }
 

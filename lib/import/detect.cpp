@@ -6,6 +6,7 @@
 // roles, types, sources, keys and content block types it sees. When the first value is complete
 // and more follows, the file is JSON Lines and the first value is its first record; when the
 // first line is unreadable (NUL bytes, a fragment) later lines are tried one by one.
+#include <fmt/format.h>
 #include <fstream>
 #include <set>
 
@@ -210,8 +211,12 @@ std::vector<std::string> import_formats() {
   return {"auto", "claude-code", "codex", "gemini", "openai", "anthropic", "openhands", "ctxfold"};
 }
 
-std::string detect_format(const std::string& path) {
+std::string detect_format(const std::string& path, const std::string& label) {
+  const std::string& name = label.empty() ? path : label;
   std::string text = read_prefix(path);
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw Error(Exit::bad_input, "import.empty", fmt::format("'{}' is empty: nothing to import", name),
+                "give a transcript with at least one record");
   // Skip a UTF-8 byte order mark.
   std::string_view view(text);
   if (view.substr(0, 3) == "\xEF\xBB\xBF") view.remove_prefix(3);
@@ -230,7 +235,7 @@ std::string detect_format(const std::string& path) {
     if (!ls.root_object || !ls.root_done) continue;
     if (auto f = classify(ls)) return *f;
   }
-  throw Error(Exit::bad_input, "import.unknown_format", "cannot tell the transcript format of '" + path + "'",
+  throw Error(Exit::bad_input, "import.unknown_format", "cannot tell the transcript format of '" + name + "'",
               "pass --format (one of: claude-code, codex, gemini, openai, anthropic, openhands, ctxfold)");
 }
 

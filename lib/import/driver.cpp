@@ -88,7 +88,7 @@ ImportResult import_paths(Store& store, const std::vector<std::string>& paths, c
         throw Error(Exit::usage, "import.directory", fmt::format("'{}' is a directory", given),
                     "pass the transcript files themselves");
     }
-    std::string format = opts.format == "auto" ? detect_format(path) : opts.format;
+    std::string format = opts.format == "auto" ? detect_format(path, given == "-" ? "stdin" : given) : opts.format;
     ImportSink sink(store, result, given == "-" ? std::string("-") : given);
     // The sink reads the file through its own path; stdin was spooled, so label it.
     std::size_t first_session = result.sessions.size();

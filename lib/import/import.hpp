@@ -85,9 +85,11 @@ class ImportSink {
 /// openhands, ctxfold.
 std::vector<std::string> import_formats();
 
-/// Detects the format of a file from its name and first bytes; throws Error(bad_input,
+/// Detects the format of a file from its name and first bytes. `label` names the input in errors
+/// (for stdin, which is read from a spooled temporary file). Throws Error(bad_input,
+/// "import.empty") for a file with nothing but whitespace and Error(bad_input,
 /// "import.unknown_format") when nothing matches.
-std::string detect_format(const std::string& path);
+std::string detect_format(const std::string& path, const std::string& label = {});
 
 struct ImportOptions {
   std::string format = "auto";

@@ -11,6 +11,13 @@ expect_rc "read command on a missing database" 4 "$CTXFOLD" --db "$WORK/missing.
 [ ! -e "$WORK/missing.db" ] && ok || fail "a read command created the database"
 printf 'not a database at all, only text padding padding padding padding padding\n' > "$WORK/junk.db"
 expect_rc "read command on a foreign file" 3 "$CTXFOLD" --db "$WORK/junk.db" sessions
+# A failed first import leaves no database behind; the error names stdin, not a spool file.
+expect_rc "empty stdin import" 3 sh -c "printf '' | '$CTXFOLD' --db '$WORK/fresh.db' import -"
+grep -q "'stdin' is empty" "$WORK/err" && ok || fail "empty stdin message: $(cat "$WORK/err")"
+[ ! -e "$WORK/fresh.db" ] && ok || fail "a failed import left $WORK/fresh.db behind"
+printf 'plain words, no transcript\n' > "$WORK/words.txt"
+expect_rc "import of an unknown format" 3 "$CTXFOLD" --db "$WORK/fresh.db" import "$WORK/words.txt"
+[ ! -e "$WORK/fresh.db" ] && ok || fail "a failed import left $WORK/fresh.db behind"
 # append: the harness write path; HEAD advances only on chain extension.
 printf '%s\n' '{"id":"u1","role":"user","content":"hello"}' '{"id":"a1","role":"assistant","content":"hi"}' |
   "$CTXFOLD" --db "$db" --session s append >"$WORK/ap" 2>"$WORK/err"
