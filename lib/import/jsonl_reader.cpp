@@ -87,6 +87,26 @@ std::vector<Segment> split_values(std::string_view s, int max_depth) {
 
 }  // namespace
 
+/// Where a complete record starts after a cut-off one in `piece`: the first `{"` past the start
+/// from which the rest of the piece is a run of complete, valid JSON values; 0 when there is
+/// none. Tries at most 256 starts so a long corrupt line stays linear in practice.
+std::size_t resync_point(std::string_view piece) {
+  std::size_t tries = 0;
+  for (std::size_t at = piece.find("{\"", 1); at != std::string_view::npos && tries < 256;
+       at = piece.find("{\"", at + 1), ++tries) {
+    std::string_view rest = piece.substr(at);
+    bool all = true;
+    for (const Segment& sg : split_values(rest, JsonlReader::kMaxDepth)) {
+      if (!sg.complete || sg.too_deep || !nlohmann::json::accept(rest.substr(sg.begin, sg.end - sg.begin))) {
+        all = false;
+        break;
+      }
+    }
+    if (all) return at;
+  }
+  return 0;
+}
+
 struct JsonlReader::Impl {
   std::string path;
   std::ifstream in;
@@ -174,6 +194,24 @@ struct JsonlReader::Impl {
         }
       }
       if (!ok) {
+        // FIELD_CASES C24: a writer that appended after a cut-off record glues a whole record
+        // onto the fragment. Read the record; keep only the fragment verbatim.
+        if (std::size_t at = resync_point(piece); at != 0) {
+          report("line.fragment", fmt::format("cut-off record ({} byte(s)) with a record glued after it: fragment "
+                                              "kept verbatim, the rest read",
+                                              at));
+          bad(piece.substr(0, at));
+          std::string_view rest = text.substr(sg.begin + at);
+          std::vector<JsonlRecord> more;
+          process(rest, line, off, last_unterminated, quiet, more, parse);
+          for (auto& r : more) {
+            r.offset = off;
+            r.length = raw_line.size();
+            r.part = part++;
+            out.push_back(std::move(r));
+          }
+          break;
+        }
         if (is_last && last_unterminated) {
           report("line.truncated", fmt::format("last line cut off ({} byte(s) without a newline) kept verbatim",
                                                piece.size()));

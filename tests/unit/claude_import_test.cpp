@@ -642,6 +642,18 @@ TEST_F(ClaudeImportTest, C24TruncatedLastLineIsAWarning) {
   EXPECT_EQ(store_->head("c24"), "a1");
 }
 
+// C24, then the agent wrote again: the next record is glued onto the fragment. It is imported.
+TEST_F(ClaudeImportTest, C24RecordWrittenAfterTheFragmentIsImported) {
+  std::string bytes = dump_json(user("u1", "", "hi")) + "\n" + dump_json(assistant("a1", "u1", "m1", text("yo"))) +
+                      "\n" + dump_json(user("u2", "a1", "cut")).substr(0, 40) +
+                      dump_json(user("u3", "a1", "again")) + "\n";
+  auto res = import(write_raw("c24b.jsonl", bytes));
+  EXPECT_EQ(codes(res)["line.fragment"], 1);
+  EXPECT_EQ(session(res, "c24b")->nodes_added, 3);
+  EXPECT_EQ(store_->source_record_count("c24b"), 1);  // only the fragment is verbatim
+  EXPECT_EQ(store_->head("c24b"), "u3");
+}
+
 TEST_F(ClaudeImportTest, InvalidUtf8IsSanitizedAndFlagged) {
   std::string bytes = dump_json(user("u1", "", "PLACEHOLDER")) + "\n";
   bytes.replace(bytes.find("PLACEHOLDER"), 11, "bad \xC0\xAF byte");

@@ -141,6 +141,28 @@ TEST_F(JsonlReaderTest, TruncatedLastLineIsAWarningAndKeptVerbatim) {
   EXPECT_EQ(bad[0].second, "{\"c\":\"unfinish");
 }
 
+// C24, the later write: a writer appended a whole record right after the cut-off fragment.
+TEST_F(JsonlReaderTest, RecordGluedOntoACutOffFragmentIsRead) {
+  auto recs = read_all(write("{\"a\":1}\n{\"c\":{\"d\":\"unfin{\"e\":{\"f\":[1,2]},\"g\":\"x\"}\n{\"h\":3}\n"));
+  ASSERT_EQ(recs.size(), 3u);
+  EXPECT_EQ(recs[1].value["g"], "x");
+  EXPECT_EQ(recs[1].value["e"]["f"][1], 2);
+  EXPECT_EQ(recs[2].value["h"], 3);
+  ASSERT_EQ(count("line.fragment"), 1);
+  EXPECT_EQ(warnings[0].line, 2);
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0].second, "{\"c\":{\"d\":\"unfin");
+}
+
+// A fragment with nothing valid after it is not "resynchronised" onto one of its own inner objects.
+TEST_F(JsonlReaderTest, InnerObjectOfAFragmentIsNotTakenForARecord) {
+  auto recs = read_all(write("{\"a\":{\"b\":1},\"c\":\"x\n{\"h\":3}\n"));
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].value["h"], 3);
+  EXPECT_EQ(count("line.fragment"), 0);
+  EXPECT_EQ(count("line.malformed"), 1);
+}
+
 TEST_F(JsonlReaderTest, CompleteLastLineWithoutNewlineParses) {
   auto recs = read_all(write("{\"a\":1}\n{\"b\":2}"));
   ASSERT_EQ(recs.size(), 2u);
