@@ -67,8 +67,9 @@ int run_compact(Context& ctx, const CompactCliOptions& o) {
   CompactResult r = compact_rolling(ctx.db(), session, *summarizer, opts);
   if (ctx.text) {
     emit_text(fmt::format("{}: {}{}\n", r.status, r.reason.empty() ? std::string() : r.reason,
-                          r.summary_id ? fmt::format(" (summary {}, covers {} nodes, {} -> {} tokens)", *r.summary_id,
-                                                     r.covers_count, r.estimated_tokens_before, r.estimated_tokens_after)
+                          r.summary_id ? fmt::format(" (summary {}, covers {} nodes, {} -> {} tokens, {})", *r.summary_id,
+                                                     r.covers_count, r.tokens_before.value, r.tokens_after.value,
+                                                     r.tokens_after.kind)
                                        : std::string()));
   } else {
     emit(compact_to_json(r));

@@ -70,5 +70,6 @@ std::function<int(Context&)> setup_grep(CLI::App& sub);
 std::function<int(Context&)> setup_expand(CLI::App& sub);
 std::function<int(Context&)> setup_describe(CLI::App& sub);
 std::function<int(Context&)> setup_list(CLI::App& sub);
+std::function<int(Context&)> setup_tokens(CLI::App& sub);
 
 }  // namespace ctxfold::cli

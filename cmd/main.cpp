@@ -27,6 +27,8 @@ const std::vector<Command>& command_table() {
       {"show", "print one node", Needs::read_only, setup_show},
       {"checkout", "move HEAD to a node (an explicit, recorded HEAD move)", Needs::read_write, setup_checkout},
       {"render", "the context a model reads from HEAD", Needs::read_only, setup_render},
+      {"tokens", "provider-measured input tokens against ctxfold's estimates, per request", Needs::read_only,
+       setup_tokens},
       {"compact", "compact the session now (rolling summary; HEAD never moves)", Needs::read_write, setup_compact},
       {"snapshot", "the session's append boundary and state (read it back with --as-of)", Needs::read_only,
        setup_snapshot},

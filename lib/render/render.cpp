@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "tokens/estimate.hpp"
+#include "tokens/requests.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold {
@@ -540,12 +541,23 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
     if (recap && recap->node.content.is_array())
       for (const auto& b : recap->node.content) r.items[summary_pos].content.push_back(b);
   }
+  // Per-item estimates; thinking of turns before the latest user turn counts only where the
+  // provider resends it (NodeEstimate::prior_turn_thinking).
+  r.item_tokens.resize(r.items.size());
+  r.item_prior_thinking.resize(r.items.size());
+  std::size_t last_turn = 0;
+  for (std::size_t i = 0; i < r.items.size(); ++i) {
+    NodeEstimate e = estimate_node(r.items[i]);
+    r.item_tokens[i] = e.total;
+    r.item_prior_thinking[i] = e.prior_turn_thinking;
+    if (starts_user_turn(r.items[i])) last_turn = i;
+  }
   auto add_section = [&](const char* kind_name, std::size_t from, std::size_t to) {
     if (from >= to) return;
     Section s{kind_name, {}, 0};
     for (std::size_t i = from; i < to; ++i) {
       s.ids.push_back(r.items[i].id);
-      s.estimated_tokens += estimate_node_tokens(r.items[i]);
+      s.estimated_tokens += r.item_tokens[i] - (i < last_turn ? r.item_prior_thinking[i] : 0);
     }
     if (recap && from == summary_pos) s.estimated_tokens -= recap->estimated_tokens;  // counted in "recap"
     r.estimated_tokens += s.estimated_tokens;
@@ -568,6 +580,7 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   }
 
   build_messages(r);
+  r.tokens = token_figure(store, r, opts.as_of);
   return r;
 }
 
@@ -601,6 +614,7 @@ Json render_to_json(const Rendered& r, RenderFormat format) {
     sections.push_back(Json{{"kind", s.kind}, {"ids", s.ids}, {"estimated_tokens", s.estimated_tokens}});
   j["sections"] = std::move(sections);
   j["estimated_tokens"] = r.estimated_tokens;
+  j["tokens"] = r.tokens.to_json();
   j["spine_length"] = r.spine_length;
   Json repairs = Json::array();
   for (const auto& rp : r.repairs)

@@ -6,6 +6,7 @@
 
 #include "model/node.hpp"
 #include "store/store.hpp"
+#include "tokens/calibrate.hpp"
 
 namespace ctxfold {
 
@@ -70,7 +71,14 @@ struct Rendered {
   std::vector<std::string> reads;  ///< ids whose content entered the request, in order
   std::vector<Section> sections;
   std::vector<Repair> repairs;
+  /// Local estimate of the whole context (tokens/estimate.hpp): the items' estimates less the
+  /// thinking of turns before the latest user turn where the provider drops it.
   std::int64_t estimated_tokens = 0;
+  std::vector<std::int64_t> item_tokens;          ///< estimate_node(items[i]).total
+  std::vector<std::int64_t> item_prior_thinking;  ///< estimate_node(items[i]).prior_turn_thinking
+  /// The figure shown to users, labelled estimated | calibrated | measured (tokens/requests.hpp
+  /// token_figure).
+  TokenFigure tokens;
   std::int64_t spine_length = 0;   ///< nodes visited on HEAD's spine (covered segments skipped)
   std::optional<std::string> summary;     ///< the summary substituted, when one was
   std::vector<RenderedMessage> messages;  ///< items after tool-pairing repair
@@ -94,8 +102,8 @@ struct Rendered {
 Rendered render_context(Store& store, const std::string& session, const RenderOptions& opts);
 
 /// The JSON document `render` prints: {"schema":"ctxfold.render/1","session","head","strategy",
-/// "format","summary","reads","sections","estimated_tokens","spine_length","repairs","warnings",
-/// "messages"} plus "system" for anthropic and "text" for text (whose "messages" are ctxfold's).
+/// "format","summary","reads","sections","estimated_tokens","tokens":{"value","kind","estimated",
+/// "calibration"},"spine_length","repairs","warnings","messages"} plus "system" for anthropic and "text" for text (whose "messages" are ctxfold's).
 /// openai: thinking and opaque blocks are dropped, images become image_url data URLs, a tool
 /// result's content becomes a string. anthropic: system messages joined by a blank line; thinking
 /// kept only with a signature; opaque dropped except an anthropic redacted_thinking block; empty

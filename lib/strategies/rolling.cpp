@@ -8,11 +8,13 @@
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
+#include <limits>
 #include <unordered_set>
 
 #include "strategies/units.hpp"
 #include "summarize/prompt.hpp"
 #include "summarize/transcript.hpp"
+#include "tokens/calibrate.hpp"
 #include "tokens/estimate.hpp"
 #include "util/digest.hpp"
 #include "util/error.hpp"
@@ -108,7 +110,12 @@ struct Plan {
   std::vector<Unit> units;       // over [region_start, items.size())
   std::size_t cut_unit = 0;      // units[0, cut_unit) are evicted
   std::int64_t old_recap_tokens = 0;
+  std::optional<Calibration> calibration;  // the render's (tokens/requests.hpp token_figure)
+  std::int64_t shown_before = 0;           // calibrated_figure(before).value
 };
+
+/// The figure a local estimate of this session's context is shown as.
+TokenFigure figure(const Plan& p, std::int64_t estimate) { return calibrated_figure(estimate, p.calibration); }
 
 std::int64_t items_tokens(const std::vector<Node>& items, std::size_t b, std::size_t e) {
   std::int64_t t = 0;
@@ -162,8 +169,8 @@ std::optional<std::vector<std::string>> covered_ids(Store& store, const Plan& p,
 
 /// Builds the plan: render, trigger, retention walk. Sets status/reason on res when nothing is
 /// to be done and returns false.
-bool make_plan(Store& store, const std::string& session, const RollingOptions& opts, bool reconsolidate, Plan& p,
-               CompactResult& res) {
+bool make_plan(Store& store, const std::string& session, const RollingOptions& opts, bool reconsolidate,
+               std::int64_t max_output, Plan& p, CompactResult& res) {
   p.boundary = store.max_seq();
   auto h = store.head(session, p.boundary);
   if (!h)
@@ -196,6 +203,13 @@ bool make_plan(Store& store, const std::string& session, const RollingOptions& o
   }
   res.estimated_tokens_before = p.before;
   res.estimated_tokens_after = p.before;
+  p.calibration = p.r.tokens.calibration;
+  res.tokens_before = figure(p, p.before);
+  if (p.r.tokens.kind == "measured" && p.before == p.r.estimated_tokens) res.tokens_before = p.r.tokens;
+  res.tokens_after = res.tokens_before;
+  p.shown_before = res.tokens_before.value;
+  // What the calibration adds on top of any estimate: the unseen remainder (0 when it scales).
+  const std::int64_t extra = std::max<std::int64_t>(0, p.shown_before - p.before);
 
   if (!opts.window && !opts.force) {
     res.status = "noop";
@@ -205,10 +219,10 @@ bool make_plan(Store& store, const std::string& session, const RollingOptions& o
   }
   p.window_eff = opts.window ? *opts.window : p.before;
   p.trigger = ceil_percent(p.window_eff, opts.trigger_percent);
-  if (p.before < p.trigger && !opts.force && !reconsolidate) {
+  if (p.shown_before < p.trigger && !opts.force && !reconsolidate) {
     res.status = "noop";
-    res.reason = fmt::format("estimated {} tokens is below the trigger of {} tokens ({}% of {})", p.before, p.trigger,
-                             opts.trigger_percent, p.window_eff);
+    res.reason = fmt::format("{} {} tokens is below the trigger of {} tokens ({}% of {})", res.tokens_before.kind,
+                             p.shown_before, p.trigger, opts.trigger_percent, p.window_eff);
     return false;
   }
   p.retain_target = std::max<std::int64_t>(1, ceil_percent(p.window_eff, opts.tail_percent));
@@ -217,6 +231,15 @@ bool make_plan(Store& store, const std::string& session, const RollingOptions& o
     ++p.sys_end;
   p.region_start = p.summary_pos ? *p.summary_pos + 1 : p.sys_end;
   p.units = split_units(p.items, p.region_start);
+  // A calibrated remainder (what the provider counts beyond the transcript) leaves less room for
+  // the tail: cap it so remainder + system + a full summary + a full recap + tail < trigger.
+  std::int64_t tail_room = std::numeric_limits<std::int64_t>::max();
+  if (extra > 0 && opts.window) {
+    const RecapOptions recap_defaults;
+    tail_room = p.trigger - 1 - extra - items_tokens(p.items, 0, p.sys_end) - max_output - recap_defaults.max_tokens -
+                2 * (kMessageOverhead + kBlockOverhead) - 40;
+    p.retain_target = std::max<std::int64_t>(1, std::min(p.retain_target, tail_room));
+  }
 
   // Retention walk, tail to head (seed 001): the smallest tail run of whole units reaching the target.
   std::int64_t acc = 0;
@@ -237,7 +260,7 @@ bool make_plan(Store& store, const std::string& session, const RollingOptions& o
     for (std::size_t j = k; j-- > 0;) {
       with_turn += p.units[j].tokens;
       if (p.units[j].kind == "user") {
-        if (with_turn <= 2 * p.retain_target && (!opts.window || with_turn < p.trigger)) {
+        if (with_turn <= 2 * p.retain_target && (!opts.window || with_turn + extra < p.trigger) && with_turn <= tail_room) {
           k = j;
           moved = true;
         }
@@ -255,7 +278,7 @@ bool make_plan(Store& store, const std::string& session, const RollingOptions& o
   p.cut_unit = k;
   if (p.cut_unit == 0 && !(reconsolidate && p.old_summary)) {
     std::int64_t tail = items_tokens(p.items, p.region_start, p.items.size());
-    bool over = opts.window && p.before >= p.trigger;
+    bool over = opts.window && p.shown_before >= p.trigger;
     if (!p.units.empty() && p.units.size() == 1 && p.units[0].open) {
       res.status = "declined";
       res.reason = "the only compactable content is an open step (tool calls without results); it is never "
@@ -445,7 +468,7 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
   res.summarizer_model = summarizer.model();
   res.window = opts.window;
   Plan p;
-  if (!make_plan(store, session, opts, reconsolidate, p, res)) return res;
+  if (!make_plan(store, session, opts, reconsolidate, max_output, p, res)) return res;
 
   std::size_t cut = cut_index(p, p.cut_unit);
   std::string why;
@@ -566,6 +589,9 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
                     {"supersedes", p.old_summary ? Json(p.old_summary->id) : Json(nullptr)},
                     {"recap_ids", pick_recap_ids(p, cut, ro)},
                     {"provenance", provenance}};
+  // The matched measurement this compaction saw, so renders after it stay calibrated until a
+  // newer request is measured (the tail's measured requests saw the uncompacted context).
+  if (p.calibration) s.metadata["calibration"] = p.calibration->to_json();
   s.covers_ids = *covers;
   const std::int64_t summary_tokens = estimate_node_tokens(s);
   std::int64_t new_recap_tokens = 0;
@@ -663,6 +689,7 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
   if (!has_recap && r2.summary)
     if (auto n = store.node(*r2.summary, false))
       if (auto rc = rolling_recap(store, *n)) res.estimated_tokens_after += rc->estimated_tokens;
+  res.tokens_after = calibrated_figure(res.estimated_tokens_after, r2.tokens.calibration);
   return res;
 }
 
@@ -714,7 +741,7 @@ CompactResult compact_rolling(Store& store, const std::string& session, Summariz
   if (first.status != "compacted" || !opts.window || opts.dry_run || first.partial) return first;
   CompactResult total = first;
   const std::int64_t trigger = ceil_percent(*opts.window, opts.trigger_percent);
-  for (int pass = 2; pass <= opts.max_passes && total.estimated_tokens_after >= trigger; ++pass) {
+  for (int pass = 2; pass <= opts.max_passes && total.tokens_after.value >= trigger; ++pass) {
     // Still over the trigger (seed 001 "Approximate convergence"): re-compact the head checkpoint
     // with half the output budget, unless the kept tail alone is the problem.
     RenderOptions ro;
@@ -722,10 +749,15 @@ CompactResult compact_rolling(Store& store, const std::string& session, Summariz
     std::int64_t summary_part = 0;
     for (const auto& s : r.sections)
       if (s.kind == "summary") summary_part += s.estimated_tokens;  // the recap and the tail do not shrink by re-compaction
-    if (total.estimated_tokens_after - summary_part >= trigger) {
-      total.reason = fmt::format("still {} tokens after compaction: the kept tail alone exceeds the trigger of {} "
-                                 "tokens (a single unit larger than the budget is not split)",
-                                 total.estimated_tokens_after, trigger);
+    if (total.tokens_after.value - summary_part >= trigger) {
+      const std::int64_t unseen = std::max<std::int64_t>(0, total.tokens_after.value - total.estimated_tokens_after);
+      total.reason = fmt::format("still {} {} tokens after compaction: the kept tail alone exceeds the trigger of {} "
+                                 "tokens (a single unit larger than the budget is not split){}",
+                                 total.tokens_after.kind, total.tokens_after.value, trigger,
+                                 unseen > 0 ? fmt::format("; {} of them are what the provider measured beyond the "
+                                                          "transcript (system prompt, tool definitions)",
+                                                          unseen)
+                                            : std::string());
       break;
     }
     max_output = std::max<std::int64_t>(64, max_output / 2);
@@ -733,7 +765,7 @@ CompactResult compact_rolling(Store& store, const std::string& session, Summariz
     total.calls += next.calls;
     total.passes = pass;
     if (next.status != "compacted") {
-      total.reason = fmt::format("still {} tokens after {} passes; re-compaction {}: {}", total.estimated_tokens_after,
+      total.reason = fmt::format("still {} tokens after {} passes; re-compaction {}: {}", total.tokens_after.value,
                                  pass - 1, next.status, next.reason);
       break;
     }
@@ -743,6 +775,7 @@ CompactResult compact_rolling(Store& store, const std::string& session, Summariz
     total.covers_first = next.covers_first;
     total.covers_last = next.covers_last;
     total.estimated_tokens_after = next.estimated_tokens_after;
+    total.tokens_after = next.tokens_after;
     total.partial = next.partial;
   }
   return total;
@@ -761,6 +794,8 @@ Json compact_to_json(const CompactResult& r) {
                      {"last", r.covers_last ? Json(*r.covers_last) : Json(nullptr)}};
   j["estimated_tokens_before"] = r.estimated_tokens_before;
   j["estimated_tokens_after"] = r.estimated_tokens_after;
+  j["tokens_before"] = r.tokens_before.to_json();
+  j["tokens_after"] = r.tokens_after.to_json();
   j["summarizer"] = Json{{"kind", r.summarizer_kind}, {"model", r.summarizer_model}, {"calls", r.calls}};
   j["head"] = r.head;
   j["compaction"] = r.compaction ? Json(*r.compaction) : Json(nullptr);

@@ -50,8 +50,14 @@ struct CompactResult {
   std::optional<std::string> compaction;  ///< the compaction id pairing compact/start and compact/end
   std::int64_t covers_count = 0;
   std::optional<std::string> covers_first, covers_last;
-  std::int64_t estimated_tokens_before = 0;
-  std::int64_t estimated_tokens_after = 0;
+  std::int64_t estimated_tokens_before = 0;  ///< local estimate of the render before
+  std::int64_t estimated_tokens_after = 0;   ///< local estimate of the render after
+  /// The labelled figures the trigger decision and the report use: calibrated where the session
+  /// has matched provider usage (tokens/requests.hpp), else the estimates. The "after" figure is
+  /// calibrated with the same calibration as "before" (recorded on the summary node as
+  /// metadata.calibration, so later renders keep it until a newer request is measured).
+  TokenFigure tokens_before;
+  TokenFigure tokens_after;
   std::optional<std::int64_t> window;
   std::string summarizer_kind, summarizer_model;
   int calls = 0;
@@ -64,7 +70,10 @@ struct CompactResult {
 /// Runs the rolling strategy once on the session's HEAD (PRODUCT.md §1–2, seeds 000 §4, 001,
 /// 002 "rolling"):
 ///  1. render HEAD (strategy rolling) at the current append boundary; no window and no force, or
-///     an estimate below trigger_percent of the window: noop.
+///     a figure (calibrated where usage exists, tokens_before) below trigger_percent of the window:
+///     noop. With a calibration that adds a remainder the transcript does not hold (system prompt,
+///     tool definitions), the retained tail is also capped so that remainder + system + summary
+///     budget + recap + tail stays under the trigger.
 ///  2. units after the system run (after the active summary when one is rendered) are walked
 ///     tail→head until tail_percent of the window is retained, rounding toward retaining more;
 ///     a cut inside a turn moves back to the turn's user message when that keeps the tail within
@@ -91,6 +100,7 @@ CompactResult compact_rolling(Store& store, const std::string& session, Summariz
 
 /// {"schema":"ctxfold.compact/1","session","strategy":"rolling","status","reason","summary_id",
 ///  "covers":{"count","first","last"},"estimated_tokens_before","estimated_tokens_after",
+///  "tokens_before","tokens_after" (TokenFigure: {"value","kind","estimated","calibration"}),
 ///  "summarizer":{"kind","model","calls"},"head"} plus "compaction", "window", "passes",
 ///  "partial", "error" (failed) and "plan" (--dry-run).
 Json compact_to_json(const CompactResult& r);

@@ -39,10 +39,13 @@ class FakeSummarizer : public Summarizer {
   }
 };
 
+/// Filler text of `bytes` bytes whose token estimate is about bytes/4: four-letter words and a
+/// space (one word per 5 bytes; TextWeights::word = 1.25), so the window sizes below keep the
+/// proportions they were written with.
 std::string words(std::size_t bytes, char c = 'x') {
   std::string s;
   while (s.size() < bytes) {
-    s.append(7, c);
+    s.append(4, c);
     s.push_back(' ');
   }
   s.resize(bytes);

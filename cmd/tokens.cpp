@@ -1,0 +1,48 @@
+// tokens: provider-measured input tokens against ctxfold's estimates, per request (issue 9).
+#include <fmt/format.h>
+
+#include "context.hpp"
+#include "render/render.hpp"
+#include "tokens/requests.hpp"
+
+namespace ctxfold::cli {
+
+namespace {
+struct TokensOptions {
+  std::int64_t min_growth = 200;
+};
+
+int run_tokens(Context& ctx, const TokensOptions& o) {
+  std::string session = ctx.resolve_session();
+  RequestTable t = request_table(ctx.db(), session, o.min_growth);
+  Rendered now = render_context(ctx.db(), session, RenderOptions{});
+  Json j = request_table_json(t, o.min_growth, now.tokens);
+  if (!ctx.text) {
+    emit(j);
+    return 0;
+  }
+  std::string out = fmt::format("{:<40} {:>9} {:>9} {:>9} {:>8}\n", "request", "measured", "estimated", "bytes/4", "error");
+  for (const auto& r : t.requests)
+    out += fmt::format("{:<40} {:>9} {:>9} {:>9} {:>7.1f}%\n", r.node.substr(0, 40), r.measured, r.estimated, r.bytes4,
+                       r.measured ? 100.0 * static_cast<double>(r.estimated - r.measured) / static_cast<double>(r.measured)
+                                  : 0.0);
+  const Json& s = j["summary"];
+  out += fmt::format("growth pairs: {} (skipped: {} small, {} resets, {} model switches)\n", t.pairs.size(),
+                     t.skipped_small, t.skipped_reset, t.skipped_model_switch);
+  for (const char* row : {"bytes4", "estimated", "calibrated"})
+    out += fmt::format("  {:<11} median {:5.1f}%  p90 {:5.1f}%\n", row, 100 * s[row]["median"].get<double>(),
+                       100 * s[row]["p90"].get<double>());
+  out += fmt::format("now: {} tokens ({})\n", now.tokens.value, now.tokens.kind);
+  emit_text(out);
+  return 0;
+}
+}  // namespace
+
+std::function<int(Context&)> setup_tokens(CLI::App& sub) {
+  auto o = std::make_shared<TokensOptions>();
+  sub.add_option("--min-growth", o->min_growth, "skip request pairs whose measured growth is below this")
+      ->default_val(200);
+  return [o](Context& ctx) { return run_tokens(ctx, *o); };
+}
+
+}  // namespace ctxfold::cli

@@ -1,0 +1,61 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "util/json.hpp"
+
+namespace ctxfold {
+
+/// Input tokens a provider measured for one request, from a node's metadata.usage as the
+/// importers store it: Anthropic (Claude Code, Messages) input_tokens + cache_creation_input_tokens
+/// + cache_read_input_tokens (the three are disjoint); OpenAI Responses / Codex last_token_usage
+/// input_tokens (cached_input_tokens is a subset, not added); OpenAI chat and litellm
+/// prompt_tokens; Gemini CLI tokens.input. nullopt when the fields are missing, not numbers, or
+/// zero (Codex writes all-zero usage around a compaction): such usage is skipped, never divided by.
+std::optional<std::int64_t> measured_input_tokens(const Json& usage);
+
+/// A matched pair: what the provider measured for one request and ctxfold's estimate of exactly
+/// the context that request saw (the render of its predecessor chain at the state it was made;
+/// seed 000 §4, last paragraph).
+struct Calibration {
+  std::string node;        ///< the node carrying the usage (the request's output)
+  std::int64_t measured = 0;
+  std::int64_t estimated = 0;
+  /// "request": matched on the rendered context; "summary": recorded by the compaction that wrote
+  /// the active summary, from the request it matched before compacting.
+  std::string origin = "request";
+  std::string estimator;   ///< kEstimatorVersion of `estimated`
+
+  /// {"node","measured","estimated","origin","estimator","remainder"}.
+  Json to_json() const;
+  /// Reads to_json's form; nullopt when fields are missing or the estimator differs from ours.
+  static std::optional<Calibration> from_json(const Json& j);
+};
+
+/// A token figure as shown to users, always labelled: kind "estimated" (local estimate only),
+/// "calibrated" (a local estimate corrected by a matched measurement) or "measured" (the
+/// provider's count for exactly this context).
+struct TokenFigure {
+  std::int64_t value = 0;
+  std::string kind = "estimated";
+  std::int64_t estimated = 0;  ///< the local estimate the value derives from
+  std::optional<Calibration> calibration;
+
+  /// {"value","kind","estimated","calibration":{...}|null}.
+  Json to_json() const;
+};
+
+/// Applies a matched calibration to the estimate of a later state. The matched remainder
+/// measured - estimated is the part of a request ctxfold does not see (the harness's system
+/// prompt and tool definitions: 18.9k-26.1k tokens on the first request of the real Claude Code
+/// sessions, whose transcripts hold under 1k of it) plus the estimator's error. A positive remainder
+/// is carried unchanged: scaling it with the visible content (value = measured * estimate /
+/// estimated) under-counts any shrunken state, e.g. the real auto-compaction session's first
+/// request after its compaction measured 32,015 tokens where the scaled figure gives a fraction of
+/// it (bench/tokens_fidelity.sh prints both). A negative remainder means the estimate over-counts
+/// the content itself, so the ratio measured/estimated scales it. Without a calibration the figure
+/// is the estimate, kind "estimated"; with one, kind "calibrated". Never below 0.
+TokenFigure calibrated_figure(std::int64_t estimate, const std::optional<Calibration>& c);
+
+}  // namespace ctxfold
