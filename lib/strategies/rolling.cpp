@@ -1,13 +1,8 @@
 #include "strategies/rolling.hpp"
 
 #include <fmt/format.h>
-#include <sqlite3.h>
 
 #include <algorithm>
-#include <chrono>
-#include <csignal>
-#include <cstdlib>
-#include <ctime>
 #include <limits>
 #include <unordered_set>
 
@@ -25,45 +20,6 @@ namespace {
 
 constexpr double kMaxCallRatio = 0.9;       // an answer over 90% of its input is non-reducing (C05)
 constexpr std::int64_t kMinChunkTokens = 256;
-
-/// Test-only crash points (documented in rolling.hpp).
-void crash_point(const char* name) {
-  const char* v = std::getenv("CTXFOLD_TEST_CRASH_AT");
-  if (v && std::string_view(v) == name) std::raise(SIGKILL);
-}
-
-std::string now_rfc3339() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-/// Resets every statement still stepping on the connection (cached statements keep their last
-/// row, and with it a read snapshot): BEGIN IMMEDIATE on a stale snapshot fails with
-/// SQLITE_BUSY_SNAPSHOT once another process has appended, without waiting.
-void release_snapshot(Store& store) {
-  sqlite3* db = store.db().raw();
-  for (sqlite3_stmt* st = sqlite3_next_stmt(db, nullptr); st; st = sqlite3_next_stmt(db, st))
-    if (sqlite3_stmt_busy(st)) sqlite3_reset(st);
-}
-
-std::int64_t ceil_percent(std::int64_t total, int percent) { return (total * percent + 99) / 100; }
-
-std::int64_t session_max_seq(Store& store, const std::string& session) {
-  auto st = store.db().prepare("SELECT coalesce(max(seq),0) FROM nodes WHERE session=?1");
-  st.bind(1, session);
-  st.step();
-  return st.int64(0);
-}
-
-std::int64_t last_event_seq(Store& store) {
-  auto st = store.db().prepare("SELECT coalesce(max(seq),0) FROM events");
-  st.step();
-  return st.int64(0);
-}
 
 bool is_noise(std::string_view text) {
   std::size_t b = text.find_first_not_of(" \t\r\n");
@@ -241,40 +197,10 @@ bool make_plan(Store& store, const std::string& session, const RollingOptions& o
     p.retain_target = std::max<std::int64_t>(1, std::min(p.retain_target, tail_room));
   }
 
-  // Retention walk, tail to head (seed 001): the smallest tail run of whole units reaching the target.
-  std::int64_t acc = 0;
-  std::size_t k = p.units.size();
-  while (k > 0) {
-    --k;
-    acc += p.units[k].tokens;
-    if (acc >= p.retain_target) break;
-  }
-  if (acc < p.retain_target) k = 0;
-  // Never start the kept tail inside a turn (C03): move back to the turn's user message when
-  // that keeps the tail within twice the target, else forward to the next user message (seed 000
-  // §4: the completed earlier turn enters the summary); a turn with no later user message that
-  // is larger than that is cut between its steps (C07) and its request goes to the recap.
-  if (k < p.units.size() && p.units[k].kind == "step") {
-    std::int64_t with_turn = acc;
-    bool moved = false;
-    for (std::size_t j = k; j-- > 0;) {
-      with_turn += p.units[j].tokens;
-      if (p.units[j].kind == "user") {
-        if (with_turn <= 2 * p.retain_target && (!opts.window || with_turn + extra < p.trigger) && with_turn <= tail_room) {
-          k = j;
-          moved = true;
-        }
-        break;
-      }
-      if (p.units[j].kind != "step") break;
-    }
-    if (!moved)
-      for (std::size_t j = k + 1; j < p.units.size(); ++j)
-        if (p.units[j].kind == "user") {
-          k = j;
-          break;
-        }
-  }
+  // Retention walk, tail to head (seed 001), never starting the kept tail inside a turn when it
+  // can be helped (C03, C07); a calibrated remainder lowers the bound on a tail moved back.
+  std::size_t k = retained_tail_start(
+      p.units, p.retain_target, opts.window ? std::min(p.trigger - 1 - extra, tail_room) : tail_room);
   p.cut_unit = k;
   if (p.cut_unit == 0 && !(reconsolidate && p.old_summary)) {
     std::int64_t tail = items_tokens(p.items, p.region_start, p.items.size());
@@ -404,17 +330,11 @@ Chunked summarize_chunks(const Plan& p, Summarizer& summarizer, const RollingOpt
       break;
     }
     std::string text = out.text;
-    std::size_t b = text.find_first_not_of(" \t\r\n");
-    text = b == std::string::npos ? std::string() : text.substr(b, text.find_last_not_of(" \t\r\n") - b + 1);
+    if (auto bad = clean_summary_text(text)) {
+      c.failure = *bad;
+      break;
+    }
     std::int64_t out_tokens = estimate_text_tokens(text);
-    if (text.empty()) {
-      c.failure = Error(Exit::environment, "summarizer.empty", "the summarizer returned an empty summary");
-      break;
-    }
-    if (!utf8_valid(text) || text.find('\0') != std::string::npos) {
-      c.failure = Error(Exit::environment, "summarizer.malformed", "the summarizer returned bytes that are not UTF-8 text");
-      break;
-    }
     if (static_cast<double>(out_tokens) > kMaxCallRatio * static_cast<double>(req.input_tokens)) {
       c.failure = Error(Exit::environment, "summarizer.not_reducing",
                         fmt::format("the summary of {} tokens is not smaller than 90% of its {}-token input; rejected, "
@@ -451,12 +371,6 @@ std::vector<std::string> pick_recap_ids(const Plan& p, std::size_t cut, const Re
   }
   std::reverse(ids.begin(), ids.end());
   return ids;
-}
-
-void fail(CompactResult& res, const Error& e) {
-  res.status = "failed";
-  res.error_code = e.code();
-  res.reason = e.what();
 }
 
 /// One pass: plan, bracket, summarize, validate, commit.
@@ -502,41 +416,20 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
   }
 
   // Identity of this attempt: deterministic in the state it starts from.
-  const std::string hex = sha256_hex(fmt::format("{}\n{}\n{}\n{}", session, p.head, p.session_max, last_event_seq(store)))
-                              .substr(0, 16);
-  const std::string compaction = "cmp-" + hex;
-  const std::string summary_id = "sum-" + hex;
+  CompactionBracket bracket(store, session, p.head, p.session_max);
+  const std::string compaction = bracket.id();
+  const std::string summary_id = "sum-" + bracket.hex();
   res.compaction = compaction;
-
-  crash_point("before_start");
-  release_snapshot(store);
-  {
-    Txn t(store.db());
-    store.log_event(session, "compact/start", compaction,
-                    Json{{"strategy", "rolling"},
-                         {"head", p.head},
-                         {"boundary_seq", p.boundary},
-                         {"session_seq", p.session_max},
-                         {"previous_summary", p.old_summary ? Json(p.old_summary->id) : Json(nullptr)},
-                         {"plan", {{"covers_count", covers->size()}, {"first", covers->front()}, {"last", covers->back()}}},
-                         {"estimated_tokens_before", p.before},
-                         {"summarizer", {{"kind", summarizer.kind()}, {"model", summarizer.model()}}},
-                         {"started_at", now_rfc3339()}});
-    t.commit();
-  }
-  crash_point("after_start");
+  bracket.start(Json{{"strategy", "rolling"},
+                     {"boundary_seq", p.boundary},
+                     {"previous_summary", p.old_summary ? Json(p.old_summary->id) : Json(nullptr)},
+                     {"plan", {{"covers_count", covers->size()}, {"first", covers->front()}, {"last", covers->back()}}},
+                     {"estimated_tokens_before", p.before},
+                     {"summarizer", {{"kind", summarizer.kind()}, {"model", summarizer.model()}}}});
 
   auto end_with_error = [&](const Error& e) {
-    fail(res, e);
-    release_snapshot(store);
-    Txn t(store.db());
-    store.log_event(session, "compact/end", compaction,
-                    Json{{"status", "failed"},
-                         {"summary_id", nullptr},
-                         {"error", {{"code", e.code()}, {"message", e.what()}}},
-                         {"calls", res.calls},
-                         {"ended_at", now_rfc3339()}});
-    t.commit();
+    fail_result(res, e);
+    bracket.fail(e, res.calls);
     return res;
   };
 
@@ -621,46 +514,22 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
                                             candidate, p.before)));
 
   // Commit: recheck the source, then compact/summary, the node and compact/end in one transaction.
-  release_snapshot(store);
-  {
-    Txn t(store.db());
-    auto head_now = store.head(session);
-    std::int64_t seq_now = session_max_seq(store, session);
-    if (!head_now || *head_now != p.head || seq_now != p.session_max) {
-      Error e(Exit::environment, "compact.source_changed",
-              fmt::format("source changed while the summarizer ran (HEAD {} -> {}, newest seq {} -> {}); nothing "
-                          "committed",
-                          p.head, head_now.value_or("none"), p.session_max, seq_now),
-              "run compact again");
-      fail(res, e);
-      store.log_event(session, "compact/end", compaction,
-                      Json{{"status", "failed"},
-                           {"summary_id", nullptr},
-                           {"error", {{"code", e.code()}, {"message", e.what()}}},
-                           {"calls", res.calls},
-                           {"ended_at", now_rfc3339()}});
-      t.commit();
-      return res;
-    }
-    store.log_event(session, "compact/summary", compaction,
-                    Json{{"summary_id", summary_id},
-                         {"provenance", provenance},
-                         {"raw_summary", c.summary},
-                         {"covers", {{"count", covers->size()}, {"first", covers->front()}, {"last", covers->back()}}},
-                         {"estimated_tokens", summary_tokens},
-                         {"replaced_tokens", replaced}});
-    if (store.append(s) != AppendResult::added)
-      throw Error(Exit::internal, "compact.summary_exists", fmt::format("summary id '{}' already exists", summary_id));
-    crash_point("after_summary");
-    store.log_event(session, "compact/end", compaction,
-                    Json{{"status", "compacted"},
-                         {"summary_id", summary_id},
-                         {"partial", partial},
-                         {"error", c.failure ? Json{{"code", c.failure->code()}, {"message", c.failure->what()}}
-                                             : Json(nullptr)},
-                         {"calls", res.calls},
-                         {"ended_at", now_rfc3339()}});
-    t.commit();
+  auto changed = bracket.commit(
+      [&] {
+        bracket.append_summary(
+            s, Json{{"provenance", provenance},
+                    {"raw_summary", c.summary},
+                    {"covers", {{"count", covers->size()}, {"first", covers->front()}, {"last", covers->back()}}},
+                    {"estimated_tokens", summary_tokens},
+                    {"replaced_tokens", replaced}});
+      },
+      res.calls,
+      Json{{"summary_id", summary_id},
+           {"partial", partial},
+           {"error", c.failure ? Json{{"code", c.failure->code()}, {"message", c.failure->what()}} : Json(nullptr)}});
+  if (changed) {
+    fail_result(res, *changed);
+    return res;
   }
 
   res.status = "compacted";
@@ -696,37 +565,11 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
 }  // namespace
 
 void validate_rolling_options(const RollingOptions& o) {
-  auto bad = [](const std::string& m) { throw Error(Exit::usage, "compact.options", m); };
-  if (o.window && *o.window <= 0) bad("--window must be a positive number of tokens");
-  if (o.trigger_percent < 1 || o.trigger_percent > 100) bad("--trigger-percent must be between 1 and 100");
-  if (o.tail_percent < 1 || o.tail_percent > 100) bad("--tail-percent must be between 1 and 100");
-  if (o.tail_percent >= o.trigger_percent)
-    bad(fmt::format("--tail-percent ({}) must be below --trigger-percent ({})", o.tail_percent, o.trigger_percent));
-  if (o.summarizer_window < 0) bad("--summarizer-window must not be negative");
-  if (o.max_calls < 1) bad("the summarizer call limit must be at least 1");
+  validate_compaction_options(o);
+  if (o.max_passes < 1) throw Error(Exit::usage, "compact.options", "the pass limit must be at least 1");
 }
 
-void apply_rolling_config(const Json& config, RollingOptions& opts) {
-  auto bad = [](const std::string& m) {
-    throw Error(Exit::bad_input, "config.invalid", m, R"(expected {"rolling":{"contextWindowTokens":N,"triggerPercent":N,"tailPercent":N}})");
-  };
-  if (!config.is_object()) bad("the config file is not a JSON object");
-  auto it = config.find("rolling");
-  if (it == config.end() || it->is_null()) return;
-  if (!it->is_object()) bad("\"rolling\" is not an object");
-  auto int_field = [&](const char* key, std::int64_t lo, std::int64_t hi) -> std::optional<std::int64_t> {
-    auto f = it->find(key);
-    if (f == it->end() || f->is_null()) return std::nullopt;
-    if (!f->is_number_integer() && !(f->is_number_float() && f->get<double>() == static_cast<double>(static_cast<std::int64_t>(f->get<double>()))))
-      bad(fmt::format("rolling.{} must be an integer", key));
-    std::int64_t v = f->is_number_integer() ? f->get<std::int64_t>() : static_cast<std::int64_t>(f->get<double>());
-    if (v < lo || v > hi) bad(fmt::format("rolling.{} must be between {} and {}", key, lo, hi));
-    return v;
-  };
-  if (auto v = int_field("contextWindowTokens", 1, std::int64_t(1) << 40)) opts.window = *v;
-  if (auto v = int_field("triggerPercent", 1, 100)) opts.trigger_percent = static_cast<int>(*v);
-  if (auto v = int_field("tailPercent", 1, 100)) opts.tail_percent = static_cast<int>(*v);
-}
+void apply_rolling_config(const Json& config, RollingOptions& opts) { apply_compaction_config(config, "rolling", opts); }
 
 CompactResult compact_rolling(Store& store, const std::string& session, Summarizer& summarizer,
                               const RollingOptions& opts) {
@@ -779,32 +622,6 @@ CompactResult compact_rolling(Store& store, const std::string& session, Summariz
     total.partial = next.partial;
   }
   return total;
-}
-
-Json compact_to_json(const CompactResult& r) {
-  Json j = Json::object();
-  j["schema"] = "ctxfold.compact/1";
-  j["session"] = r.session;
-  j["strategy"] = "rolling";
-  j["status"] = r.status;
-  j["reason"] = r.reason.empty() ? Json(nullptr) : Json(r.reason);
-  j["summary_id"] = r.summary_id ? Json(*r.summary_id) : Json(nullptr);
-  j["covers"] = Json{{"count", r.covers_count},
-                     {"first", r.covers_first ? Json(*r.covers_first) : Json(nullptr)},
-                     {"last", r.covers_last ? Json(*r.covers_last) : Json(nullptr)}};
-  j["estimated_tokens_before"] = r.estimated_tokens_before;
-  j["estimated_tokens_after"] = r.estimated_tokens_after;
-  j["tokens_before"] = r.tokens_before.to_json();
-  j["tokens_after"] = r.tokens_after.to_json();
-  j["summarizer"] = Json{{"kind", r.summarizer_kind}, {"model", r.summarizer_model}, {"calls", r.calls}};
-  j["head"] = r.head;
-  j["compaction"] = r.compaction ? Json(*r.compaction) : Json(nullptr);
-  j["window"] = r.window ? Json(*r.window) : Json(nullptr);
-  j["passes"] = r.passes;
-  j["partial"] = r.partial;
-  if (!r.error_code.empty()) j["error"] = r.error_code;
-  if (r.status == "planned") j["plan"] = r.plan;
-  return j;
 }
 
 bool is_recap_node(const Node& n) { return json_str(n.metadata, "view") == "recap"; }

@@ -6,6 +6,7 @@
 
 #include "model/node.hpp"
 #include "render/render.hpp"
+#include "strategies/compaction.hpp"
 #include "strategies/recap.hpp"
 #include "store/store.hpp"
 #include "summarize/summarizer.hpp"
@@ -13,23 +14,11 @@
 
 namespace ctxfold {
 
-/// Settings of the rolling strategy, with seed 002's names ("configure": contextWindowTokens,
-/// triggerPercent, tailPercent) and defaults.
-struct RollingOptions {
-  /// contextWindowTokens: the model window (local estimate). Without it nothing compacts unless
-  /// `force` (seed 002 "configure").
-  std::optional<std::int64_t> window;
-  int trigger_percent = 80;  ///< compact when the render estimate reaches this % of the window
-  int tail_percent = 25;     ///< keep about this % of the window as the verbatim tail
-  bool force = false;        ///< compact even below the trigger or without a window
-  bool dry_run = false;      ///< plan only: nothing is written, the summarizer is not called
-  std::string instructions;  ///< --instructions: focus for the summarizer
-  /// Chunk inputs to half of this window instead of the summarizer's own (0: the summarizer's).
-  std::int64_t summarizer_window = 0;
-  /// Cap on one summary's size (0: min(4096, max(256, window/20)) tokens).
-  std::int64_t max_output_tokens = 0;
-  int max_calls = 64;    ///< summarizer calls per compaction; past it the rest waits (partial)
-  int max_passes = 3;    ///< one compaction plus at most two re-compactions of the head checkpoint
+/// Settings of the rolling strategy: the shared ones (strategies/compaction.hpp, seed 002
+/// "configure" names and defaults; max_output_tokens 0 means min(4096, max(256, window/20))) plus
+/// the re-compaction bound.
+struct RollingOptions : CompactionOptions {
+  int max_passes = 3;  ///< one compaction plus at most two re-compactions of the head checkpoint
 };
 
 /// Reads {"rolling":{"contextWindowTokens","triggerPercent","tailPercent"}} (seed 002) into
@@ -39,33 +28,6 @@ void apply_rolling_config(const Json& config, RollingOptions& opts);
 
 /// Checks the option ranges; throws Error(usage,"compact.options").
 void validate_rolling_options(const RollingOptions& opts);
-
-/// The outcome of `compact` (the fields of ctxfold.compact/1).
-struct CompactResult {
-  std::string session;
-  std::string status = "noop";  ///< compacted | noop | declined | failed | planned (--dry-run)
-  std::string reason;
-  std::string error_code;       ///< failed: "summarizer.*", "compact.source_changed", "compact.not_reducing", ...
-  std::optional<std::string> summary_id;
-  std::optional<std::string> compaction;  ///< the compaction id pairing compact/start and compact/end
-  std::int64_t covers_count = 0;
-  std::optional<std::string> covers_first, covers_last;
-  std::int64_t estimated_tokens_before = 0;  ///< local estimate of the render before
-  std::int64_t estimated_tokens_after = 0;   ///< local estimate of the render after
-  /// The labelled figures the trigger decision and the report use: calibrated where the session
-  /// has matched provider usage (tokens/requests.hpp), else the estimates. The "after" figure is
-  /// calibrated with the same calibration as "before" (recorded on the summary node as
-  /// metadata.calibration, so later renders keep it until a newer request is measured).
-  TokenFigure tokens_before;
-  TokenFigure tokens_after;
-  std::optional<std::int64_t> window;
-  std::string summarizer_kind, summarizer_model;
-  int calls = 0;
-  int passes = 0;
-  bool partial = false;  ///< a summarizer failure or the call cap stopped it; what was done is kept
-  std::string head;
-  Json plan = Json::object();  ///< --dry-run: what would be covered and kept
-};
 
 /// Runs the rolling strategy once on the session's HEAD (PRODUCT.md §1–2, seeds 000 §4, 001,
 /// 002 "rolling"):
@@ -92,17 +54,12 @@ struct CompactResult {
 /// Recoverable failures write compact/end with an "error" and leave history as it was.
 /// Test hook (never set in production): CTXFOLD_TEST_CRASH_AT=before_start|after_start|
 /// after_summary raises SIGKILL before compact/start, after it is committed (before the first
-/// summarizer call), or after the summary node is appended inside the commit transaction.
+/// summarizer call), or after the summary node is appended inside the commit transaction
+/// (CompactionBracket).
 /// Throws Error only for bad input or the database (locked, I/O); summarizer failures are
 /// returned as status "failed".
 CompactResult compact_rolling(Store& store, const std::string& session, Summarizer& summarizer,
                               const RollingOptions& opts);
 
-/// {"schema":"ctxfold.compact/1","session","strategy":"rolling","status","reason","summary_id",
-///  "covers":{"count","first","last"},"estimated_tokens_before","estimated_tokens_after",
-///  "tokens_before","tokens_after" (TokenFigure: {"value","kind","estimated","calibration"}),
-///  "summarizer":{"kind","model","calls"},"head"} plus "compaction", "window", "passes",
-///  "partial", "error" (failed) and "plan" (--dry-run).
-Json compact_to_json(const CompactResult& r);
 
 }  // namespace ctxfold

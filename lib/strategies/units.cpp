@@ -106,6 +106,39 @@ std::vector<Unit> split_units(const std::vector<Node>& items, std::size_t from) 
   return units;
 }
 
+std::size_t retained_tail_start(const std::vector<Unit>& units, std::int64_t retain_target, std::int64_t max_tail) {
+  std::int64_t acc = 0;
+  std::size_t k = units.size();
+  while (k > 0) {
+    --k;
+    acc += units[k].tokens;
+    if (acc >= retain_target) break;
+  }
+  if (acc < retain_target) k = 0;
+  if (k < units.size() && units[k].kind == "step") {
+    std::int64_t with_turn = acc;
+    bool moved = false;
+    for (std::size_t j = k; j-- > 0;) {
+      with_turn += units[j].tokens;
+      if (units[j].kind == "user") {
+        if (with_turn <= 2 * retain_target && with_turn <= max_tail) {
+          k = j;
+          moved = true;
+        }
+        break;
+      }
+      if (units[j].kind != "step") break;
+    }
+    if (!moved)
+      for (std::size_t j = k + 1; j < units.size(); ++j)
+        if (units[j].kind == "user") {
+          k = j;
+          break;
+        }
+  }
+  return k;
+}
+
 PairingGaps pairing_gaps(const std::vector<Node>& items, std::size_t begin, std::size_t end) {
   PairingGaps g;
   if (end > items.size()) end = items.size();

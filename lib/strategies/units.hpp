@@ -39,6 +39,15 @@ std::vector<bool> balanced_cuts(const std::vector<Node>& items);
 /// units is balanced. Empty when from >= items.size().
 std::vector<Unit> split_units(const std::vector<Node>& items, std::size_t from = 0);
 
+/// Where the verbatim tail starts: the index of the first retained unit, 0 when every unit is
+/// retained. Units are walked tail→head until retain_target tokens are retained (rounding toward
+/// retaining more), so the latest unit (and an open step, always the last) is always kept. A
+/// tail that would start inside a turn (at a step) moves back to the turn's user message when
+/// that keeps it within twice retain_target and at most max_tail tokens — FIELD_CASES C03;
+/// otherwise forward to the next user message (the rest of that turn is evicted with it), and a
+/// turn with no later user message is cut between its steps (C07). Shared by rolling and lcm.
+std::size_t retained_tail_start(const std::vector<Unit>& units, std::int64_t retain_target, std::int64_t max_tail);
+
 /// The tool_use ids called in items[begin,end) whose result lies in items after end, and the
 /// tool_result ids there whose call lies in items before begin: the pairs a range would split,
 /// checked on every summarizer chunk (FIELD_CASES C04). Both empty for a balanced range.

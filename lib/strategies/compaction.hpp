@@ -1,0 +1,147 @@
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "model/node.hpp"
+#include "store/store.hpp"
+#include "tokens/calibrate.hpp"
+#include "util/error.hpp"
+#include "util/json.hpp"
+
+// What every compaction strategy shares (seed 002 "harness/compaction owns shared window
+// validation, window selection, and unit chunking"): the window settings, the result printed by
+// `compact`, and the log-only bracket compact/start … compact/end (PRODUCT.md §1 "Compaction
+// bookkeeping is log-only").
+namespace ctxfold {
+
+/// Settings every strategy accepts, with seed 002's names ("configure": contextWindowTokens,
+/// triggerPercent, tailPercent; "lcm": "accepts the same setting names as rolling") and defaults.
+struct CompactionOptions {
+  /// contextWindowTokens: the model window (local estimate). Without it nothing compacts unless
+  /// `force` (seed 002 "configure").
+  std::optional<std::int64_t> window;
+  int trigger_percent = 80;  ///< compact when the render estimate reaches this % of the window
+  int tail_percent = 25;     ///< keep about this % of the window as the verbatim tail
+  bool force = false;        ///< compact even below the trigger or without a window
+  bool dry_run = false;      ///< plan only: nothing is written, the summarizer is not called
+  std::string instructions;  ///< --instructions: focus for the summarizer
+  /// Chunk inputs to half of this window instead of the summarizer's own (0: the summarizer's).
+  std::int64_t summarizer_window = 0;
+  /// Cap on one summary's size in tokens (0: the strategy's default).
+  std::int64_t max_output_tokens = 0;
+  int max_calls = 64;  ///< summarizer calls per compaction; past it the rest waits (partial)
+};
+
+/// Reads the shared keys of config[section] ({"contextWindowTokens","triggerPercent",
+/// "tailPercent"}) into opts, leaving absent keys as they are, and returns config[section] (null
+/// when absent) so a strategy can read its own keys with config_int. Throws
+/// Error(bad_input,"config.invalid") for a config that is not an object, a section that is not
+/// one, or a value of the wrong type or out of range (percentages 1..100, window > 0).
+Json apply_compaction_config(const Json& config, const std::string& section, CompactionOptions& opts);
+
+/// One integer key of a config section (integral floats accepted), checked against [lo, hi];
+/// nullopt when absent or null. Throws Error(bad_input,"config.invalid") naming section.key.
+std::optional<std::int64_t> config_int(const Json& section_json, const std::string& section, const char* key,
+                                       std::int64_t lo, std::int64_t hi);
+
+/// Checks the shared option ranges; throws Error(usage,"compact.options").
+void validate_compaction_options(const CompactionOptions& opts);
+
+/// The outcome of `compact` (the fields of ctxfold.compact/1).
+struct CompactResult {
+  std::string session;
+  std::string strategy = "rolling";
+  std::string status = "noop";  ///< compacted | noop | declined | failed | planned (--dry-run)
+  std::string reason;
+  std::string error_code;       ///< failed: "summarizer.*", "compact.source_changed", "compact.not_reducing", ...
+  std::optional<std::string> summary_id;  ///< the newest summary written
+  std::optional<std::string> compaction;  ///< the compaction id pairing compact/start and compact/end
+  std::int64_t covers_count = 0;
+  std::optional<std::string> covers_first, covers_last;
+  std::int64_t estimated_tokens_before = 0;  ///< local estimate of the render before
+  std::int64_t estimated_tokens_after = 0;   ///< local estimate of the render after
+  /// The labelled figures the trigger decision and the report use: calibrated where the session
+  /// has matched provider usage (tokens/requests.hpp), else the estimates. The "after" figure is
+  /// calibrated with the same calibration as "before" (recorded on the summary node as
+  /// metadata.calibration, so later renders keep it until a newer request is measured).
+  TokenFigure tokens_before;
+  TokenFigure tokens_after;
+  std::optional<std::int64_t> window;
+  std::string summarizer_kind, summarizer_model;
+  int calls = 0;
+  int passes = 0;
+  bool partial = false;  ///< a summarizer failure or the call cap stopped it; what was done is kept
+  std::string head;
+  Json plan = Json::object();     ///< --dry-run: what would be covered and kept
+  Json details = Json::object();  ///< strategy-specific fields, merged into the JSON (lcm: leaves, parents, cursor)
+};
+
+/// {"schema":"ctxfold.compact/1","session","strategy","status","reason","summary_id",
+///  "covers":{"count","first","last"},"estimated_tokens_before","estimated_tokens_after",
+///  "tokens_before","tokens_after" (TokenFigure: {"value","kind","estimated","calibration"}),
+///  "summarizer":{"kind","model","calls"},"head"} plus "compaction", "window", "passes",
+///  "partial", "error" (failed), "plan" (--dry-run) and the strategy's details.
+Json compact_to_json(const CompactResult& r);
+
+/// Trims a summarizer answer in place and checks it is text: Error(environment,"summarizer.empty")
+/// for nothing but whitespace, Error(environment,"summarizer.malformed") for bytes that are not
+/// UTF-8 or hold NUL (PRODUCT.md §2: a summary that is empty or failed is rejected).
+std::optional<Error> clean_summary_text(std::string& text);
+
+/// Sets status "failed", error_code and reason from e.
+void fail_result(CompactResult& res, const Error& e);
+
+/// ceil(total * percent / 100): the trigger and tail budgets.
+inline std::int64_t ceil_percent(std::int64_t total, int percent) { return (total * percent + 99) / 100; }
+
+/// The session's newest node seq (0 for an empty session): what a commit rechecks.
+std::int64_t session_max_seq(Store& store, const std::string& session);
+
+/// Current time as RFC 3339 UTC ("2026-01-02T03:04:05Z").
+std::string now_rfc3339();
+
+/// Test hook (never set in production): raises SIGKILL when CTXFOLD_TEST_CRASH_AT equals name.
+/// The bracket calls it at before_start, after_start and after_summary.
+void crash_point(const char* name);
+
+/// The log-only bracket of one compaction attempt (PRODUCT.md §1; seed 001 "Blocking via a
+/// log-recorded lock"): compact/start is committed before any summarizer call; the summaries,
+/// one compact/summary record per summary, and compact/end are written in one BEGIN IMMEDIATE
+/// transaction after HEAD and the session's newest seq are rechecked; a recoverable failure
+/// writes compact/end with an "error". A crash leaves an inert compact/start without an end.
+class CompactionBracket {
+ public:
+  /// The attempt's identity is deterministic in the state it starts from: a hash of (session,
+  /// head, session_max, the newest event seq). id() is "cmp-<hex>".
+  CompactionBracket(Store& store, std::string session, std::string head, std::int64_t session_max);
+  const std::string& id() const { return id_; }
+  /// 16 hex digits shared by the compaction id and the summary ids a strategy derives.
+  const std::string& hex() const { return hex_; }
+
+  /// Commits compact/start {"strategy", "head", "session_seq", "started_at", ...payload}.
+  /// Crash points before_start and after_start.
+  void start(const Json& payload);
+  /// Commits compact/end {"status":"failed","summary_id":null,"error":{code,message},"calls",
+  /// "ended_at", ...extra}.
+  void fail(const Error& e, int calls, const Json& extra = Json::object());
+  /// The commit transaction. When HEAD or the session's newest seq moved since the plan, writes
+  /// compact/end failed with "compact.source_changed" and returns that error (nothing else is
+  /// written). Otherwise calls write() (which appends summaries with append_summary), then
+  /// compact/end {"status":"compacted","calls","ended_at", ...end_payload}, and commits.
+  std::optional<Error> commit(const std::function<void()>& write, int calls, const Json& end_payload);
+  /// Inside commit's write(): compact/summary {"summary_id", ...record} then the node itself;
+  /// crash point after_summary after the first node. Throws Error(internal,
+  /// "compact.summary_exists") when the id is taken.
+  void append_summary(Node& s, const Json& record);
+
+ private:
+  Store& store_;
+  std::string session_, head_;
+  std::int64_t session_max_ = 0;
+  std::string hex_, id_;
+  bool first_summary_ = true;
+};
+
+}  // namespace ctxfold
