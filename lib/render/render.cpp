@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "tokens/estimate.hpp"
@@ -434,6 +435,11 @@ std::string block_text(const Json& b) {
 
 }  // namespace
 
+std::string fold_header(const RenderedFold& f) {
+  return fmt::format("[ctxfold lcm summary {}, depth {}: {} source rows {} … {}; `ctxfold expand {}` reads them]", f.id,
+                     f.depth, f.count, f.first, f.last, f.id);
+}
+
 RenderFormat parse_render_format(const std::string& s) {
   if (s == "ctxfold") return RenderFormat::ctxfold;
   if (s == "openai") return RenderFormat::openai;
@@ -444,9 +450,9 @@ RenderFormat parse_render_format(const std::string& s) {
 }
 
 Rendered render_context(Store& store, const std::string& session, const RenderOptions& opts) {
-  if (opts.strategy != "rolling" && opts.strategy != "raw")
+  if (opts.strategy != "rolling" && opts.strategy != "lcm" && opts.strategy != "raw")
     throw Error(Exit::usage, "render.strategy", fmt::format("render does not know strategy '{}'", opts.strategy),
-                "use rolling or raw");
+                "use rolling, lcm or raw");
   Rendered r;
   r.session = session;
   r.strategy = opts.strategy;
@@ -475,6 +481,17 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
     if (summary) cov = coverage_of(*summary);
     if (summary && !cov) summary.reset();
   }
+
+  // lcm folds by their last covered id, highest tree node (largest coverage) first.
+  std::unordered_map<std::string, std::vector<Store::SummaryRange>> folds_by_last;
+  if (opts.strategy == "rolling" || opts.strategy == "lcm") {
+    for (auto& f : store.summary_ranges(session, "lcm", opts.as_of)) folds_by_last[f.last].push_back(std::move(f));
+    for (auto& [last, v] : folds_by_last)
+      std::sort(v.begin(), v.end(), [](const Store::SummaryRange& a, const Store::SummaryRange& b) {
+        return a.count != b.count ? a.count > b.count : a.seq > b.seq;
+      });
+  }
+  std::vector<RenderedFold> folds_rev;
 
   // Walk from HEAD to the root, newest first; a cycle or a dangling predecessor ends the walk.
   std::vector<Node> rev;
@@ -514,6 +531,44 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
           summary->id, cov->first));
       summary.reset();
     }
+    if (auto fit = folds_by_last.find(n->id); fit != folds_by_last.end()) {
+      bool applied = false;
+      for (const auto& f : fit->second) {
+        std::optional<Node> first = f.first == n->id ? n : store.node(f.first, false);
+        if (!first || first->seq > opts.as_of || first->predecessor != f.predecessor) {
+          r.warnings.push_back(fmt::format(
+              "lcm summary '{}' was not applied: its predecessor is not the predecessor of its first covered node '{}'",
+              f.id, f.first));
+          continue;
+        }
+        // Under rolling, a fold must not swallow the rolling summary's segment (or the summary
+        // where it sits on the chain): the rolling summary already stands for that history.
+        if (summary && !summary_jumped &&
+            (store.covers_contains(f.seq, cov->last) || store.covers_contains(f.seq, summary->id)))
+          continue;
+        auto fold = store.node(f.id, false);
+        if (!fold) continue;
+        RenderedFold rf;
+        rf.id = f.id;
+        if (auto d = fold->metadata.find("depth"); d != fold->metadata.end() && d->is_number_integer())
+          rf.depth = d->get<std::int64_t>();
+        rf.first = f.first;
+        rf.last = f.last;
+        rf.first_seq = first->seq;
+        rf.last_seq = n->seq;
+        rf.count = f.count;
+        Json content = Json::array({Json{{"type", "text"}, {"text", fold_header(rf)}}});
+        if (fold->content.is_array())
+          for (auto& b : fold->content) content.push_back(std::move(b));
+        fold->content = std::move(content);
+        rev.push_back(std::move(*fold));
+        folds_rev.push_back(std::move(rf));
+        cur = first->predecessor;
+        applied = true;
+        break;
+      }
+      if (applied) continue;
+    }
     std::optional<std::string> next = n->predecessor;
     if (summary && !summary_admitted && n->id == summary->id) {
       rev.push_back(*summary);  // an imported summary sitting on the chain
@@ -525,6 +580,7 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
     cur = std::move(next);
   }
   r.items.assign(std::make_move_iterator(rev.rbegin()), std::make_move_iterator(rev.rend()));
+  r.folds.assign(std::make_move_iterator(folds_rev.rbegin()), std::make_move_iterator(folds_rev.rend()));
 
   // The rolling projection (seed 002 "rolling"): a bounded recap of the covered user messages,
   // quoted verbatim, follows the summary. It travels in the summary's own user message (its
@@ -567,16 +623,30 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   while (sys_end < r.items.size() && r.items[sys_end].is_model_input() && r.items[sys_end].role == role::kSystem)
     ++sys_end;
   add_section("system", 0, sys_end);
-  if (summary_pos < r.items.size()) {
-    add_section("prefix", sys_end, summary_pos);
-    add_section("summary", summary_pos, summary_pos + 1);
-    if (recap) {
+  // After the system run: runs of raw items ("prefix" before the last summary or fold, "tail"
+  // after it), the rolling summary (then its recap), and runs of folds.
+  std::unordered_set<std::string> fold_ids;
+  for (const auto& f : r.folds) fold_ids.insert(f.id);
+  const char* fold_kind = opts.strategy == "lcm" ? "summary" : "folds";
+  std::size_t last_view = sys_end;
+  for (std::size_t i = sys_end; i < r.items.size(); ++i)
+    if (i == summary_pos || fold_ids.count(r.items[i].id)) last_view = i + 1;
+  auto kind_at = [&](std::size_t i) -> const char* {
+    if (i == summary_pos) return "summary";
+    if (fold_ids.count(r.items[i].id)) return fold_kind;
+    return i < last_view ? "prefix" : "tail";
+  };
+  for (std::size_t i = sys_end; i < r.items.size();) {
+    const char* k = kind_at(i);
+    std::size_t j = i + 1;
+    if (i != summary_pos)
+      while (j < r.items.size() && j != summary_pos && std::string_view(kind_at(j)) == k) ++j;
+    add_section(k, i, j);
+    if (i == summary_pos && recap) {
       r.sections.push_back(Section{"recap", recap->quoted_ids, recap->estimated_tokens});
       r.estimated_tokens += recap->estimated_tokens;
     }
-    add_section("tail", summary_pos + 1, r.items.size());
-  } else {
-    add_section("tail", sys_end, r.items.size());
+    i = j;
   }
 
   build_messages(r);
@@ -608,6 +678,17 @@ Json render_to_json(const Rendered& r, RenderFormat format) {
   j["strategy"] = r.strategy;
   j["format"] = format_name(format);
   j["summary"] = r.summary ? Json(*r.summary) : Json(nullptr);
+  Json folds = Json::array();
+  for (const auto& f : r.folds)
+    folds.push_back(Json{{"id", f.id},
+                         {"depth", f.depth},
+                         {"covers",
+                          {{"first", f.first},
+                           {"last", f.last},
+                           {"first_seq", f.first_seq},
+                           {"last_seq", f.last_seq},
+                           {"count", f.count}}}});
+  j["folds"] = std::move(folds);
   j["reads"] = r.reads;
   Json sections = Json::array();
   for (const auto& s : r.sections)

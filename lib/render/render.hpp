@@ -17,16 +17,20 @@ RenderFormat parse_render_format(const std::string& s);
 
 struct RenderOptions {
   std::optional<std::string> head;  ///< render from this node instead of the session's HEAD
-  /// "rolling" (the active rolling summary is substituted) or "raw" (no summary: the spine as
-  /// written, for forensics). Anything else: Error(usage,"render.strategy").
+  /// "rolling" (the active rolling summary is substituted, then the lcm folds past it: seed 002
+  /// "stored folds"), "lcm" (the lcm summary tree's top nodes on the spine, rolling summaries
+  /// ignored: seed 002 "lcm ignores prior") or "raw" (no summary: the spine as written, for
+  /// forensics). Anything else: Error(usage,"render.strategy").
   std::string strategy = "rolling";
   std::int64_t as_of = kLatest;     ///< read the state at this append boundary
 };
 
 /// One part of a rendered context, in request order. kind: system | prefix | summary | recap |
-/// notes | frames | tail. "system" is the leading run of system-role messages; "prefix" holds raw
-/// messages the spine keeps before the summary's splice point; "tail" everything after the
-/// summary (or after the system run when no summary applies). Empty sections are omitted.
+/// folds | notes | frames | tail. "system" is the leading run of system-role messages; "prefix"
+/// holds raw messages the spine keeps before a summary's splice point; "summary" the strategy's
+/// own summaries (rolling: its one summary; lcm: a run of tree nodes); "folds" the lcm folds a
+/// rolling render reads; "tail" everything after the last summary or fold (or after the system
+/// run when none applies). Empty sections are omitted.
 /// estimated_tokens is the local estimate (tokens/estimate.hpp) of the section's nodes.
 struct Section {
   std::string kind;
@@ -60,6 +64,21 @@ struct RenderedMessage {
   Json content = Json::array();
 };
 
+/// A stored fold substituted for its covered segment: its id, its depth in the lcm tree
+/// (metadata.depth, 1 for a leaf) and the source range it stands for (first/last covered ids and
+/// their seqs, count of covered ids).
+struct RenderedFold {
+  std::string id;
+  std::int64_t depth = 1;
+  std::string first, last;
+  std::int64_t first_seq = 0, last_seq = 0, count = 0;
+};
+
+/// The line a render puts before an lcm fold's text so the model sees the node's id and source
+/// range and how to open it: "[ctxfold lcm summary ID, depth D: N source rows FIRST … LAST; `ctxfold
+/// expand ID` reads them]". Ids only (seqs differ in a fork, ids map back).
+std::string fold_header(const RenderedFold& f);
+
 /// The context a model reads from HEAD: the ordered nodes whose content enters the request
 /// (summary view nodes in place of their covered segments, then raw messages), before provider
 /// conversion.
@@ -80,7 +99,10 @@ struct Rendered {
   /// token_figure).
   TokenFigure tokens;
   std::int64_t spine_length = 0;   ///< nodes visited on HEAD's spine (covered segments skipped)
-  std::optional<std::string> summary;     ///< the summary substituted, when one was
+  std::optional<std::string> summary;     ///< the rolling summary substituted, when one was
+  /// Stored folds substituted (lcm tree nodes), in request order; each item's content starts with
+  /// its fold_header block (added at render time, never stored).
+  std::vector<RenderedFold> folds;
   std::vector<RenderedMessage> messages;  ///< items after tool-pairing repair
   /// Facts about a damaged ledger met on the walk (a cycle, a missing predecessor, a summary
   /// whose predecessor is not its splice point); the render stops or renders raw instead.
@@ -88,7 +110,11 @@ struct Rendered {
 };
 
 /// Walks HEAD's predecessor spine and substitutes the active summary for its covered segment
-/// when every covered node lies on the spine (seed 000 §3); other branches render raw. Cost is
+/// when every covered node lies on the spine (seed 000 §3); other branches render raw. lcm
+/// folds are substituted the same way: at a node that ends the coverage of one or more lcm
+/// summaries, the one covering most (the highest tree node) whose splice holds is taken; under
+/// strategy rolling a fold that holds the rolling summary's last covered node (or the summary
+/// itself) is passed over so the two never overlap, and its smaller children may apply instead. Cost is
 /// proportional to what is rendered: a covered segment is skipped by jumping from its last id
 /// to the summary's splice point, never walked. Because a node has one predecessor, reaching
 /// covers.last puts the whole (contiguous, invariant 3) segment on the spine; the renderer checks
@@ -102,8 +128,10 @@ struct Rendered {
 Rendered render_context(Store& store, const std::string& session, const RenderOptions& opts);
 
 /// The JSON document `render` prints: {"schema":"ctxfold.render/1","session","head","strategy",
-/// "format","summary","reads","sections","estimated_tokens","tokens":{"value","kind","estimated",
-/// "calibration"},"spine_length","repairs","warnings","messages"} plus "system" for anthropic and "text" for text (whose "messages" are ctxfold's).
+/// "format","summary","folds":[{"id","depth","covers":{"first","last","first_seq","last_seq",
+/// "count"}}],"reads","sections","estimated_tokens","tokens":{"value","kind","estimated",
+/// "calibration"},"spine_length","repairs","warnings","messages"} plus "system" for anthropic and
+/// "text" for text (whose "messages" are ctxfold's).
 /// openai: thinking and opaque blocks are dropped, images become image_url data URLs, a tool
 /// result's content becomes a string. anthropic: system messages joined by a blank line; thinking
 /// kept only with a signature; opaque dropped except an anthropic redacted_thinking block; empty

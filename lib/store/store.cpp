@@ -320,6 +320,33 @@ std::optional<Node> Store::active_summary(const std::string& session, std::int64
   return read_node(st);
 }
 
+std::vector<Store::SummaryRange> Store::summary_ranges(const std::string& session, const std::string& strategy,
+                                                       std::int64_t as_of) {
+  std::vector<SummaryRange> out;
+  auto st = db_.prepare(
+      "SELECT seq, id, predecessor, covers_first, covers_last, covers_count FROM nodes WHERE session=?1 AND "
+      "kind='summary' AND seq<=?2 AND covers_count IS NOT NULL AND json_extract(metadata,'$.strategy')=?3 ORDER BY seq");
+  st.bind(1, session).bind(2, as_of).bind(3, strategy);
+  while (st.step()) {
+    SummaryRange r;
+    r.seq = st.int64(0);
+    r.id = st.text(1);
+    r.predecessor = st.opt_text(2);
+    r.first = st.text(3);
+    r.last = st.text(4);
+    r.count = st.int64(5);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+bool Store::covers_contains(std::int64_t view_seq, const std::string& id) {
+  auto& st = db_.cached("SELECT 1 FROM covers WHERE summary_seq=?1 AND node_id=?2 LIMIT 1");
+  ResetOnExit st_reset(st);
+  st.bind(1, view_seq).bind(2, id);
+  return st.step();
+}
+
 std::optional<std::string> Store::head(const std::string& session, std::int64_t as_of) {
   auto st = db_.prepare(
       "SELECT node_id FROM head_moves WHERE session=?1 AND boundary_seq<=?2 ORDER BY seq DESC LIMIT 1");

@@ -115,6 +115,22 @@ class Store {
   /// Node::metadata under "covers" {"first","last","count"}.
   std::optional<Node> active_summary(const std::string& session, std::int64_t as_of = kLatest);
 
+  /// Where one stored summary applies, read without its content (covers_first/last/count columns).
+  struct SummaryRange {
+    std::int64_t seq = 0;
+    std::string id;
+    std::optional<std::string> predecessor;
+    std::string first, last;
+    std::int64_t count = 0;
+  };
+  /// The summaries (kind summary with coverage) of a session whose metadata.strategy equals
+  /// `strategy`, at or before as_of, oldest first. Cost: one indexed scan of the session's
+  /// summaries, no content read.
+  std::vector<SummaryRange> summary_ranges(const std::string& session, const std::string& strategy,
+                                           std::int64_t as_of = kLatest);
+  /// Whether view node view_seq covers id (one indexed lookup; the covers list is not read).
+  bool covers_contains(std::int64_t view_seq, const std::string& id);
+
   // ---- HEAD ----
   /// The session's HEAD at as_of (the newest recorded move with boundary <= as_of).
   std::optional<std::string> head(const std::string& session, std::int64_t as_of = kLatest);
