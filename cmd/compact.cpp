@@ -1,10 +1,11 @@
-// compact: run a compaction strategy now (PRODUCT.md §3). Only rolling exists so far.
+// compact: run a compaction strategy now (PRODUCT.md §3): rolling or lcm.
 #include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "context.hpp"
+#include "strategies/lcm.hpp"
 #include "strategies/rolling.hpp"
 #include "summarize/summarizer.hpp"
 #include "util/error.hpp"
@@ -21,28 +22,27 @@ struct CompactCliOptions {
   std::optional<int> trigger_percent;
   std::optional<int> tail_percent;
   std::optional<std::int64_t> summarizer_window;
+  std::optional<int> fanout;
+  std::optional<std::int64_t> leaf_chunk_tokens;
   bool force = false;
   bool dry_run = false;
   std::string instructions;
 };
 
-/// Flags win over the config file, which wins over the defaults (seed 002 "configure").
-RollingOptions resolve_options(const CompactCliOptions& o) {
-  RollingOptions r;
-  if (o.config) {
-    std::ifstream in(*o.config, std::ios::binary);
-    if (!in)
-      throw Error(Exit::environment, "config.read", fmt::format("cannot read config file '{}'", *o.config));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    Json j;
-    try {
-      j = parse_json(ss.str());
-    } catch (const nlohmann::json::exception& e) {
-      throw Error(Exit::bad_input, "config.invalid", fmt::format("config file '{}' is not valid JSON: {}", *o.config, e.what()));
-    }
-    apply_rolling_config(j, r);
+Json read_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(Exit::environment, "config.read", fmt::format("cannot read config file '{}'", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    return parse_json(ss.str());
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(Exit::bad_input, "config.invalid", fmt::format("config file '{}' is not valid JSON: {}", path, e.what()));
   }
+}
+
+/// Flags win over the config file, which wins over the defaults (seed 002 "configure").
+void apply_flags(const CompactCliOptions& o, CompactionOptions& r) {
   if (o.window) r.window = *o.window;
   if (o.trigger_percent) r.trigger_percent = *o.trigger_percent;
   if (o.tail_percent) r.tail_percent = *o.tail_percent;
@@ -50,21 +50,45 @@ RollingOptions resolve_options(const CompactCliOptions& o) {
   r.force = o.force;
   r.dry_run = o.dry_run;
   r.instructions = o.instructions;
+}
+
+RollingOptions rolling_options(const CompactCliOptions& o) {
+  RollingOptions r;
+  if (o.config) apply_rolling_config(read_config(*o.config), r);
+  apply_flags(o, r);
   validate_rolling_options(r);
   return r;
 }
 
+LcmOptions lcm_options(const CompactCliOptions& o) {
+  LcmOptions r;
+  if (o.config) apply_lcm_config(read_config(*o.config), r);
+  apply_flags(o, r);
+  if (o.fanout) r.fanout = *o.fanout;
+  if (o.leaf_chunk_tokens) r.leaf_chunk_tokens = *o.leaf_chunk_tokens;
+  validate_lcm_options(r);
+  return r;
+}
+
 int run_compact(Context& ctx, const CompactCliOptions& o) {
-  if (o.strategy == "lcm" || o.strategy == "snapcompact" || o.strategy == "notes")
+  if (o.strategy == "snapcompact" || o.strategy == "notes")
     throw Error(Exit::usage, "compact.strategy", fmt::format("strategy '{}' is not yet supported", o.strategy),
-                "use --strategy rolling");
-  if (o.strategy != "rolling")
+                "use --strategy rolling or lcm");
+  if (o.strategy != "rolling" && o.strategy != "lcm")
     throw Error(Exit::usage, "compact.strategy", fmt::format("unknown strategy '{}'", o.strategy),
                 "use one of: rolling, lcm, snapcompact, notes");
-  RollingOptions opts = resolve_options(o);
-  std::unique_ptr<Summarizer> summarizer = make_summarizer(o.summarizer);
-  std::string session = ctx.resolve_session();
-  CompactResult r = compact_rolling(ctx.db(), session, *summarizer, opts);
+  if (o.strategy != "lcm" && (o.fanout || o.leaf_chunk_tokens))
+    throw Error(Exit::usage, "compact.options", "--fanout and --leaf-chunk-tokens apply to --strategy lcm only");
+  CompactResult r;
+  if (o.strategy == "lcm") {
+    LcmOptions opts = lcm_options(o);
+    std::unique_ptr<Summarizer> summarizer = make_summarizer(o.summarizer);
+    r = compact_lcm(ctx.db(), ctx.resolve_session(), *summarizer, opts);
+  } else {
+    RollingOptions opts = rolling_options(o);
+    std::unique_ptr<Summarizer> summarizer = make_summarizer(o.summarizer);
+    r = compact_rolling(ctx.db(), ctx.resolve_session(), *summarizer, opts);
+  }
   if (ctx.text) {
     emit_text(fmt::format("{}: {}{}\n", r.status, r.reason.empty() ? std::string() : r.reason,
                           r.summary_id ? fmt::format(" (summary {}, covers {} nodes, {} -> {} tokens, {})", *r.summary_id,
@@ -85,7 +109,7 @@ int run_compact(Context& ctx, const CompactCliOptions& o) {
 
 std::function<int(Context&)> setup_compact(CLI::App& sub) {
   auto o = std::make_shared<CompactCliOptions>();
-  sub.add_option("--strategy", o->strategy, "compaction strategy (rolling)")->default_val("rolling");
+  sub.add_option("--strategy", o->strategy, "compaction strategy: rolling | lcm")->default_val("rolling");
   sub.add_option("--summarizer", o->summarizer, "extractive | openai:MODEL | anthropic:MODEL | command:CMD")
       ->default_val("extractive");
   sub.add_option("--window", o->window, "model context window in tokens (rolling.contextWindowTokens)");
@@ -93,7 +117,10 @@ std::function<int(Context&)> setup_compact(CLI::App& sub) {
   sub.add_option("--tail-percent", o->tail_percent, "keep about this % of the window verbatim (default 25)");
   sub.add_option("--summarizer-window", o->summarizer_window,
                  "chunk summarizer input to half of this many tokens (default: the summarizer's window)");
-  sub.add_option("--config", o->config, R"(JSON file {"rolling":{"contextWindowTokens","triggerPercent","tailPercent"}})");
+  sub.add_option("--fanout", o->fanout, "lcm: condense a level once it holds this many siblings (default 4)");
+  sub.add_option("--leaf-chunk-tokens", o->leaf_chunk_tokens, "lcm: source tokens per leaf summary (default 20000)");
+  sub.add_option("--config", o->config,
+                 R"(JSON file {"rolling"|"lcm":{"contextWindowTokens","triggerPercent","tailPercent"}}, lcm also "fanout","leafChunkTokens")");
   sub.add_flag("--force", o->force, "compact even below the trigger or without a window");
   sub.add_flag("--dry-run", o->dry_run, "print the plan; write nothing and call no summarizer");
   sub.add_option("--instructions", o->instructions, "focus for the summarizer");

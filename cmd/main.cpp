@@ -29,7 +29,7 @@ const std::vector<Command>& command_table() {
       {"render", "the context a model reads from HEAD", Needs::read_only, setup_render},
       {"tokens", "provider-measured input tokens against ctxfold's estimates, per request", Needs::read_only,
        setup_tokens},
-      {"compact", "compact the session now (rolling summary; HEAD never moves)", Needs::read_write, setup_compact},
+      {"compact", "compact the session now (rolling or lcm summaries; HEAD never moves)", Needs::read_write, setup_compact},
       {"snapshot", "the session's append boundary and state (read it back with --as-of)", Needs::read_only,
        setup_snapshot},
       {"fork", "a new session holding the path from the root to a node (no model call)", Needs::read_write,

@@ -50,7 +50,7 @@ std::function<int(Context&)> setup_render(CLI::App& sub) {
   auto o = std::make_shared<RenderCliOptions>();
   sub.add_option("--format", o->format, "ctxfold | openai | anthropic | text")->default_val("ctxfold");
   sub.add_option("--head", o->opts.head, "render from this node instead of HEAD");
-  sub.add_option("--strategy", o->opts.strategy, "view policy (rolling)")->default_val("rolling");
+  sub.add_option("--strategy", o->opts.strategy, "view policy: rolling | lcm | raw")->default_val("rolling");
   sub.add_option("--as-of", o->as_of, "read the state at this append boundary (a seq, or - for a snapshot on stdin)");
   sub.add_flag("--body", o->body, "print exactly the provider request body (openai or anthropic)");
   return [o](Context& ctx) { return run_render(ctx, *o); };

@@ -2,6 +2,9 @@
 
 #include "tokens/estimate.hpp"
 
+#include <algorithm>
+#include <unordered_set>
+
 namespace ctxfold {
 
 bool starts_user_turn(const Node& n) {
@@ -50,15 +53,18 @@ std::optional<std::int64_t> node_measured_tokens(const Node& n) {
 }
 
 TokenFigure token_figure(Store& store, const Rendered& r, std::int64_t as_of) {
+  // The last view node the render substituted (the rolling summary or an lcm fold) and the
+  // newest seq among them: requests older than a view node saw another context.
   std::int64_t summary_seq = -1;
   std::optional<std::size_t> summary_pos;
-  if (r.summary)
-    for (std::size_t i = 0; i < r.items.size(); ++i)
-      if (r.items[i].id == *r.summary) {
-        summary_pos = i;
-        summary_seq = r.items[i].seq;
-        break;
-      }
+  std::unordered_set<std::string> views;
+  if (r.summary) views.insert(*r.summary);
+  for (const auto& f : r.folds) views.insert(f.id);
+  for (std::size_t i = 0; i < r.items.size() && !views.empty(); ++i)
+    if (views.count(r.items[i].id)) {
+      summary_pos = i;
+      summary_seq = std::max(summary_seq, r.items[i].seq);
+    }
 
   // A request made on exactly this context: a child of HEAD carrying usage.
   for (const auto& id : store.children(r.head)) {

@@ -33,11 +33,11 @@ std::optional<std::int64_t> node_measured_tokens(const Node& n);
 
 /// The labelled token figure of a render (seed 000 §4, last paragraph):
 ///  - "measured" when a child of HEAD is a request with usage made on exactly this context
-///    (its seq after the rendered summary's): value = that measurement;
+///    (its seq after the rendered summary's and every rendered lcm fold's): value = that measurement;
 ///  - "calibrated" with the latest request among r.items whose context is a prefix of this
 ///    render (a request made after the rendered summary was written), matched on the estimate of
-///    that prefix; else with the calibration the active summary's compaction recorded
-///    (metadata.calibration, same estimator version); see calibrated_figure;
+///    that prefix; else with the calibration the compaction that wrote the last rendered summary
+///    or fold recorded (metadata.calibration, same estimator version); see calibrated_figure;
 ///  - "estimated" otherwise.
 /// Reads only HEAD's children beyond what the render loaded.
 TokenFigure token_figure(Store& store, const Rendered& r, std::int64_t as_of);

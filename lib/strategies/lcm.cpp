@@ -1,0 +1,625 @@
+#include "strategies/lcm.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "render/render.hpp"
+#include "strategies/units.hpp"
+#include "summarize/prompt.hpp"
+#include "summarize/transcript.hpp"
+#include "tokens/calibrate.hpp"
+#include "tokens/estimate.hpp"
+#include "util/digest.hpp"
+
+namespace ctxfold {
+namespace {
+
+constexpr std::int64_t kMinChunkTokens = 256;
+constexpr std::int64_t kMinOutputTokens = 64;
+
+/// A node of the frontier: a stored fold on HEAD's spine or a summary made by this run.
+struct TreeNode {
+  std::string id;
+  std::int64_t depth = 1;
+  std::optional<std::string> predecessor;  // splice point: predecessor of the first covered id
+  std::string first, last;                 // covered chain ids
+  std::int64_t first_seq = 0, last_seq = 0;
+  std::int64_t count = 0;
+  std::int64_t seq = 0;  // stored folds: their seq (covers read on demand)
+  bool fresh = false;    // made by this run (node below is to be appended)
+  Node node;             // fresh: the node; stored: loaded lazily with covers
+  bool loaded = false;
+};
+
+/// Everything the run needs, frozen at the planning boundary.
+struct Plan {
+  Rendered r;
+  std::string head;
+  std::int64_t boundary = 0;
+  std::int64_t session_max = 0;
+  std::int64_t before = 0;
+  std::int64_t window_eff = 0;
+  std::int64_t trigger = 0;
+  std::int64_t retain_target = 0;
+  std::size_t region_start = 0;          // first item after the covered cursor
+  std::optional<std::string> cursor;     // last row covered by the newest fold on the spine
+  std::vector<Unit> units;               // over [region_start, items.size())
+  std::size_t cut_unit = 0;              // units[0, cut_unit) are evicted
+  std::optional<Calibration> calibration;  // the render's (tokens/requests.hpp token_figure)
+  std::int64_t shown_before = 0;           // the labelled figure the trigger is checked on
+};
+
+struct Chunk {
+  std::size_t unit_begin = 0, unit_end = 0;  // units [begin, end)
+  std::int64_t tokens = 0;                   // stored tokens of its items (the source size)
+};
+
+std::int64_t item_tokens(const Node& n) { return n.tokens > 0 ? n.tokens : estimate_node_tokens(n); }
+
+/// The plan: render (lcm), trigger, cursor, retention walk. False with status/reason set when
+/// there is nothing to do.
+bool make_plan(Store& store, const std::string& session, const LcmOptions& opts, std::int64_t max_output, Plan& p,
+               CompactResult& res) {
+  p.boundary = store.max_seq();
+  auto h = store.head(session, p.boundary);
+  if (!h)
+    throw Error(Exit::bad_input, "render.no_head", fmt::format("session '{}' has no HEAD", session),
+                "import or append nodes first");
+  p.head = *h;
+  res.head = p.head;
+  p.session_max = session_max_seq(store, session);
+  RenderOptions ro;
+  ro.head = p.head;
+  ro.as_of = p.boundary;
+  ro.strategy = "lcm";
+  p.r = render_context(store, session, ro);
+  p.before = p.r.estimated_tokens;
+  res.estimated_tokens_before = res.estimated_tokens_after = p.before;
+  // The trigger is checked on the labelled figure (calibrated where the session has matched
+  // provider usage), as rolling does; `extra` is what the calibration adds to any estimate.
+  p.calibration = p.r.tokens.calibration;
+  res.tokens_before = p.r.tokens;
+  res.tokens_after = res.tokens_before;
+  p.shown_before = res.tokens_before.value;
+  const std::int64_t extra = std::max<std::int64_t>(0, p.shown_before - p.before);
+
+  if (!opts.window && !opts.force) {
+    res.status = "noop";
+    res.reason = "no context window is known, so nothing compacts automatically: pass --window or set "
+                 "lcm.contextWindowTokens, or --force";
+    return false;
+  }
+  p.window_eff = opts.window ? *opts.window : p.before;
+  p.trigger = ceil_percent(p.window_eff, opts.trigger_percent);
+  if (p.shown_before < p.trigger && !opts.force) {
+    res.status = "noop";
+    res.reason = fmt::format("{} {} tokens is below the trigger of {} tokens ({}% of {})", res.tokens_before.kind,
+                             p.shown_before, p.trigger, opts.trigger_percent, p.window_eff);
+    return false;
+  }
+  p.retain_target = std::max<std::int64_t>(1, ceil_percent(p.window_eff, opts.tail_percent));
+
+  // The covered cursor: the last row the newest fold on the spine covers.
+  const auto& items = p.r.items;
+  std::size_t sys_end = 0;
+  while (sys_end < items.size() && items[sys_end].is_model_input() && items[sys_end].role == role::kSystem) ++sys_end;
+  p.region_start = sys_end;
+  if (!p.r.folds.empty()) {
+    p.cursor = p.r.folds.back().last;
+    for (std::size_t i = 0; i < items.size(); ++i)
+      if (items[i].id == p.r.folds.back().id) p.region_start = i + 1;
+  }
+  p.units = split_units(items, p.region_start);
+  // A calibrated remainder (what the provider counts beyond the transcript) leaves less room for
+  // the tail: cap it so remainder + system + the folds kept + `fanout` new top nodes + tail stays
+  // under the trigger.
+  std::int64_t tail_room = std::numeric_limits<std::int64_t>::max();
+  if (extra > 0 && opts.window) {
+    std::int64_t kept = 0;
+    for (std::size_t i = 0; i < p.region_start; ++i) kept += p.r.item_tokens[i];
+    tail_room = p.trigger - 1 - extra - kept - static_cast<std::int64_t>(opts.fanout) * max_output;
+    p.retain_target = std::max<std::int64_t>(1, std::min(p.retain_target, tail_room));
+  }
+
+  // Retention walk, tail to head: the latest unit always stays verbatim, and the tail starts at
+  // the latest user message when that fits (units.hpp retained_tail_start, shared with rolling).
+  p.cut_unit = retained_tail_start(p.units, p.retain_target,
+                                   opts.window ? std::min(p.trigger - 1 - extra, tail_room) : tail_room);
+  if (p.cut_unit == 0) {
+    const bool over = opts.window && p.shown_before >= p.trigger;
+    res.status = over || opts.force ? "declined" : "noop";
+    if (p.units.empty())
+      res.reason = "nothing after the covered cursor to compact";
+    else if (p.units.size() == 1)
+      res.reason = fmt::format("the only unit after the covered cursor ({} tokens) stays in the verbatim tail: the "
+                               "latest unit is never summarized and a unit is never split",
+                               p.units[0].tokens);
+    else
+      res.reason = fmt::format("every unit after the covered cursor is needed for the retained tail of {} tokens",
+                               p.retain_target);
+    return false;
+  }
+  return true;
+}
+
+std::string unit_text(const std::vector<Node>& items, const Unit& u) {
+  std::string out;
+  for (std::size_t i = u.begin; i < u.end; ++i) {
+    std::string t = node_transcript(items[i]);
+    if (t.empty()) continue;
+    if (!out.empty()) out += "\n\n";
+    out += t;
+  }
+  return out;
+}
+
+/// The chain ids from `last` back to (exclusive) `stop_after`, or back to (inclusive) `stop_at`,
+/// oldest first: a leaf's exact contiguous segment, hidden records (events) included.
+std::vector<std::string> chain_segment(Store& store, const std::string& last, const std::optional<std::string>& stop_after,
+                                       const std::optional<std::string>& stop_at, std::int64_t bound) {
+  std::vector<std::string> rev;
+  std::optional<std::string> cur = last;
+  for (std::int64_t steps = 0; cur; ++steps) {
+    if (steps > bound)
+      throw Error(Exit::internal, "lcm.chain", fmt::format("the chain behind '{}' is longer than the rendered spine", last));
+    if (stop_after && *cur == *stop_after) break;
+    rev.push_back(*cur);
+    if (stop_at && *cur == *stop_at) break;
+    cur = store.predecessor_of(*cur);
+  }
+  if (stop_after && !cur)
+    throw Error(Exit::internal, "lcm.chain", fmt::format("the chain behind '{}' does not reach the cursor '{}'", last, *stop_after));
+  return {rev.rbegin(), rev.rend()};
+}
+
+/// What one summary call (with its retry and pointer fallback) produced.
+struct Made {
+  std::string text;
+  bool pointer = false;
+  std::optional<Error> failure;  // the call failed: nothing made
+  bool too_small = false;        // not even a pointer is smaller than the source
+  int calls = 0;
+  Json usage = Json::array();
+  std::string input_digest;
+};
+
+/// Summarizes `transcript` (source_tokens: what the summary stands in for) into a node text whose
+/// node estimate is below source_tokens: the answer, else one retry at half the output limit,
+/// else the pointer text (seed 002 "lcm": "If a summary exceeds the size of its source, lcm
+/// retries with a smaller output limit and then stores a short source pointer").
+Made summarize_one(Summarizer& summarizer, const LcmOptions& opts, const std::string& transcript, const char* prompt,
+                   std::int64_t max_output, std::int64_t source_tokens, const std::string& pointer, int calls_left) {
+  Made m;
+  auto node_tokens = [](const std::string& text) {
+    Node n;
+    n.kind = kind::kSummary;
+    n.role = role::kUser;
+    n.content = Json::array({Json{{"type", "text"}, {"text", text}}});
+    return estimate_node_tokens(n);
+  };
+  Sha256 digest;
+  digest.update(prompt);
+  digest.update(std::string_view("\0", 1));
+  digest.update(transcript);
+  digest.update(std::string_view("\0", 1));
+  digest.update(opts.instructions);
+  m.input_digest = digest.hex();
+  if (!transcript.empty()) {
+    std::int64_t limit = max_output;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      if (m.calls >= calls_left) {
+        m.failure = Error(Exit::environment, "summarizer.calls",
+                          fmt::format("the limit of {} summarizer calls was reached", opts.max_calls));
+        return m;
+      }
+      SummaryRequest req;
+      req.transcript = transcript;
+      req.instructions = opts.instructions;
+      req.max_output_tokens = limit;
+      req.input_tokens = estimate_text_tokens(transcript);
+      req.prompt_version = prompt;
+      ++m.calls;
+      SummaryResult out;
+      try {
+        out = summarizer.summarize(req);
+      } catch (const Error& e) {
+        m.failure = e;
+        return m;
+      }
+      std::string text = out.text;
+      if (auto bad = clean_summary_text(text)) {
+        m.failure = *bad;
+        return m;
+      }
+      if (!out.usage.empty()) m.usage.push_back(out.usage);
+      if (node_tokens(text) < source_tokens) {
+        m.text = std::move(text);
+        return m;
+      }
+      limit = std::max<std::int64_t>(kMinOutputTokens, limit / 2);
+    }
+  }
+  if (node_tokens(pointer) < source_tokens) {
+    m.text = pointer;
+    m.pointer = true;
+  } else {
+    m.too_small = true;
+  }
+  return m;
+}
+
+Json provenance_json(const Summarizer& summarizer, const LcmOptions& opts, const char* prompt, const Made& m,
+                     std::int64_t max_output, std::int64_t chunk_tokens) {
+  Json p{{"summarizer", {{"kind", summarizer.kind()}, {"model", summarizer.model()}}},
+         {"prompt_version", prompt},
+         {"input_digest", m.input_digest},
+         {"parameters",
+          {{"window", opts.window ? Json(*opts.window) : Json(nullptr)},
+           {"trigger_percent", opts.trigger_percent},
+           {"tail_percent", opts.tail_percent},
+           {"fanout", opts.fanout},
+           {"leaf_chunk_tokens", chunk_tokens},
+           {"max_output_tokens", max_output},
+           {"instructions", opts.instructions},
+           {"force", opts.force}}},
+         {"calls", m.calls}};
+  if (!m.usage.empty()) p["usage"] = m.usage;
+  return p;
+}
+
+std::string pointer_text(const std::string& id, std::int64_t count, const std::string& first, const std::string& last) {
+  return fmt::format("[source pointer: no summary smaller than the source was produced; the {} covered rows {} … {} "
+                     "are kept verbatim: `ctxfold expand {}`]",
+                     count, first, last, id);
+}
+
+}  // namespace
+
+void validate_lcm_options(const LcmOptions& o) {
+  validate_compaction_options(o);
+  if (o.fanout < 2 || o.fanout > 64) throw Error(Exit::usage, "compact.options", "--fanout must be between 2 and 64");
+  if (o.leaf_chunk_tokens < kMinChunkTokens)
+    throw Error(Exit::usage, "compact.options", fmt::format("--leaf-chunk-tokens must be at least {}", kMinChunkTokens));
+}
+
+void apply_lcm_config(const Json& config, LcmOptions& opts) {
+  Json sec = apply_compaction_config(config, "lcm", opts);
+  if (auto v = config_int(sec, "lcm", "fanout", 2, 64)) opts.fanout = static_cast<int>(*v);
+  if (auto v = config_int(sec, "lcm", "leafChunkTokens", kMinChunkTokens, 10000000)) opts.leaf_chunk_tokens = *v;
+}
+
+CompactResult compact_lcm(Store& store, const std::string& session, Summarizer& summarizer, const LcmOptions& opts) {
+  validate_lcm_options(opts);
+  CompactResult res;
+  res.strategy = "lcm";
+  res.session = session;
+  res.summarizer_kind = summarizer.kind();
+  res.summarizer_model = summarizer.model();
+  res.window = opts.window;
+  res.passes = 1;
+  // Chunk sizes: leaf_chunk_tokens of source, and the transcript within half the summarizer window.
+  const std::int64_t swindow = opts.summarizer_window > 0 ? opts.summarizer_window : summarizer.window_tokens();
+  const std::int64_t overhead = estimate_text_tokens(embedded_prompt(kLcmLeafPrompt)) +
+                                estimate_text_tokens(opts.instructions) + 64;
+  const std::int64_t input_budget = swindow / 2 - overhead;
+  const std::int64_t chunk_tokens = std::min(opts.leaf_chunk_tokens, input_budget);
+  const std::int64_t max_output =
+      opts.max_output_tokens > 0 ? opts.max_output_tokens
+                                 : std::clamp<std::int64_t>(chunk_tokens / 8, 256, 2048);
+  Plan p;
+  if (!make_plan(store, session, opts, max_output, p, res)) return res;
+  const auto& items = p.r.items;
+
+  std::vector<Chunk> chunks;
+  std::int64_t evicted_tokens = 0;
+  for (std::size_t u = 0; u < p.cut_unit; ++u) {
+    std::int64_t t = 0;
+    for (std::size_t i = p.units[u].begin; i < p.units[u].end; ++i) t += item_tokens(items[i]);
+    evicted_tokens += t;
+    if (chunks.empty() || chunks.back().tokens + t > chunk_tokens) chunks.push_back(Chunk{u, u, 0});
+    chunks.back().unit_end = u + 1;
+    chunks.back().tokens += t;
+  }
+  const std::size_t cut_item = p.cut_unit < p.units.size() ? p.units[p.cut_unit].begin : items.size();
+  res.details = Json{{"cursor", {{"before", p.cursor ? Json(*p.cursor) : Json(nullptr)}, {"after", nullptr}}},
+                     {"chunk_tokens", chunk_tokens},
+                     {"evicted_tokens", evicted_tokens},
+                     {"evicted_units", p.cut_unit},
+                     {"fanout", opts.fanout},
+                     {"leaves", Json::array()},
+                     {"parents", Json::array()}};
+  if (opts.dry_run) {
+    std::int64_t kept = 0;
+    for (std::size_t i = cut_item; i < items.size(); ++i) kept += item_tokens(items[i]);
+    res.status = "planned";
+    res.reason = fmt::format("would summarize {} units ({} tokens) into {} leaves and keep {} items as the tail",
+                             p.cut_unit, evicted_tokens, chunks.size(), items.size() - cut_item);
+    res.details["cursor"]["after"] = res.details["cursor"]["before"];
+    res.plan = Json{{"trigger_tokens", p.trigger},
+                    {"retain_tokens", p.retain_target},
+                    {"window", p.window_eff},
+                    {"cursor", p.cursor ? Json(*p.cursor) : Json(nullptr)},
+                    {"evicted_units", p.cut_unit},
+                    {"evicted_items", cut_item - p.region_start},
+                    {"evicted_tokens", evicted_tokens},
+                    {"chunks", chunks.size()},
+                    {"chunk_tokens", chunk_tokens},
+                    {"kept_first", cut_item < items.size() ? Json(items[cut_item].id) : Json(nullptr)},
+                    {"kept_items", items.size() - cut_item},
+                    {"kept_tokens", kept},
+                    {"units", p.units.size()}};
+    return res;
+  }
+  if (input_budget < kMinChunkTokens) {
+    Error e(Exit::environment, "summarizer.window",
+            fmt::format("the summarizer window of {} tokens leaves no room for a chunk", swindow),
+            "use a summarizer with a larger window or --summarizer-window");
+    fail_result(res, e);
+    return res;
+  }
+
+  CompactionBracket bracket(store, session, p.head, p.session_max);
+  res.compaction = bracket.id();
+  bracket.start(Json{{"strategy", "lcm"},
+                     {"boundary_seq", p.boundary},
+                     {"cursor", p.cursor ? Json(*p.cursor) : Json(nullptr)},
+                     {"plan", {{"chunks", chunks.size()}, {"evicted_units", p.cut_unit}, {"evicted_tokens", evicted_tokens}}},
+                     {"estimated_tokens_before", p.before},
+                     {"summarizer", {{"kind", summarizer.kind()}, {"model", summarizer.model()}}}});
+  int made_count = 0;
+  auto next_id = [&] { return fmt::format("lcm-{}-{}", bracket.hex(), ++made_count); };
+
+  // The frontier: the stored folds on HEAD's spine, then what this run makes.
+  std::vector<TreeNode> frontier;
+  for (const auto& f : p.r.folds) {
+    TreeNode t;
+    t.id = f.id;
+    t.depth = f.depth;
+    t.first = f.first;
+    t.last = f.last;
+    t.first_seq = f.first_seq;
+    t.last_seq = f.last_seq;
+    t.count = f.count;
+    auto n = store.node(f.id, false);
+    if (n) {
+      t.seq = n->seq;
+      t.predecessor = n->predecessor;
+    }
+    frontier.push_back(std::move(t));
+  }
+  std::vector<Node> fresh;        // in creation order
+  std::vector<Json> fresh_records;
+  std::optional<Error> failure;
+  std::string stop_reason;
+  std::optional<std::string> cursor = p.cursor;
+  std::vector<std::string> leaf_ids, parent_ids;
+  std::int64_t covered_count = 0;
+  std::optional<std::string> covered_first;
+
+  // 1. Leaves, oldest chunk first; a failure stops here and keeps what is done.
+  const std::int64_t bound = p.r.spine_length + 2;
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    const Chunk& ch = chunks[c];
+    const std::size_t ib = p.units[ch.unit_begin].begin, ie = p.units[ch.unit_end - 1].end;
+    std::string transcript;
+    for (std::size_t u = ch.unit_begin; u < ch.unit_end; ++u) {
+      std::string t = unit_text(items, p.units[u]);
+      if (t.empty()) continue;
+      transcript += (transcript.empty() ? "" : "\n\n") + t;
+    }
+    if (estimate_text_tokens(transcript) > input_budget)
+      transcript = shorten_middle(transcript, static_cast<std::size_t>(input_budget) * 4);
+    std::vector<std::string> covers =
+        chain_segment(store, items[ie - 1].id, cursor, cursor ? std::nullopt : std::optional<std::string>(items[ib].id),
+                      bound);
+    const std::string id = next_id();
+    Made m = summarize_one(summarizer, opts, transcript, kLcmLeafPrompt, max_output, ch.tokens,
+                           pointer_text(id, static_cast<std::int64_t>(covers.size()), covers.front(), covers.back()),
+                           opts.max_calls - res.calls);
+    res.calls += m.calls;
+    if (m.failure) {
+      failure = m.failure;
+      --made_count;
+      break;
+    }
+    if (m.too_small) {
+      stop_reason = fmt::format("the last {} units ({} tokens) are too small for a summary or a source pointer and stay "
+                                "in the tail",
+                                ch.unit_end - ch.unit_begin, ch.tokens);
+      --made_count;
+      break;
+    }
+    Node s;
+    s.id = id;
+    s.session = session;
+    s.kind = kind::kSummary;
+    s.role = role::kUser;
+    s.predecessor = store.predecessor_of(covers.front());
+    s.content = Json::array({Json{{"type", "text"}, {"text", m.text}}});
+    const std::int64_t first_seq = items[ib].seq, last_seq = items[ie - 1].seq;
+    s.metadata = Json{{"strategy", "lcm"},
+                      {"origin", "compact"},
+                      {"compaction", bracket.id()},
+                      {"depth", 1},
+                      {"children", Json::array()},
+                      {"lcm", {{"kind", "leaf"}, {"pointer", m.pointer}, {"source_tokens", ch.tokens}}},
+                      {"provenance", provenance_json(summarizer, opts, kLcmLeafPrompt, m, max_output, chunk_tokens)}};
+    if (p.calibration) s.metadata["calibration"] = p.calibration->to_json();
+    s.covers_ids = covers;
+    TreeNode t;
+    t.id = id;
+    t.depth = 1;
+    t.predecessor = s.predecessor;
+    t.first = covers.front();
+    t.last = covers.back();
+    t.first_seq = first_seq;
+    t.last_seq = last_seq;
+    t.count = static_cast<std::int64_t>(covers.size());
+    t.fresh = true;
+    t.loaded = true;
+    fresh_records.push_back(Json{{"kind", "leaf"},
+                                 {"provenance", s.metadata["provenance"]},
+                                 {"raw_summary", m.text},
+                                 {"pointer", m.pointer},
+                                 {"covers", {{"count", covers.size()}, {"first", covers.front()}, {"last", covers.back()}}},
+                                 {"estimated_tokens", estimate_node_tokens(s)},
+                                 {"replaced_tokens", ch.tokens}});
+    t.node = s;
+    fresh.push_back(std::move(s));
+    frontier.push_back(std::move(t));
+    leaf_ids.push_back(id);
+    if (!covered_first) covered_first = covers.front();
+    covered_count += static_cast<std::int64_t>(covers.size());
+    cursor = covers.back();
+  }
+
+  // 2. Condensation: the lowest level holding `fanout` adjacent siblings, oldest first.
+  auto load = [&](TreeNode& t) {
+    if (t.loaded) return;
+    if (auto n = store.node(t.id, true)) t.node = std::move(*n);
+    t.node.metadata.erase("covers");
+    t.loaded = true;
+  };
+  while (!failure) {
+    std::optional<std::size_t> best;
+    for (std::size_t i = 0; i < frontier.size();) {
+      std::size_t j = i + 1;
+      while (j < frontier.size() && frontier[j].depth == frontier[i].depth &&
+             frontier[j].predecessor == std::optional<std::string>(frontier[j - 1].last))
+        ++j;
+      if (j - i >= static_cast<std::size_t>(opts.fanout) && (!best || frontier[i].depth < frontier[*best].depth)) best = i;
+      i = j;
+    }
+    if (!best) break;
+    const std::size_t b = *best, e = *best + static_cast<std::size_t>(opts.fanout);
+    std::string transcript;
+    std::int64_t source_tokens = 0;
+    std::vector<std::string> covers, children;
+    for (std::size_t i = b; i < e; ++i) {
+      load(frontier[i]);
+      const Node& child = frontier[i].node;
+      transcript += fmt::format("{}[summary {} of rows {} … {}]\n{}", transcript.empty() ? "" : "\n\n", child.id,
+                                frontier[i].first, frontier[i].last, node_text(child));
+      source_tokens += item_tokens(child);
+      covers.insert(covers.end(), child.covers_ids.begin(), child.covers_ids.end());
+      children.push_back(child.id);
+    }
+    if (estimate_text_tokens(transcript) > input_budget)
+      transcript = shorten_middle(transcript, static_cast<std::size_t>(input_budget) * 4);
+    const std::string id = next_id();
+    Made m = summarize_one(summarizer, opts, transcript, kLcmCondensePrompt, max_output, source_tokens,
+                           pointer_text(id, static_cast<std::int64_t>(covers.size()), covers.front(), covers.back()),
+                           opts.max_calls - res.calls);
+    res.calls += m.calls;
+    if (m.failure || m.too_small) {
+      if (m.failure) failure = m.failure;
+      --made_count;
+      break;
+    }
+    const std::int64_t depth = frontier[b].depth + 1;
+    Node s;
+    s.id = id;
+    s.session = session;
+    s.kind = kind::kSummary;
+    s.role = role::kUser;
+    s.predecessor = frontier[b].predecessor;
+    s.content = Json::array({Json{{"type", "text"}, {"text", m.text}}});
+    s.metadata = Json{{"strategy", "lcm"},
+                      {"origin", "compact"},
+                      {"compaction", bracket.id()},
+                      {"depth", depth},
+                      {"children", children},
+                      {"lcm", {{"kind", "parent"}, {"pointer", m.pointer}, {"source_tokens", source_tokens}}},
+                      {"provenance", provenance_json(summarizer, opts, kLcmCondensePrompt, m, max_output, chunk_tokens)}};
+    if (p.calibration) s.metadata["calibration"] = p.calibration->to_json();
+    s.covers_ids = covers;
+    TreeNode t;
+    t.id = id;
+    t.depth = depth;
+    t.predecessor = s.predecessor;
+    t.first = frontier[b].first;
+    t.last = frontier[e - 1].last;
+    t.first_seq = frontier[b].first_seq;
+    t.last_seq = frontier[e - 1].last_seq;
+    t.count = static_cast<std::int64_t>(covers.size());
+    t.fresh = true;
+    t.loaded = true;
+    fresh_records.push_back(Json{{"kind", "parent"},
+                                 {"provenance", s.metadata["provenance"]},
+                                 {"raw_summary", m.text},
+                                 {"pointer", m.pointer},
+                                 {"children", children},
+                                 {"covers", {{"count", covers.size()}, {"first", covers.front()}, {"last", covers.back()}}},
+                                 {"estimated_tokens", estimate_node_tokens(s)},
+                                 {"replaced_tokens", source_tokens}});
+    t.node = s;
+    fresh.push_back(std::move(s));
+    parent_ids.push_back(id);
+    frontier.erase(frontier.begin() + static_cast<std::ptrdiff_t>(b), frontier.begin() + static_cast<std::ptrdiff_t>(e));
+    frontier.insert(frontier.begin() + static_cast<std::ptrdiff_t>(b), std::move(t));
+  }
+
+  const Json cursor_json{{"before", p.cursor ? Json(*p.cursor) : Json(nullptr)},
+                         {"after", cursor ? Json(*cursor) : Json(nullptr)}};
+  res.details["cursor"] = cursor_json;
+  if (fresh.empty()) {
+    Error e = failure ? *failure
+                      : Error(Exit::environment, "compact.not_reducing",
+                              stop_reason.empty() ? std::string("nothing could be summarized") : stop_reason);
+    fail_result(res, e);
+    if (!failure) res.status = "declined";
+    bracket.fail(e, res.calls,
+                 Json{{"strategy", "lcm"},
+                      {"cursor_before", p.cursor ? Json(*p.cursor) : Json(nullptr)},
+                      {"cursor", p.cursor ? Json(*p.cursor) : Json(nullptr)}});
+    return res;
+  }
+  const bool partial = failure.has_value();
+  auto changed = bracket.commit(
+      [&] {
+        for (std::size_t i = 0; i < fresh.size(); ++i) bracket.append_summary(fresh[i], fresh_records[i]);
+      },
+      res.calls,
+      Json{{"strategy", "lcm"},
+           {"summary_id", fresh.back().id},
+           {"leaves", leaf_ids},
+           {"parents", parent_ids},
+           {"cursor_before", p.cursor ? Json(*p.cursor) : Json(nullptr)},
+           {"cursor", cursor ? Json(*cursor) : Json(nullptr)},
+           {"partial", partial},
+           {"error", failure ? Json{{"code", failure->code()}, {"message", failure->what()}} : Json(nullptr)}});
+  if (changed) {
+    fail_result(res, *changed);
+    res.details["cursor"]["after"] = cursor_json["before"];
+    return res;
+  }
+  res.status = "compacted";
+  res.summary_id = fresh.back().id;
+  res.partial = partial;
+  res.covers_count = covered_count;
+  res.covers_first = covered_first;
+  res.covers_last = cursor;
+  res.details["leaves"] = leaf_ids;
+  res.details["parents"] = parent_ids;
+  if (failure) {
+    res.error_code = failure->code();
+    res.reason = fmt::format("partial: {} of {} leaves and {} parents made before a summary failed: {}", leaf_ids.size(),
+                             chunks.size(), parent_ids.size(), failure->what());
+  } else if (!stop_reason.empty()) {
+    res.reason = stop_reason;
+  }
+  RenderOptions after;
+  after.strategy = "lcm";
+  Rendered r2 = render_context(store, session, after);
+  res.estimated_tokens_after = r2.estimated_tokens;
+  res.tokens_after = r2.tokens;
+  if (!partial && opts.window && res.tokens_after.value >= p.trigger)
+    res.reason = fmt::format("still {} {} tokens after compaction: the verbatim tail (never split inside a unit) and "
+                             "the tree's top nodes exceed the trigger of {} tokens",
+                             res.tokens_after.kind, res.tokens_after.value, p.trigger);
+  return res;
+}
+
+}  // namespace ctxfold
