@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <unordered_set>
+
 #include "recall/expand.hpp"
 #include "util/error.hpp"
 #include "util/utf8.hpp"
@@ -10,19 +13,37 @@ namespace ctxfold {
 
 namespace {
 
-std::vector<std::string> parents_of(Store& st, const std::string& id) {
+/// The view nodes that cover id (covers table) or name it as a child (lcm parents'
+/// metadata.children), oldest first.
+std::vector<std::string> parents_of(Store& st, const Node& n) {
   std::vector<std::string> out;
   auto q = st.db().prepare(
-      "SELECT s.id FROM covers c JOIN nodes s ON s.seq=c.summary_seq WHERE c.node_id=?1 ORDER BY c.summary_seq");
-  q.bind(1, id);
-  while (q.step()) out.push_back(q.text(0));
+      "SELECT s.id FROM covers c JOIN nodes s ON s.seq=c.summary_seq WHERE c.node_id=?1 "
+      "UNION SELECT p.id FROM nodes p, json_each(p.metadata, '$.children') ch WHERE p.session=?2 "
+      "AND p.kind='summary' AND ch.value=?1 ORDER BY 1");
+  q.bind(1, n.id).bind(2, n.session);
+  std::vector<std::pair<std::int64_t, std::string>> seqd;
+  while (q.step()) {
+    auto p = st.node(q.text(0), false);
+    if (p) seqd.emplace_back(p->seq, p->id);
+  }
+  std::sort(seqd.begin(), seqd.end());
+  for (auto& [seq, id] : seqd) out.push_back(std::move(id));
   return out;
 }
 
-bool is_frontier(Store& st, const std::string& id) {
-  auto& q = st.db().cached("SELECT 1 FROM covers WHERE node_id=?1 LIMIT 1");
+bool is_frontier(Store& st, const Node& n) {
+  {
+    auto& q = st.db().cached("SELECT 1 FROM covers WHERE node_id=?1 LIMIT 1");
+    ResetOnExit reset(q);
+    q.bind(1, n.id);
+    if (q.step()) return false;
+  }
+  auto& q = st.db().cached(
+      "SELECT 1 FROM nodes p, json_each(p.metadata, '$.children') ch WHERE p.session=?1 AND p.kind='summary' "
+      "AND ch.value=?2 LIMIT 1");
   ResetOnExit reset(q);
-  q.bind(1, id);
+  q.bind(1, n.session).bind(2, n.id);
   return !q.step();
 }
 
@@ -34,7 +55,7 @@ bool is_active(Store& st, const Node& n) {
     auto a = st.active_summary(n.session);
     return a && a->id == n.id;
   }
-  return is_frontier(st, n.id);
+  return is_frontier(st, n);
 }
 
 Json covers_json(const Node& n) {
@@ -97,7 +118,7 @@ Json describe_node(Store& st, const std::string& id) {
            {"seq", n->seq},
            {"depth", node_depth(st, *n)},
            {"strategy", strategy_of(*n).empty() ? Json(nullptr) : Json(strategy_of(*n))},
-           {"parents", parents_of(st, n->id)},
+           {"parents", parents_of(st, *n)},
            {"estimated_tokens", n->tokens}};
   if (!n->is_view()) {
     out["active"] = nullptr;
@@ -160,6 +181,15 @@ Json list_views(Store& st, const std::string& session, std::int64_t offset, std:
   c.bind(1, session);
   c.step();
   const std::int64_t total = c.int64(0);
+  // Nodes an lcm parent condensed (its metadata.children): one pass over the session's parents.
+  std::unordered_set<std::string> condensed;
+  {
+    auto q = st.db().prepare(
+        "SELECT ch.value FROM nodes p, json_each(p.metadata, '$.children') ch WHERE p.session=?1 AND "
+        "p.kind='summary' AND json_extract(p.metadata, '$.depth') > 1");
+    q.bind(1, session);
+    while (q.step()) condensed.insert(q.text(0));
+  }
   std::vector<std::string> ids;
   std::vector<bool> frontier;
   {
@@ -169,7 +199,7 @@ Json list_views(Store& st, const std::string& session, std::int64_t offset, std:
     q.bind(1, session).bind(2, limit > 0 ? limit : std::int64_t{-1}).bind(3, offset);
     while (q.step()) {
       ids.push_back(q.text(0));
-      frontier.push_back(q.int64(1) != 0);
+      frontier.push_back(q.int64(1) != 0 && !condensed.count(ids.back()));
     }
   }
   Json items = Json::array();

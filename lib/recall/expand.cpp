@@ -14,6 +14,13 @@ namespace {
 
 bool is_view_kind(const std::string& k) { return k == kind::kSummary || k == kind::kArchive || k == kind::kNotes; }
 
+bool has_successor(Store& st, const std::string& id) {
+  auto& q = st.db().cached("SELECT 1 FROM nodes WHERE predecessor=?1 LIMIT 1");
+  ResetOnExit reset(q);
+  q.bind(1, id);
+  return q.step();
+}
+
 void collect(Store& st, std::int64_t view_seq, Coverage& out, std::unordered_set<std::string>& seen, int depth) {
   if (depth > 64) throw Error(Exit::bad_input, "coverage.too_deep", "summary coverage nests deeper than 64 levels");
   for (const std::string& id : st.covers_of(view_seq)) {
@@ -23,6 +30,12 @@ void collect(Store& st, std::int64_t view_seq, Coverage& out, std::unordered_set
     if (q.step() && is_view_kind(q.text(1)) && !q.is_null(2)) {
       std::int64_t seq = q.int64(0);
       q.reset();
+      // A view node the chain continues from (an imported summary written into the transcript)
+      // is one of the covered rows, not a child summary to open.
+      if (has_successor(st, id)) {
+        out.rows.push_back(id);
+        continue;
+      }
       if (!seen.insert(id).second) continue;  // a broken database cannot loop
       out.views.push_back(id);
       collect(st, seq, out, seen, depth + 1);

@@ -9,9 +9,11 @@
 namespace ctxfold {
 
 /// A view node's coverage resolved to original rows: the raw ids it stands for, in order,
-/// reached recursively through covered view nodes (lcm parents cover child summaries; rolling
-/// summaries cover raw ids directly), plus every view node met on the way (`views`, pre-order,
-/// the root excluded). Throws Error(bad_input,"node.unknown") for an unknown id and
+/// reached recursively through covered view nodes (rolling and lcm summaries cover raw ids
+/// directly — an lcm parent's covers are its children's, concatenated — but a view node may
+/// cover child summaries), plus every view node met on the way (`views`, pre-order, the root
+/// excluded). A covered view node that the chain continues from (some node names it as its
+/// predecessor) is a row of the transcript, not a child, and is listed as a row. Throws Error(bad_input,"node.unknown") for an unknown id and
 /// Error(bad_input,"node.not_view") for a node that is not a view node.
 struct Coverage {
   std::vector<std::string> rows;
