@@ -10,6 +10,7 @@
 
 #include "invariants/verify_compaction.hpp"
 #include "invariants/verify_fork.hpp"
+#include "invariants/verify_lcm.hpp"
 #include "render/render.hpp"
 #include "util/error.hpp"
 
@@ -314,17 +315,35 @@ void check_pairing(const Json& openai, const Json& anthropic, const std::string&
   }
 }
 
-void check_render(Store& store, const std::string& session, const Chain& chain, Check& c) {
+/// I5 for one strategy's render of HEAD: "rolling" (the default render, which also reads lcm
+/// folds) or "lcm" (checked when the session holds lcm summaries). Findings of the lcm render say so.
+void check_render(Store& store, const std::string& session, const Chain& chain, Check& c,
+                  const std::string& strategy = "rolling") {
   auto head = store.head(session);
   if (!head) return;  // I6 reports a session with nodes and no HEAD
+  const std::size_t v0 = c.violations.size(), w0 = c.warnings.size();
   Rendered r;
   try {
-    r = render_context(store, session, RenderOptions{});
+    RenderOptions ro;
+    ro.strategy = strategy;
+    r = render_context(store, session, ro);
   } catch (const Error& e) {
     add(c, session, {*head}, fmt::format("rendering HEAD '{}' failed: {}", *head, e.what()));
     return;
   }
-  for (const auto& w : r.warnings) warn(c, session, {r.head}, w);
+  struct Label {
+    Check& c;
+    std::size_t v0, w0;
+    bool on;
+    ~Label() {
+      if (!on) return;
+      for (std::size_t i = v0; i < c.violations.size(); ++i) c.violations[i].message = "lcm render: " + c.violations[i].message;
+      for (std::size_t i = w0; i < c.warnings.size(); ++i) c.warnings[i].message = "lcm render: " + c.warnings[i].message;
+    }
+  } label{c, v0, w0, strategy == "lcm"};
+  // Render warnings (an unapplied summary or fold) are the rolling render's to report, once.
+  if (strategy != "lcm")
+    for (const auto& w : r.warnings) warn(c, session, {r.head}, w);
 
   std::vector<std::string> spine = full_spine(chain, *head);
   std::unordered_set<std::string> on_spine(spine.begin(), spine.end());
@@ -334,21 +353,27 @@ void check_render(Store& store, const std::string& session, const Chain& chain, 
   std::unordered_set<std::string> quoted;
   for (const auto& sec : r.sections)
     if (sec.kind == "recap") quoted.insert(sec.ids.begin(), sec.ids.end());
+  // Every view node the render substituted: the rolling summary and the lcm folds.
+  std::vector<std::string> views;
+  if (r.summary) views.push_back(*r.summary);
+  for (const auto& f : r.folds) views.push_back(f.id);
+  std::unordered_set<std::string> view_set(views.begin(), views.end());
   std::map<std::string, int> rendered;  // raw reads
   for (const auto& id : r.reads) {
-    if (r.summary && id == *r.summary) continue;
+    if (view_set.count(id)) continue;
     if (quoted.count(id)) continue;
     if (++rendered[id] == 2) add(c, session, {id}, fmt::format("node '{}' is rendered more than once", id));
     if (!on_spine.count(id))
       add(c, session, {id}, fmt::format("node '{}' is rendered but is not on HEAD's spine", id));
   }
   std::unordered_set<std::string> covered;
-  if (r.summary) {
-    auto s = store.node(*r.summary, true);
+  for (const auto& view_id : views) {
+    auto s = store.node(view_id, true);
     if (s) {
       for (const auto& id : s->covers_ids) {
         if (!covered.insert(id).second)
-          add(c, session, {s->id, id}, fmt::format("summary '{}' covers node '{}' twice", s->id, id));
+          add(c, session, {s->id, id},
+              fmt::format("node '{}' is covered twice in the render (again by summary '{}')", id, s->id));
         if (!on_spine.count(id))
           add(c, session, {s->id, id},
               fmt::format("summary '{}' was rendered but covers node '{}', which is not on HEAD's spine: its coverage "
@@ -360,8 +385,11 @@ void check_render(Store& store, const std::string& session, const Chain& chain, 
       }
     }
   }
+  std::unordered_set<std::string> recap_source;
+  if (r.summary)
+    if (auto s = store.node(*r.summary, true)) recap_source.insert(s->covers_ids.begin(), s->covers_ids.end());
   for (const auto& id : quoted)
-    if (!covered.count(id))
+    if (!recap_source.count(id))
       add(c, session, {id}, fmt::format("the recap quotes node '{}', which the rendered summary does not cover", id));
   for (const auto& id : spine) {
     auto it = chain.rows.find(id);
@@ -369,6 +397,11 @@ void check_render(Store& store, const std::string& session, const Chain& chain, 
     if (!rendered.count(id) && !covered.count(id))
       add(c, session, {id},
           fmt::format("node '{}' on HEAD's spine is neither rendered nor inside the rendered summary", id));
+  }
+  if (strategy == "lcm") {
+    check_pairing(render_request_body(r, RenderFormat::openai)["messages"],
+                  render_request_body(r, RenderFormat::anthropic)["messages"], session, c);
+    return;
   }
   // An active summary whose whole coverage is on the spine but that the render did not apply.
   if (auto active = store.active_summary(session); active && r.summary != std::optional<std::string>(active->id)) {
@@ -441,7 +474,13 @@ void check_determinism(Store& store, const std::string& session, Check& c) {
   } catch (const Error&) {
     return;  // a predecessor outside the session: I2
   }
-  if (p.summary != a.summary) return;  // a different summary state is a different prefix by design
+  auto fold_ids = [](const Rendered& x) {
+    std::vector<std::string> ids;
+    for (const auto& f : x.folds) ids.push_back(f.id);
+    return ids;
+  };
+  // A different summary state is a different prefix by design.
+  if (p.summary != a.summary || fold_ids(p) != fold_ids(a)) return;
   // A result that arrives late (after other turns) replaces the synthetic result the earlier
   // render carried: the prefix changes by the repair policy, not by a defect in the ledger.
   bool late_result = false;
@@ -587,6 +626,7 @@ VerifyReport verify_invariants(Store& store, const std::vector<std::string>& ses
     check_head(store, s, i6);
     if (!opts.quick) {
       check_render(store, s, chain, i5);
+      if (!store.summary_ranges(s, "lcm").empty()) check_render(store, s, chain, i5, "lcm");
       check_determinism(store, s, i10);
     }
   }
@@ -596,13 +636,14 @@ VerifyReport verify_invariants(Store& store, const std::vector<std::string>& ses
   Check i4 = opts.quick ? skip("I4", "one active rolling summary") : check_active_summary(store, sessions);
   if (!opts.quick) check_supersession(store, sessions, i4);
   Check i7 = check_compaction_log(store, sessions);
+  Check i8 = check_lcm_tree(store, sessions);
   Check i9 = opts.quick ? skip("I9", "fork closure") : check_fork_closure(store, sessions);
   if (opts.quick) {
     i5 = skip("I5", "render completeness");
     i10 = skip("I10", "determinism");
   }
 
-  for (Check* c : {&i1, &i2, &i3, &i4, &i5, &i6, &i7, &i9, &i10, &i11}) {
+  for (Check* c : {&i1, &i2, &i3, &i4, &i5, &i6, &i7, &i8, &i9, &i10, &i11}) {
     c->ok = c->violations.empty();
     if (c->source.empty()) c->source = invariant_source(c->id);
     report.ok = report.ok && c->ok;

@@ -36,7 +36,7 @@ struct Check {
 /// How much verify_invariants does.
 struct VerifyOptions {
   /// Only the cheap structural checks: I1 without recomputing node digests (seq continuity and
-  /// order, coverage rows), I2, I3, I6, I7, and I11 with PRAGMA quick_check instead of
+  /// order, coverage rows), I2, I3, I6, I7, I8, and I11 with PRAGMA quick_check instead of
   /// integrity_check (foreign_key_check still runs). Skipped (reported with skipped=true): the
   /// render-based I4, I5, I9, I10. Cost: no render, no content hashing.
   bool quick = false;
@@ -53,8 +53,10 @@ struct VerifyReport {
 /// read_only), checks in id order: I1 append-only ledger (digest of every node recomputed, seq
 /// gap-free and strictly increasing, covered ids still exist), I2 well-formed DAG (missing
 /// predecessors of imported roots are warnings), I3/I4/I7 (invariants/verify_compaction.hpp),
-/// I5 render completeness (every node of HEAD's spine rendered exactly once raw or inside the
-/// rendered summary; tool-pairing repairs and render warnings are warnings; provider messages
+/// I8 the lcm summary tree (invariants/verify_lcm.hpp),
+/// I5 render completeness (every node of HEAD's spine rendered exactly once raw or inside
+/// exactly one rendered summary or fold — the default render, and the lcm render when the
+/// session holds lcm summaries; tool-pairing repairs and render warnings are warnings; provider messages
 /// pair every call with its result), I6 HEAD integrity (causes, existence, boundary, unbroken
 /// chain of moves), I9 fork closure (invariants/verify_fork.hpp), I10 determinism (two renders give identical openai and anthropic bytes; the
 /// render from HEAD's predecessor is a prefix of HEAD's, skipped when the summary differs),

@@ -184,7 +184,7 @@ Check check_active_summary(Store& store, const std::vector<std::string>& session
       Rendered r = render_context(store, session, RenderOptions{});
       std::size_t n = 0;
       for (const auto& item : r.items)
-        if (item.kind == kind::kSummary) {
+        if (item.kind == kind::kSummary && is_rolling(item)) {
           ++n;
           if (!active || item.id != active->id)
             add(c, false, session, {item.id},

@@ -19,8 +19,8 @@ cp "$WORK/out" "$WORK/good.xml"
 if valid_xml "$WORK/good.xml"; then ok; else fail "junit does not parse"; fi
 nsess=$("$CTXFOLD" --db "$WORK/good.db" sessions | jq '.sessions | length')
 ncases=$(grep -c '<testcase ' "$WORK/good.xml")
-# 9 per-session invariants per session, I11 once for the database.
-expect_eq "testcases" "$((nsess * 9 + 1))" "$ncases"
+# 10 per-session invariants per session (I1-I10), I11 once for the database.
+expect_eq "testcases" "$((nsess * 10 + 1))" "$ncases"
 grep -q 'classname="(database)" name="I11 SQLite integrity"' "$WORK/good.xml" && ok || fail "no (database) I11 testcase"
 expect_rc "quick" 0 "$CTXFOLD" verify-invariants "$WORK/good.db" --quick
 expect_eq "quick skips" "I4 I5 I9 I10" "$(jq -r '[.checks[] | select(.skipped) | .id] | join(" ")' "$WORK/out")"

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <set>
 
 #include "import/import.hpp"
@@ -17,6 +18,7 @@
 #include "render/render.hpp"
 #include "session/fork.hpp"
 #include "store/store.hpp"
+#include "strategies/lcm.hpp"
 #include "strategies/rolling.hpp"
 #include "summarize/extractive.hpp"
 #include "util/error.hpp"
@@ -51,6 +53,10 @@ class VerifyCorpus : public ::testing::Test {
     fo.name = "corpus-fork";
     ForkResult fr = fork_session(st, fo);
     fork_ = fr.session;
+    // A second fork holds an lcm tree (leaves and parents) for the I8 case; lcm writes after the
+    // fork point, so the fork's I9 comparison at its boundary does not see it.
+    fo.name = "corpus-lcm";
+    lcm_session_ = fork_session(st, fo).session;
     ExtractiveSummarizer ex;
     RollingOptions ro;
     ro.force = true;
@@ -61,7 +67,14 @@ class VerifyCorpus : public ::testing::Test {
     CompactResult c1 = compact_rolling(st, main_, ex, ro);
     ro.window = 45000;
     CompactResult c2 = compact_rolling(st, main_, ex, ro);
-    status_ = c1.status + "/" + c2.status;
+    LcmOptions lo;
+    lo.force = true;
+    lo.window = 16000;
+    lo.leaf_chunk_tokens = 2000;
+    lo.fanout = 2;
+    CompactResult c3 = compact_lcm(st, lcm_session_, ex, lo);
+    status_ = c1.status + "/" + c2.status + "/" + c3.status;
+    for (const auto& id : c3.details["parents"]) lcm_parents_.push_back(id.get<std::string>());
     if (c1.summary_id) sum1_ = *c1.summary_id;
     if (c2.summary_id) sum2_ = *c2.summary_id;
     if (c2.compaction) compaction2_ = *c2.compaction;
@@ -71,7 +84,8 @@ class VerifyCorpus : public ::testing::Test {
   }
   void SetUp() override {
     if (!fs::exists(kTranscript)) GTEST_SKIP() << "no transcript at " << kTranscript;
-    ASSERT_EQ(status_, "compacted/compacted");
+    ASSERT_EQ(status_, "compacted/compacted/compacted");
+    ASSERT_FALSE(lcm_parents_.empty());
     ASSERT_FALSE(sum1_.empty());
     ASSERT_FALSE(sum2_.empty());
   }
@@ -164,7 +178,8 @@ class VerifyCorpus : public ::testing::Test {
   }
 
   static inline fs::path dir_;
-  static inline std::string healthy_, main_, fork_, sum1_, sum2_, compaction2_, status_;
+  static inline std::string healthy_, main_, fork_, lcm_session_, sum1_, sum2_, compaction2_, status_;
+  static inline std::vector<std::string> lcm_parents_;
 };
 
 TEST_F(VerifyCorpus, HealthyDatabasePasses) {
@@ -382,8 +397,28 @@ TEST_F(VerifyCorpus, ForkReferencingItsSourceIsI9) {
 }
 
 TEST_F(VerifyCorpus, LcmParentRangeIsI8) {
-  GTEST_SKIP() << "I8 (LCM summary tree) is not implemented in verify_invariants yet: no lcm strategy writes "
-                  "parent/child summaries to break";
+  // An lcm parent whose child list no longer matches its range: its last child is dropped from
+  // metadata.children (digest recomputed), so the children's union ends before the parent's
+  // covers do. The covers themselves are untouched, so I3 (a contiguous, balanced segment) and
+  // the renders (I5, I10) see nothing; only the tree invariant does.
+  const std::string parent = lcm_parents_.front();
+  Store st = healthy();
+  Node p = *st.node(parent, false);
+  Json children = p.metadata["children"];
+  ASSERT_GE(children.size(), 2u);
+  children.erase(children.size() - 1);
+  std::string digest = digest_after(parent, [&](Node& n) { n.metadata["children"] = children; });
+  std::string db = copy("lcm_parent_range");
+  sql(db, "DROP TRIGGER nodes_no_update; UPDATE nodes SET metadata=json_set(metadata,'$.children',json(" +
+              q(dump_json(children)) + ")), digest=" + q(digest) + " WHERE id=" + q(parent));
+  VerifyReport r = verify(db);
+  EXPECT_EQ(failing(r), (Ids{"I8"})) << describe(r);
+  bool named = false;
+  for (const auto& c : r.checks)
+    for (const auto& v : c.violations)
+      named = named || (c.id == "I8" && v.message.find("not the union of its children") != std::string::npos &&
+                        std::find(v.nodes.begin(), v.nodes.end(), parent) != v.nodes.end());
+  EXPECT_TRUE(named) << describe(r);
 }
 
 // ---------------------------------------------------------------- bad input (exit 3)
