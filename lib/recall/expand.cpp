@@ -4,6 +4,7 @@
 
 #include <unordered_set>
 
+#include "recall/text_index.hpp"
 #include "util/error.hpp"
 #include "util/graphemes.hpp"
 #include "util/utf8.hpp"
@@ -12,22 +13,27 @@ namespace ctxfold {
 
 namespace {
 
-bool is_view_kind(const std::string& k) { return k == kind::kSummary || k == kind::kArchive || k == kind::kNotes; }
+bool is_view_kind(std::string_view k) { return k == kind::kSummary || k == kind::kArchive || k == kind::kNotes; }
 
-void collect(Store& st, std::int64_t view_seq, Coverage& out, std::unordered_set<std::string>& seen, int depth) {
+void collect(Store& st, std::int64_t view_seq, Coverage& out, std::unordered_set<std::string>& seen, int depth,
+             bool stats) {
   if (depth > 64) throw Error(Exit::bad_input, "coverage.too_deep", "summary coverage nests deeper than 64 levels");
   for (const std::string& id : st.covers_of(view_seq)) {
-    auto& q = st.db().cached("SELECT seq, kind, covers_count FROM nodes WHERE id=?1");
+    auto& q = st.db().cached(stats ? "SELECT n.seq, n.kind, n.covers_count, t.graphemes FROM nodes n "
+                                     "LEFT JOIN node_text t ON t.seq = n.seq WHERE n.id=?1"
+                                   : "SELECT seq, kind, covers_count, NULL FROM nodes WHERE id=?1");
     ResetOnExit reset(q);
     q.bind(1, id);
-    if (q.step() && is_view_kind(q.text(1)) && !q.is_null(2)) {
+    const bool found = q.step();
+    if (found && is_view_kind(q.view(1)) && !q.is_null(2)) {
       std::int64_t seq = q.int64(0);
       q.reset();
       if (!seen.insert(id).second) continue;  // a broken database cannot loop
       out.views.push_back(id);
-      collect(st, seq, out, seen, depth + 1);
+      collect(st, seq, out, seen, depth + 1, stats);
     } else {
       out.rows.push_back(id);
+      out.row_graphemes.push_back(found && !q.is_null(3) ? q.int64(3) : -1);
     }
   }
 }
@@ -47,9 +53,7 @@ RowText row_text(Store& st, const std::string& id) {
   if (!q.step()) throw Error(Exit::bad_input, "node.missing", fmt::format("covered node '{}' is missing", id));
   r.seq = q.int64(0);
   r.role = q.opt_text(1).value_or("");
-  Node n;
-  n.content = parse_stored_content(q.text(2));
-  r.text = utf8_sanitize(node_text(n));
+  r.text = searchable_text(q.text(2));
   return r;
 }
 
@@ -77,7 +81,7 @@ Coverage resolve_coverage(Store& st, const std::string& id) {
                 "expand takes a summary, archive or notes id (see `ctxfold list`)");
   Coverage c;
   std::unordered_set<std::string> seen{id};
-  collect(st, seq, c, seen, 0);
+  collect(st, seq, c, seen, 0, text_index_state(st).through_seq > 0);
   return c;
 }
 
@@ -102,6 +106,11 @@ ExpandPage expand(Store& st, const std::string& id, std::int64_t offset, std::in
     if (pos >= end) {
       more = true;
       break;
+    }
+    const std::int64_t known = cov.row_graphemes[i];
+    if (known >= 0 && pos + known <= offset && !(known == 0 && pos >= offset)) {
+      pos += known;  // before the page: skipped by its indexed length, never read
+      continue;
     }
     RowText r = row_text(st, cov.rows[i]);
     const std::int64_t len = static_cast<std::int64_t>(grapheme_count(r.text));
