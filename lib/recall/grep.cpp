@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <regex>
 #include <unordered_set>
 
@@ -251,6 +252,130 @@ std::optional<std::size_t> Matcher::find_grapheme(std::string_view text) const {
   return f.grapheme_at(*q);
 }
 
+namespace {
+
+/// Code points >= U+0080 whose casefold (CASEFOLD|COMPOSE) holds an ASCII character: ß İ ŉ ſ
+/// GREEK QUESTION MARK ẚ ẞ GREEK VARIA KELVIN SIGN ﬀ-ﬆ (tests enumerate every code point).
+constexpr std::uint32_t kFoldsToAscii[] = {0x00DF, 0x0130, 0x0149, 0x017F, 0x037E, 0x1E9A, 0x1E9E, 0x1FEF,
+                                           0x212A, 0xFB00, 0xFB01, 0xFB02, 0xFB03, 0xFB04, 0xFB05, 0xFB06};
+
+bool any_folds_to_ascii(std::string_view raw) {
+  const auto* p = reinterpret_cast<const unsigned char*>(raw.data());
+  const std::size_t n = raw.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const unsigned char c = p[i];
+    if (c < 0xC3) continue;
+    if (c != 0xC3 && c != 0xC4 && c != 0xC5 && c != 0xCD && c != 0xE1 && c != 0xE2 && c != 0xEF) continue;
+    const std::uint32_t cp = cp_at(raw, i);
+    for (std::uint32_t s : kFoldsToAscii)
+      if (cp == s) return true;
+  }
+  return false;
+}
+
+/// CJK compatibility ideographs: NFC maps them to unified ideographs.
+bool any_cjk_compat(std::string_view raw) {
+  const auto* p = reinterpret_cast<const unsigned char*>(raw.data());
+  for (std::size_t i = 0; i + 2 < raw.size(); ++i) {
+    if (p[i] == 0xEF && p[i + 1] >= 0xA4 && p[i + 1] <= 0xAB) return true;              // U+F900-FAFF
+    if (p[i] == 0xF0 && p[i + 1] == 0xAF && p[i + 2] >= 0xA0 && p[i + 2] <= 0xA8) return true;  // U+2F800-2FA1F
+  }
+  return false;
+}
+
+/// Whether `lowered` (ASCII lower case) occurs in hay with ASCII case ignored: candidates from
+/// memchr on the first byte's two cases, then a case-blind compare.
+bool find_ascii_icase(std::string_view hay, std::string_view lowered) {
+  if (lowered.empty()) return true;
+  if (hay.size() < lowered.size()) return false;
+  auto lower = [](unsigned char c) { return c >= 'A' && c <= 'Z' ? static_cast<unsigned char>(c + 32) : c; };
+  const unsigned char c0 = static_cast<unsigned char>(lowered[0]);
+  const unsigned char c1 = c0 >= 'a' && c0 <= 'z' ? static_cast<unsigned char>(c0 - 32) : c0;
+  const char* base = hay.data();
+  const char* last = base + (hay.size() - lowered.size());
+  auto next = [&](const char* from, unsigned char c) {
+    if (from > last) return static_cast<const char*>(nullptr);
+    return static_cast<const char*>(std::memchr(from, c, static_cast<std::size_t>(last - from) + 1));
+  };
+  const char* a = next(base, c0);
+  const char* b = c1 == c0 ? nullptr : next(base, c1);
+  while (a || b) {
+    const char* at = !b || (a && a < b) ? a : b;
+    bool eq = true;
+    for (std::size_t k = 1; k < lowered.size(); ++k)
+      if (lower(static_cast<unsigned char>(at[k])) != static_cast<unsigned char>(lowered[k])) {
+        eq = false;
+        break;
+      }
+    if (eq) return true;
+    if (at == a) a = next(a + 1, c0);
+    else b = next(b + 1, c1);
+  }
+  return false;
+}
+
+/// A \u or \/ escape: the decoded text differs from the raw bytes by more than control
+/// characters, quotes and backslashes.
+bool has_text_changing_escape(std::string_view raw) {
+  const char* p = raw.data();
+  const char* end = p + raw.size();
+  while ((p = static_cast<const char*>(std::memchr(p, '\\', static_cast<std::size_t>(end - p))))) {
+    if (p + 1 >= end) return false;
+    if (p[1] == 'u' || p[1] == '/') return true;
+    p += 2;  // skip the escaped character (it may be a backslash)
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<RawFilter> Matcher::raw_filter() const {
+  const Impl& m = *impl_;
+  std::string lit;
+  if (!m.regex) {
+    lit = m.needle;
+  } else {
+    for (const std::string& run : regex_required_literals(m.compiled)) {
+      std::string l = m.ignore_case ? ascii_lower(run) : run;
+      if (l.size() > lit.size()) lit = std::move(l);
+    }
+  }
+  if (lit.empty()) return std::nullopt;
+  for (unsigned char c : lit)
+    if (c < 0x20 || c == '"' || c == '\\') return std::nullopt;  // escaped in JSON: not verbatim in the raw column
+  if (lit.find("\xEF\xBF\xBD") != std::string::npos) return std::nullopt;  // U+FFFD: may stand for replaced bytes
+  RawFilter f;
+  f.ignore_case = m.ignore_case;
+  if (m.ignore_case) {
+    // Under -i only text whose folded form holds the literal verbatim (up to ASCII case) is
+    // safe: ASCII, and CJK unified ideographs (only compatibility ideographs fold into them).
+    for (std::size_t i = 0; i < lit.size(); i += cp_len(static_cast<unsigned char>(lit[i]))) {
+      const std::uint32_t cp = cp_at(lit, i);
+      if (cp < 0x80) continue;
+      if ((cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x4E00 && cp <= 0x9FFF)) {
+        f.needs_cjk_check = true;
+        continue;
+      }
+      return std::nullopt;
+    }
+  }
+  f.literal = std::move(lit);
+  return f;
+}
+
+bool RawFilter::may_match(std::string_view raw) const {
+  auto has = [&](std::string_view s) { return raw.find(s) != std::string_view::npos; };
+  const bool found = ignore_case ? find_ascii_icase(raw, literal) : has(literal);
+  if (found) return true;
+  // Not in the raw JSON. That proves no match only where node_text is the raw strings verbatim:
+  // no \u or \/ escape, no tool_use (node_text re-serializes its input after "name "), and under
+  // -i no character that folds into the literal's characters.
+  if (has("\"tool_use\"") || has_text_changing_escape(raw)) return true;
+  if (ignore_case && any_folds_to_ascii(raw)) return true;
+  if (needs_cjk_check && any_cjk_compat(raw)) return true;
+  return false;
+}
+
 std::optional<IndexQuery> Matcher::index_query() const {
   const Impl& m = *impl_;
   std::string best;
@@ -314,13 +439,15 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
   // The index answers for seq <= through; everything after it (the unindexed tail) is scanned.
   std::optional<IndexQuery> iq;
   std::int64_t through = 0;
-  if (!o.no_index) {
+  if (!o.no_index && !o.exhaustive) {
     TextIndexState ix = text_index_state(st);
     if (ix.fts) iq = m.index_query();
     if (iq) through = ix.through_seq;
     if (!ix.fts_unusable.empty()) totals.index_note = ix.fts_unusable;
   }
   totals.index = iq ? "fts5" : "scan";
+  // A scan reads most of the file once: map it instead of copying every page through read(2).
+  st.db().exec("PRAGMA mmap_size=4294967296");
   totals.indexed_through = through;
 
   auto in_page = [&](std::int64_t index) {
@@ -349,12 +476,14 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
     r.covered_by = covering_summary(st, r.id);
     on_match(r);
   };
-  // A node whose text must be read and matched.
+  // A node whose text must be read and matched (unless its raw JSON proves there is no match).
+  const std::optional<RawFilter> prefilter = o.exhaustive ? std::nullopt : m.raw_filter();
   auto consider = [&](std::int64_t seq, std::string_view id, std::string_view session, std::string_view k,
                       std::string_view role, std::string_view content) {
     const bool raw = !is_view_kind(k);
     if (raw ? !want_raw : !want_views) return;
     ++totals.nodes_scanned;
+    if (prefilter && !prefilter->may_match(content)) return;
     std::string text = searchable_text(std::string(content));
     if (!m.matches(text)) return;
     report(seq, id, session, k, role, content, std::move(text));

@@ -26,6 +26,18 @@ struct IndexQuery {
 /// counts as literal; `\d`, `\w`, `\x41` and the like end a run. Over-conservative by design.
 std::vector<std::string> regex_required_literals(std::string_view re);
 
+/// A scan's shortcut: a literal that a node's raw content column (its stored JSON) must contain,
+/// byte for byte (ASCII case aside under -i), for the node's text to match. may_match is false
+/// only when the row proves it: no \u or \/ escape, no tool_use block, and under -i no
+/// character that folds into ASCII (kFoldsToAscii) or, for a CJK literal, no compatibility
+/// ideograph. The literal holds no character JSON escapes (", \, controls) and no U+FFFD.
+struct RawFilter {
+  std::string literal;
+  bool ignore_case = false;
+  bool needs_cjk_check = false;
+  bool may_match(std::string_view raw_json) const;
+};
+
 /// A compiled grep pattern. Literal by default (every character, SQL/FTS/regex syntax included,
 /// matches itself); `regex` selects ECMAScript regular expressions (std::regex), matched line by
 /// line. `ignore_case` folds case by Unicode rules (utf8proc CASEFOLD|COMPOSE on both the text
@@ -49,6 +61,10 @@ class Matcher {
   /// (is_fold_anchor), which every folded text containing the pattern contains. Regex: the
   /// longest required run, folded the same way (ASCII-lowered under -i).
   std::optional<IndexQuery> index_query() const;
+  /// The raw-content prefilter for a scan (RawFilter), or nullopt when none is sound: a regex
+  /// without a literal run, a literal with JSON-escaped characters or U+FFFD, a non-ASCII,
+  /// non-CJK literal under -i.
+  std::optional<RawFilter> raw_filter() const;
 
  private:
   struct Impl;
@@ -72,6 +88,8 @@ struct GrepOptions {
   std::int64_t limit = -1;  ///< negative: no limit
   /// Ignore the index and scan every node (for tests and benchmarks comparing the two).
   bool no_index = false;
+  /// Read and match every node: no index, no raw-content prefilter (the tests' reference).
+  bool exhaustive = false;
 };
 
 /// One matching node (one record per matching node; offset/snippet describe its first match).
