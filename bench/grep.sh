@@ -14,8 +14,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 build=${BUILD_DIR:-$repo/build-bench}
-nodes=450k
-runs=5
+nodes=600k
+runs=3
 do_build=1
 keep=0
 work=""
@@ -71,9 +71,10 @@ cat "$txt" > /dev/null  # page cache warm for rg, as the database is for ctxfold
 
 # One hyperfine measurement: prints the mean seconds.
 bench_cmd() {  # name command...
-  local name=$1; shift
-  hyperfine -N --style none --warmup 1 --runs "$runs" --export-json "$work/hf.json" "$*" > /dev/null 2>&1 ||
-    hyperfine --style none --warmup 1 --runs "$runs" --export-json "$work/hf.json" "$*" > /dev/null
+  shift
+  local cmd="" a
+  for a in "$@"; do cmd+="'${a//\'/\'\\\'\'}' "; done  # single-quoted words (hyperfine splits like a shell)
+  hyperfine -N -i --style none --warmup 1 --runs "$runs" --export-json "$work/hf.json" "$cmd" > /dev/null
   jq -r '.results[0] | "\(.mean) \(.min) \(.user + .system)"' "$work/hf.json"
 }
 ctx_count() {  # args... -> raw+summary matches
@@ -100,11 +101,11 @@ measure_all() {  # phase (scan|index)
     local how
     how=$("$CTXFOLD" --db "$db" grep -i --all-sessions --limit 0 $([ "$phase" = scan ] && echo --no-index) -- "$p" | tail -1 | jq -r .data.index)
     log "$phase '$p': rg $rg_count rows $(secs "$rg_mean") s; ctxfold ($how) $ctx rows $(secs "$c_mean") s"
-    results=$(jq -c --arg phase "$phase" --arg p "$p" --arg label "${labels[$i]}" --arg how "$how" \
+    results=$(jq -c --arg phase "$phase" --arg p "$p" --arg lbl "${labels[$i]}" --arg how "$how" \
       --argjson rgc "$rg_count" --argjson cc "$ctx" --argjson rgm "$rg_mean" --argjson rgmin "$rg_min" \
       --argjson rgcpu "$rg_cpu" --argjson cm "$c_mean" --argjson cmin "$c_min" --argjson ccpu "$c_cpu" \
       --argjson bytes "$text_bytes" \
-      '. + [{phase:$phase, pattern:$p, label:$label, answered_by:$how, rg_rows:$rgc, ctxfold_rows:$cc,
+      '. + [{phase:$phase, pattern:$p, label:$lbl, answered_by:$how, rg_rows:$rgc, ctxfold_rows:$cc,
              same_count:($rgc==$cc), rg_s:$rgm, rg_min_s:$rgmin, rg_cpu_s:$rgcpu, ctxfold_s:$cm,
              ctxfold_min_s:$cmin, ctxfold_cpu_s:$ccpu, rg_mb_s:($bytes/$rgm/1e6), ctxfold_mb_s:($bytes/$cm/1e6),
              throughput_ratio:($rgm/$cm)}]' <<< "$results")
@@ -124,9 +125,7 @@ log "grep: indexed vs rg"
 measure_all index
 
 log "expand: first page vs a page at 90% of the covered range"
-summary=$(jq -r .compact.summary "$work/gen.json")
-sid=$("$CTXFOLD" --db "$db" grep --all-sessions --in summaries --limit 1 -- "continued from a previous conversation" | jq -r 'select(.type=="match") | .data.id' | head -1)
-[ -n "$sid" ] || sid=$summary
+sid=$(jq -r .compact.summary "$work/gen.json")  # the generator's compaction: covers all but ~50 nodes
 total=$(sqlite3 "file:$db?mode=ro" "SELECT sum(t.graphemes) + 2*(count(*)-1), sum(t.bytes), count(*) FROM covers c JOIN nodes n ON n.id=c.node_id JOIN node_text t ON t.seq=n.seq WHERE c.summary_seq=(SELECT seq FROM nodes WHERE id='$sid')")
 IFS='|' read -r range_g range_b range_rows <<< "$total"
 off90=$(( range_g * 9 / 10 ))
