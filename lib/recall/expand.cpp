@@ -18,22 +18,23 @@ bool is_view_kind(std::string_view k) { return k == kind::kSummary || k == kind:
 void collect(Store& st, std::int64_t view_seq, Coverage& out, std::unordered_set<std::string>& seen, int depth,
              bool stats) {
   if (depth > 64) throw Error(Exit::bad_input, "coverage.too_deep", "summary coverage nests deeper than 64 levels");
-  for (const std::string& id : st.covers_of(view_seq)) {
-    auto& q = st.db().cached(stats ? "SELECT n.seq, n.kind, n.covers_count, t.graphemes FROM nodes n "
-                                     "LEFT JOIN node_text t ON t.seq = n.seq WHERE n.id=?1"
-                                   : "SELECT seq, kind, covers_count, NULL FROM nodes WHERE id=?1");
-    ResetOnExit reset(q);
-    q.bind(1, id);
-    const bool found = q.step();
-    if (found && is_view_kind(q.view(1)) && !q.is_null(2)) {
-      std::int64_t seq = q.int64(0);
-      q.reset();
+  // One statement per view node: its covered ids in order, each with its kind and stored length.
+  auto q = st.db().prepare(stats ? "SELECT c.node_id, n.seq, n.kind, n.covers_count, t.graphemes FROM covers c "
+                                   "LEFT JOIN nodes n ON n.id = c.node_id LEFT JOIN node_text t ON t.seq = n.seq "
+                                   "WHERE c.summary_seq = ?1 ORDER BY c.pos"
+                                 : "SELECT c.node_id, n.seq, n.kind, n.covers_count, NULL FROM covers c "
+                                   "LEFT JOIN nodes n ON n.id = c.node_id WHERE c.summary_seq = ?1 ORDER BY c.pos");
+  q.bind(1, view_seq);
+  while (q.step()) {
+    std::string id = q.text(0);
+    const bool found = !q.is_null(1);
+    if (found && is_view_kind(q.view(2)) && !q.is_null(3)) {
       if (!seen.insert(id).second) continue;  // a broken database cannot loop
       out.views.push_back(id);
-      collect(st, seq, out, seen, depth + 1, stats);
+      collect(st, q.int64(1), out, seen, depth + 1, stats);
     } else {
-      out.rows.push_back(id);
-      out.row_graphemes.push_back(found && !q.is_null(3) ? q.int64(3) : -1);
+      out.row_graphemes.push_back(found && !q.is_null(4) ? q.int64(4) : -1);
+      out.rows.push_back(std::move(id));
     }
   }
 }

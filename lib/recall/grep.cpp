@@ -446,8 +446,9 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
     if (!ix.fts_unusable.empty()) totals.index_note = ix.fts_unusable;
   }
   totals.index = iq ? "fts5" : "scan";
-  // A scan reads most of the file once: map it instead of copying every page through read(2).
-  st.db().exec("PRAGMA mmap_size=4294967296");
+  // A full scan reads most of the file once: map it instead of copying every page through
+  // read(2). Index lookups touch few pages, where setting up the mapping costs more than it saves.
+  if (!iq) st.db().exec("PRAGMA mmap_size=4294967296");
   totals.indexed_through = through;
 
   auto in_page = [&](std::int64_t index) {
