@@ -550,17 +550,48 @@ std::vector<std::string> default_sources(const std::string& dir) {
   return out;
 }
 
-std::vector<std::string> synthetic_source() {
-  struct Turn {
-    const char* prompt;
-    const char* thinking;
-    const char* cmd;
-    const char* stdout_text;
-    const char* file;
-    const char* file_text;
-    const char* answer;
+namespace {
+struct Turn {
+  const char* prompt;
+  const char* thinking;
+  const char* cmd;
+  const char* stdout_text;
+  const char* file;
+  const char* file_text;
+  const char* answer;
+};
+std::vector<std::string> turns_source(const std::vector<Turn>& turns, std::uint64_t key, const char* slug);
+}  // namespace
+
+std::vector<std::string> cjk_source() {
+  static const std::vector<Turn> turns = {
+      {"飞书机器人的消息推送失败了，帮我看看日志",
+       "用户说飞书推送失败。先读日志，找到错误再改代码。",
+       "tail -n 20 logs/feishu_bot.log",
+       "2025-06-02 10:00:01 ERROR 飞书 webhook 返回 403：签名校验失败\n2025-06-02 10:00:02 INFO 重试第 1 次\n2025-06-02 10:00:05 ERROR 飞书 webhook 返回 403：签名校验失败",
+       "/home/USER/projects/bot/config.yaml",
+       "     1\twebhook: https://open.feishu.example/hook/XXXX\n     2\tsecret: ${FEISHU_SECRET}\n     3\t# 签名密钥从环境变量读取，不要写进仓库\n",
+       "签名校验失败是因为密钥没有从环境变量读取。我修正了配置加载，重跑gen-itgc后飞书推送恢复正常。"},
+      {"テストが失敗する原因を調べてください",
+       "テストの失敗。まずテストを実行してエラーを読む。",
+       "ctest --test-dir build --output-on-failure 2>&1 | tail -8",
+       "1/2 Test #1: 文字列処理 .......   Passed    0.01 sec\n2/2 Test #2: 日付変換 .........***Failed    0.02 sec\n期待値: 2025年6月2日\n実際: 2025年6月1日",
+       "/home/USER/projects/app/src/date.cpp",
+       "    10\t// タイムゾーンを考慮せずに日付を変換している\n    11\tauto d = to_date(utc_seconds);\n",
+       "日付変換がタイムゾーンを無視していました。ローカル時刻に直してから変換するように修正し、テストは全て通りました。"},
+      {"빌드가 실패합니다. 로그를 확인해 주세요",
+       "빌드 실패. 먼저 빌드 로그를 읽는다.",
+       "cmake --build build 2>&1 | tail -5",
+       "src/한글.cpp:3:10: fatal error: 헤더 파일을 찾을 수 없습니다\n빌드 실패",
+       "/home/USER/projects/app/CMakeLists.txt",
+       "     1\t# 한글 주석: include 경로 누락\n     2\tadd_executable(app src/main.cpp)\n",
+       "include 경로가 빠져 있었습니다. target_include_directories를 추가했고 빌드가 성공합니다."},
   };
-  static const Turn turns[] = {
+  return turns_source(turns, 0xC7C, "quiet-cjk-river");
+}
+
+std::vector<std::string> synthetic_source() {
+  static const std::vector<Turn> turns = {
       {"the build fails on a fresh clone, can you look?",
        "The user reports a failing build. I should run the build and read the error before changing anything.",
        "cmake -S . -B build && cmake --build build -j2 2>&1 | tail -20",
@@ -590,10 +621,15 @@ std::vector<std::string> synthetic_source() {
        "    40\tstd::string read_all(const std::string& path) {\n    41\t  std::ifstream in(path, std::ios::binary);\n    42\t  if (!in) throw IoError(\"cannot open \" + path);\n    43\t  std::ostringstream ss;\n    44\t  ss << in.rdbuf();\n    45\t  return ss.str();\n    46\t}\n",
        "`read_all()` throws `IoError(\"cannot open PATH\")` when the file cannot be opened; `main` catches it and exits with status 2 and the message on stderr."},
   };
+  return turns_source(turns, 0x5e7, "quiet-synthetic-river");
+}
+
+namespace {
+std::vector<std::string> turns_source(const std::vector<Turn>& turns, std::uint64_t key, const char* slug) {
   std::vector<std::string> lines;
   int n = 0;
   std::int64_t t_ms = 0;
-  auto uuid = [&] { return fresh_uuid(key_of(0x5e7, 0, static_cast<std::uint64_t>(n++))); };
+  auto uuid = [&] { return fresh_uuid(key_of(key, 0, static_cast<std::uint64_t>(n++))); };
   auto ts = [&] {
     t_ms += 1700;
     std::int64_t base_days = days_from_civil(2025, 6, 2);
@@ -605,7 +641,7 @@ std::vector<std::string> synthetic_source() {
                   static_cast<int>(secs % 3600 / 60), static_cast<int>(secs % 60), static_cast<int>(t_ms % 1000));
     return std::string(buf);
   };
-  const std::string session = fresh_uuid(key_of(0x5e7, 1, 0));
+  const std::string session = fresh_uuid(key_of(key, 1, 0));
   auto envelope = [&](const std::optional<std::string>& parent, const char* type) {
     OJson j;
     j["parentUuid"] = parent ? OJson(*parent) : OJson(nullptr);
@@ -615,7 +651,7 @@ std::vector<std::string> synthetic_source() {
     j["sessionId"] = session;
     j["version"] = "2.1.39";
     j["gitBranch"] = "main";
-    j["slug"] = "quiet-synthetic-river";
+    j["slug"] = slug;
     j["type"] = type;
     return j;
   };
@@ -643,7 +679,7 @@ std::vector<std::string> synthetic_source() {
   auto ids = [&](const char* prefix) {
     std::string s = std::string(prefix) + "01AAAAAAAAAAAAAAAAAAAAAA";
     std::string out;
-    fresh_like(s, out, key_of(0x5e7, 2, static_cast<std::uint64_t>(msg++)));
+    fresh_like(s, out, key_of(key, 2, static_cast<std::uint64_t>(msg++)));
     return out;
   };
   auto tool_round = [&](std::string parent, const std::string& msg_id, const std::string& req, const char* name,
@@ -711,6 +747,7 @@ std::vector<std::string> synthetic_source() {
   }
   return lines;
 }
+}  // namespace
 
 GenStats generate(const GenOptions& opts, const std::function<void(std::string_view)>& out) {
   GenStats stats;
@@ -724,6 +761,7 @@ GenStats generate(const GenOptions& opts, const std::function<void(std::string_v
       if (f.counted > 0) files.push_back(std::move(f));
     }
   }
+  if (opts.cjk) files.push_back(Compiler("<cjk>", stats).compile(cjk_source()));
   std::uint64_t per_cycle = 0;
   std::int64_t min_day = INT64_MAX, max_day = INT64_MIN;
   for (const File& f : files) {

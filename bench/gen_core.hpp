@@ -21,6 +21,7 @@ struct GenOptions {
   std::uint64_t seed = 1;
   std::optional<std::uint64_t> compact_tail;  ///< append boundary+summary leaving ~K nodes after it
   bool synthetic = false;                 ///< built-in templates instead of files
+  bool cjk = false;                       ///< also replay cjk_source() (one more source file)
 };
 
 struct GenStats {
@@ -43,6 +44,10 @@ GenStats generate(const GenOptions& opts, const std::function<void(std::string_v
 
 /// The built-in synthetic session (one "file" of Claude Code JSONL lines), for --synthetic.
 std::vector<std::string> synthetic_source();
+
+/// Three built-in turns in Chinese, Japanese and Korean (same shapes as synthetic_source), for
+/// --cjk: benchmarks of CJK search need CJK text, which the sample transcripts do not hold.
+std::vector<std::string> cjk_source();
 
 /// All *.jsonl under dir (recursively), excluding subagents/ directories, sorted.
 std::vector<std::string> default_sources(const std::string& dir);

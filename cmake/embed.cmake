@@ -1,5 +1,8 @@
 # Writes OUT: a C++ source defining ctxfold::embedded_schema(), the share/schema/*.sql files in order,
 # and ctxfold::embedded_prompt(name), the share/prompts/*.txt files by base name ("rolling-v1").
+# FILES and PROMPTS arrive joined by "|" (see CMakeLists.txt).
+string(REPLACE "|" ";" FILES "${FILES}")
+string(REPLACE "|" ";" PROMPTS "${PROMPTS}")
 set(body "#include <string_view>\n#include <vector>\nnamespace ctxfold {\nstd::vector<std::string_view> embedded_schema() {\n  return {\n")
 foreach(f ${FILES})
   file(READ ${f} content)

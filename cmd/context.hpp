@@ -71,5 +71,6 @@ std::function<int(Context&)> setup_expand(CLI::App& sub);
 std::function<int(Context&)> setup_describe(CLI::App& sub);
 std::function<int(Context&)> setup_list(CLI::App& sub);
 std::function<int(Context&)> setup_tokens(CLI::App& sub);
+std::function<int(Context&)> setup_index(CLI::App& sub);
 
 }  // namespace ctxfold::cli

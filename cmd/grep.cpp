@@ -43,7 +43,10 @@ int run_grep(Context& ctx, GrepCliOptions o) {
           {"nodes_scanned", t.nodes_scanned},
           {"offset", o.grep.offset},
           {"limit", o.grep.limit < 0 ? Json(nullptr) : Json(o.grep.limit)},
-          {"elapsed_ms", t.elapsed_ms}}}});
+          {"elapsed_ms", t.elapsed_ms},
+          {"index", t.index},
+          {"indexed_through", t.indexed_through}}}});
+  if (!t.index_note.empty()) warn("grep index not used: " + t.index_note);
   return t.raw_matches + t.summary_matches > 0 ? 0 : static_cast<int>(Exit::negative);
 }
 }  // namespace
@@ -58,6 +61,7 @@ std::function<int(Context&)> setup_grep(CLI::App& sub) {
   sub.add_option("--scope", o->grep.scope, "only the nodes this summary covers (recursively)");
   sub.add_option("--offset", o->grep.offset, "skip the first N raw and the first N summary matches");
   sub.add_option("--limit", o->grep.limit, "print at most N raw and N summary matches (counts stay totals)");
+  sub.add_flag("--no-index", o->grep.no_index, "scan every node even where `ctxfold index` has indexed them");
   return [o](Context& ctx) { return run_grep(ctx, *o); };
 }
 

@@ -42,6 +42,8 @@ const std::vector<Command>& command_table() {
       {"describe", "a node's place in the summary tree: coverage, children, parents, producer", Needs::read_only,
        setup_describe},
       {"list", "every stored summary of a session, active or not, paged", Needs::read_only, setup_list},
+      {"index", "bring the derived text index (grep trigram index, text lengths for expand) up to date",
+       Needs::read_write, setup_index},
       {"verify-invariants", "check the session database invariants (exit 1 on any violation)", Needs::nothing,
        setup_verify},
   };

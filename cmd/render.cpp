@@ -52,6 +52,10 @@ std::function<int(Context&)> setup_render(CLI::App& sub) {
   sub.add_option("--head", o->opts.head, "render from this node instead of HEAD");
   sub.add_option("--strategy", o->opts.strategy, "view policy: rolling | lcm | raw")->default_val("rolling");
   sub.add_option("--as-of", o->as_of, "read the state at this append boundary (a seq, or - for a snapshot on stdin)");
+  o->opts.max_row_bytes = kDefaultMaxRowBytes;
+  sub.add_option("--max-row-bytes", o->opts.max_row_bytes,
+                 "cap each row's text at N bytes with a marker naming the row and its size (0: no cap)")
+      ->default_val(kDefaultMaxRowBytes);
   sub.add_flag("--body", o->body, "print exactly the provider request body (openai or anthropic)");
   return [o](Context& ctx) { return run_render(ctx, *o); };
 }

@@ -4,6 +4,7 @@
 
 #include <unordered_set>
 
+#include "recall/text_index.hpp"
 #include "util/error.hpp"
 #include "util/graphemes.hpp"
 #include "util/utf8.hpp"
@@ -12,7 +13,7 @@ namespace ctxfold {
 
 namespace {
 
-bool is_view_kind(const std::string& k) { return k == kind::kSummary || k == kind::kArchive || k == kind::kNotes; }
+bool is_view_kind(std::string_view k) { return k == kind::kSummary || k == kind::kArchive || k == kind::kNotes; }
 
 bool has_successor(Store& st, const std::string& id) {
   auto& q = st.db().cached("SELECT 1 FROM nodes WHERE predecessor=?1 LIMIT 1");
@@ -21,26 +22,33 @@ bool has_successor(Store& st, const std::string& id) {
   return q.step();
 }
 
-void collect(Store& st, std::int64_t view_seq, Coverage& out, std::unordered_set<std::string>& seen, int depth) {
+void collect(Store& st, std::int64_t view_seq, Coverage& out, std::unordered_set<std::string>& seen, int depth,
+             bool stats) {
   if (depth > 64) throw Error(Exit::bad_input, "coverage.too_deep", "summary coverage nests deeper than 64 levels");
-  for (const std::string& id : st.covers_of(view_seq)) {
-    auto& q = st.db().cached("SELECT seq, kind, covers_count FROM nodes WHERE id=?1");
-    ResetOnExit reset(q);
-    q.bind(1, id);
-    if (q.step() && is_view_kind(q.text(1)) && !q.is_null(2)) {
-      std::int64_t seq = q.int64(0);
-      q.reset();
+  // One statement per view node: its covered ids in order, each with its kind and stored length.
+  auto q = st.db().prepare(stats ? "SELECT c.node_id, n.seq, n.kind, n.covers_count, t.graphemes FROM covers c "
+                                   "LEFT JOIN nodes n ON n.id = c.node_id LEFT JOIN node_text t ON t.seq = n.seq "
+                                   "WHERE c.summary_seq = ?1 ORDER BY c.pos"
+                                 : "SELECT c.node_id, n.seq, n.kind, n.covers_count, NULL FROM covers c "
+                                   "LEFT JOIN nodes n ON n.id = c.node_id WHERE c.summary_seq = ?1 ORDER BY c.pos");
+  q.bind(1, view_seq);
+  while (q.step()) {
+    std::string id = q.text(0);
+    const bool found = !q.is_null(1);
+    if (found && is_view_kind(q.view(2)) && !q.is_null(3)) {
       // A view node the chain continues from (an imported summary written into the transcript)
       // is one of the covered rows, not a child summary to open.
       if (has_successor(st, id)) {
-        out.rows.push_back(id);
+        out.row_graphemes.push_back(!q.is_null(4) ? q.int64(4) : -1);
+        out.rows.push_back(std::move(id));
         continue;
       }
       if (!seen.insert(id).second) continue;  // a broken database cannot loop
       out.views.push_back(id);
-      collect(st, seq, out, seen, depth + 1);
+      collect(st, q.int64(1), out, seen, depth + 1, stats);
     } else {
-      out.rows.push_back(id);
+      out.row_graphemes.push_back(found && !q.is_null(4) ? q.int64(4) : -1);
+      out.rows.push_back(std::move(id));
     }
   }
 }
@@ -60,9 +68,7 @@ RowText row_text(Store& st, const std::string& id) {
   if (!q.step()) throw Error(Exit::bad_input, "node.missing", fmt::format("covered node '{}' is missing", id));
   r.seq = q.int64(0);
   r.role = q.opt_text(1).value_or("");
-  Node n;
-  n.content = parse_stored_content(q.text(2));
-  r.text = utf8_sanitize(node_text(n));
+  r.text = searchable_text(q.text(2));
   return r;
 }
 
@@ -90,7 +96,7 @@ Coverage resolve_coverage(Store& st, const std::string& id) {
                 "expand takes a summary, archive or notes id (see `ctxfold list`)");
   Coverage c;
   std::unordered_set<std::string> seen{id};
-  collect(st, seq, c, seen, 0);
+  collect(st, seq, c, seen, 0, text_index_state(st).through_seq > 0);
   return c;
 }
 
@@ -115,6 +121,11 @@ ExpandPage expand(Store& st, const std::string& id, std::int64_t offset, std::in
     if (pos >= end) {
       more = true;
       break;
+    }
+    const std::int64_t known = cov.row_graphemes[i];
+    if (known >= 0 && pos + known <= offset && !(known == 0 && pos >= offset)) {
+      pos += known;  // before the page: skipped by its indexed length, never read
+      continue;
     }
     RowText r = row_text(st, cov.rows[i]);
     const std::int64_t len = static_cast<std::int64_t>(grapheme_count(r.text));

@@ -15,9 +15,12 @@ namespace ctxfold {
 /// excluded). A covered view node that the chain continues from (some node names it as its
 /// predecessor) is a row of the transcript, not a child, and is listed as a row. Throws Error(bad_input,"node.unknown") for an unknown id and
 /// Error(bad_input,"node.not_view") for a node that is not a view node.
+/// row_graphemes[i] is the grapheme length of rows[i]'s text from node_text (`ctxfold index`),
+/// or -1 where it is not indexed.
 struct Coverage {
   std::vector<std::string> rows;
   std::vector<std::string> views;
+  std::vector<std::int64_t> row_graphemes;
 };
 Coverage resolve_coverage(Store& st, const std::string& id);
 
@@ -49,8 +52,10 @@ struct ExpandPage {
 inline constexpr const char* kExpandSeparator = "\n\n";
 
 /// Reads page [offset, offset+limit) of the expansion of view node `id`. Rows before the page
-/// are skipped by their grapheme length (text read and counted, never rendered or copied); the
-/// read stops at the end of the page. limit must be > 0 (Error(usage,"expand.limit")).
+/// are skipped by their grapheme length: the stored one (node_text, filled by `ctxfold index`)
+/// without reading the row, else counted from the row's text; the read stops at the end of the
+/// page. With the index, a page deep in a long range costs the coverage walk plus the rows of
+/// the page, not the text before it. limit must be > 0 (Error(usage,"expand.limit")).
 ExpandPage expand(Store& st, const std::string& id, std::int64_t offset, std::int64_t limit);
 
 }  // namespace ctxfold

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <regex>
 #include <unordered_set>
 
 #include "recall/expand.hpp"
+#include "recall/text_index.hpp"
 #include "util/error.hpp"
 #include "util/graphemes.hpp"
 #include "util/utf8.hpp"
@@ -36,13 +38,157 @@ std::string fold_regex(std::string_view pattern) {
   return out;
 }
 
-bool is_view_kind(const std::string& k) { return k == kind::kSummary || k == kind::kArchive || k == kind::kNotes; }
+bool is_view_kind(std::string_view k) { return k == kind::kSummary || k == kind::kArchive || k == kind::kNotes; }
+
+/// Length in bytes of the UTF-8 sequence starting with lead byte c (1 for anything unexpected).
+std::size_t cp_len(unsigned char c) { return c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4; }
+
+std::uint32_t cp_at(std::string_view s, std::size_t i) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  std::size_t n = cp_len(p[i]);
+  if (n == 1 || i + n > s.size()) return p[i];
+  std::uint32_t cp = p[i] & (0xFF >> (n + 1));
+  for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (p[i + k] & 0x3F);
+  return cp;
+}
+
+std::size_t cp_count(std::string_view s) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < s.size(); i += cp_len(static_cast<unsigned char>(s[i]))) ++n;
+  return n;
+}
+
+/// The part of s from its first fold anchor up to (not including) its last one: wherever s occurs
+/// in a text, casefold(core) occurs in casefold(text) (is_fold_anchor). Empty when s has fewer
+/// than two anchors.
+std::string_view anchored_core(std::string_view s) {
+  std::optional<std::size_t> first;
+  std::size_t last = 0;
+  for (std::size_t i = 0; i < s.size(); i += cp_len(static_cast<unsigned char>(s[i]))) {
+    if (!is_fold_anchor(cp_at(s, i))) continue;
+    if (!first) first = i;
+    last = i;
+  }
+  if (!first || last <= *first) return {};
+  return s.substr(*first, last - *first);
+}
+
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::string> regex_required_literals(std::string_view re) {
+  std::vector<std::string> runs;
+  std::string cur;
+  auto flush = [&] {
+    if (!cur.empty()) runs.push_back(cur);
+    cur.clear();
+  };
+  auto drop_last = [&] {  // a quantifier that allows zero repetitions applies to the last character
+    if (cur.empty()) return;
+    std::size_t i = cur.size() - 1;
+    while (i > 0 && (static_cast<unsigned char>(cur[i]) & 0xC0) == 0x80) --i;
+    cur.resize(i);
+  };
+  // Skips a bracket expression starting at re[i] == '['; returns the index after its ']'.
+  auto skip_class = [&](std::size_t i) {
+    ++i;
+    if (i < re.size() && re[i] == '^') ++i;
+    if (i < re.size() && re[i] == ']') return i + 1;  // ECMAScript: [] is an empty class
+    while (i < re.size() && re[i] != ']') i += re[i] == '\\' ? 2 : 1;
+    return std::min(i + 1, re.size());
+  };
+  std::size_t i = 0;
+  while (i < re.size()) {
+    const char c = re[i];
+    switch (c) {
+      case '|':
+        return {};  // an alternative: nothing is required by every match
+      case '*':
+      case '?':
+        drop_last();
+        flush();
+        ++i;
+        break;
+      case '{': {
+        drop_last();
+        flush();
+        while (i < re.size() && re[i] != '}') ++i;
+        ++i;
+        break;
+      }
+      case '+':
+        flush();
+        ++i;
+        break;
+      case '(': {  // a group is skipped whole (it may be optional, repeated or a lookahead)
+        flush();
+        int depth = 0;
+        while (i < re.size()) {
+          if (re[i] == '\\') {
+            i += 2;
+            continue;
+          }
+          if (re[i] == '[') {
+            i = skip_class(i);
+            continue;
+          }
+          if (re[i] == '(') ++depth;
+          if (re[i] == ')' && --depth == 0) break;
+          ++i;
+        }
+        ++i;
+        break;
+      }
+      case '[':
+        flush();
+        i = skip_class(i);
+        break;
+      case '\\': {
+        if (i + 1 >= re.size()) {
+          flush();
+          ++i;
+          break;
+        }
+        const unsigned char e = static_cast<unsigned char>(re[i + 1]);
+        if (e < 0x80 && !std::isalnum(e)) {  // an escaped punctuation character stands for itself
+          cur.push_back(static_cast<char>(e));
+        } else {
+          flush();  // \d \w \b \n \x41 \u0041 \1 ...: not a literal run
+        }
+        i += 2;
+        break;
+      }
+      case '.':
+      case '^':
+      case '$':
+      case ')':
+      case ']':
+      case '}':
+        flush();
+        ++i;
+        break;
+      default: {
+        const std::size_t n = cp_len(static_cast<unsigned char>(c));
+        cur.append(re.substr(i, n));
+        i += n;
+      }
+    }
+  }
+  flush();
+  return runs;
+}
 
 struct Matcher::Impl {
   bool regex = false;
   bool ignore_case = false;
   std::string needle;  // literal (folded under ignore_case)
+  std::string compiled;  // the regular expression as compiled
   std::regex re;
 
   std::optional<std::size_t> find_in(std::string_view text) const {
@@ -77,7 +223,8 @@ Matcher::Matcher(const std::string& pattern, bool regex, bool ignore_case) : imp
   try {
     auto flags = std::regex::ECMAScript | std::regex::optimize;
     if (ignore_case) flags |= std::regex::icase;
-    impl_->re = std::regex(ignore_case ? fold_regex(p) : p, flags);
+    impl_->compiled = ignore_case ? fold_regex(p) : p;
+    impl_->re = std::regex(impl_->compiled, flags);
   } catch (const std::regex_error& e) {
     throw Error(Exit::usage, "grep.bad_pattern", fmt::format("invalid regular expression '{}': {}", pattern, e.what()),
                 "drop --regex to search for the text literally");
@@ -103,6 +250,163 @@ std::optional<std::size_t> Matcher::find_grapheme(std::string_view text) const {
   auto q = impl_->find_in(f.text);
   if (!q) return std::nullopt;
   return f.grapheme_at(*q);
+}
+
+namespace {
+
+/// Code points >= U+0080 whose casefold (CASEFOLD|COMPOSE) holds an ASCII character: ß İ ŉ ſ
+/// GREEK QUESTION MARK ẚ ẞ GREEK VARIA KELVIN SIGN ﬀ-ﬆ (tests enumerate every code point).
+constexpr std::uint32_t kFoldsToAscii[] = {0x00DF, 0x0130, 0x0149, 0x017F, 0x037E, 0x1E9A, 0x1E9E, 0x1FEF,
+                                           0x212A, 0xFB00, 0xFB01, 0xFB02, 0xFB03, 0xFB04, 0xFB05, 0xFB06};
+
+bool any_folds_to_ascii(std::string_view raw) {
+  const auto* p = reinterpret_cast<const unsigned char*>(raw.data());
+  const std::size_t n = raw.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const unsigned char c = p[i];
+    if (c < 0xC3) continue;
+    if (c != 0xC3 && c != 0xC4 && c != 0xC5 && c != 0xCD && c != 0xE1 && c != 0xE2 && c != 0xEF) continue;
+    const std::uint32_t cp = cp_at(raw, i);
+    for (std::uint32_t s : kFoldsToAscii)
+      if (cp == s) return true;
+  }
+  return false;
+}
+
+/// CJK compatibility ideographs: NFC maps them to unified ideographs.
+bool any_cjk_compat(std::string_view raw) {
+  const auto* p = reinterpret_cast<const unsigned char*>(raw.data());
+  for (std::size_t i = 0; i + 2 < raw.size(); ++i) {
+    if (p[i] == 0xEF && p[i + 1] >= 0xA4 && p[i + 1] <= 0xAB) return true;              // U+F900-FAFF
+    if (p[i] == 0xF0 && p[i + 1] == 0xAF && p[i + 2] >= 0xA0 && p[i + 2] <= 0xA8) return true;  // U+2F800-2FA1F
+  }
+  return false;
+}
+
+/// Whether `lowered` (ASCII lower case) occurs in hay with ASCII case ignored: candidates from
+/// memchr on the first byte's two cases, then a case-blind compare.
+bool find_ascii_icase(std::string_view hay, std::string_view lowered) {
+  if (lowered.empty()) return true;
+  if (hay.size() < lowered.size()) return false;
+  auto lower = [](unsigned char c) { return c >= 'A' && c <= 'Z' ? static_cast<unsigned char>(c + 32) : c; };
+  const unsigned char c0 = static_cast<unsigned char>(lowered[0]);
+  const unsigned char c1 = c0 >= 'a' && c0 <= 'z' ? static_cast<unsigned char>(c0 - 32) : c0;
+  const char* base = hay.data();
+  const char* last = base + (hay.size() - lowered.size());
+  auto next = [&](const char* from, unsigned char c) {
+    if (from > last) return static_cast<const char*>(nullptr);
+    return static_cast<const char*>(std::memchr(from, c, static_cast<std::size_t>(last - from) + 1));
+  };
+  const char* a = next(base, c0);
+  const char* b = c1 == c0 ? nullptr : next(base, c1);
+  while (a || b) {
+    const char* at = !b || (a && a < b) ? a : b;
+    bool eq = true;
+    for (std::size_t k = 1; k < lowered.size(); ++k)
+      if (lower(static_cast<unsigned char>(at[k])) != static_cast<unsigned char>(lowered[k])) {
+        eq = false;
+        break;
+      }
+    if (eq) return true;
+    if (at == a) a = next(a + 1, c0);
+    else b = next(b + 1, c1);
+  }
+  return false;
+}
+
+/// A \u or \/ escape: the decoded text differs from the raw bytes by more than control
+/// characters, quotes and backslashes.
+bool has_text_changing_escape(std::string_view raw) {
+  const char* p = raw.data();
+  const char* end = p + raw.size();
+  while ((p = static_cast<const char*>(std::memchr(p, '\\', static_cast<std::size_t>(end - p))))) {
+    if (p + 1 >= end) return false;
+    if (p[1] == 'u' || p[1] == '/') return true;
+    p += 2;  // skip the escaped character (it may be a backslash)
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<RawFilter> Matcher::raw_filter() const {
+  const Impl& m = *impl_;
+  std::string lit;
+  if (!m.regex) {
+    lit = m.needle;
+  } else {
+    for (const std::string& run : regex_required_literals(m.compiled)) {
+      std::string l = m.ignore_case ? ascii_lower(run) : run;
+      if (l.size() > lit.size()) lit = std::move(l);
+    }
+  }
+  if (lit.empty()) return std::nullopt;
+  for (unsigned char c : lit)
+    if (c < 0x20 || c == '"' || c == '\\') return std::nullopt;  // escaped in JSON: not verbatim in the raw column
+  if (lit.find("\xEF\xBF\xBD") != std::string::npos) return std::nullopt;  // U+FFFD: may stand for replaced bytes
+  RawFilter f;
+  f.ignore_case = m.ignore_case;
+  if (m.ignore_case) {
+    // Under -i only text whose folded form holds the literal verbatim (up to ASCII case) is
+    // safe: ASCII, and CJK unified ideographs (only compatibility ideographs fold into them).
+    for (std::size_t i = 0; i < lit.size(); i += cp_len(static_cast<unsigned char>(lit[i]))) {
+      const std::uint32_t cp = cp_at(lit, i);
+      if (cp < 0x80) continue;
+      if ((cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x4E00 && cp <= 0x9FFF)) {
+        f.needs_cjk_check = true;
+        continue;
+      }
+      return std::nullopt;
+    }
+  }
+  f.literal = std::move(lit);
+  return f;
+}
+
+bool RawFilter::may_match(std::string_view raw) const {
+  auto has = [&](std::string_view s) { return raw.find(s) != std::string_view::npos; };
+  const bool found = ignore_case ? find_ascii_icase(raw, literal) : has(literal);
+  if (found) return true;
+  // Not in the raw JSON. That proves no match only where node_text is the raw strings verbatim:
+  // no \u or \/ escape, no tool_use (node_text re-serializes its input after "name "), and under
+  // -i no character that folds into the literal's characters.
+  if (has("\"tool_use\"") || has_text_changing_escape(raw)) return true;
+  if (ignore_case && any_folds_to_ascii(raw)) return true;
+  if (needs_cjk_check && any_cjk_compat(raw)) return true;
+  return false;
+}
+
+std::optional<IndexQuery> Matcher::index_query() const {
+  const Impl& m = *impl_;
+  std::string best;
+  auto consider = [&](std::string lit) {
+    if (cp_count(lit) > cp_count(best)) best = std::move(lit);
+  };
+  bool exact = false;
+  if (!m.regex) {
+    if (m.ignore_case) {
+      // The needle is casefold(pattern) and the index holds casefold(text): a trigram phrase
+      // match is exactly "the needle occurs in the folded text".
+      best = m.needle;
+      exact = true;
+    } else {
+      consider(casefold(anchored_core(m.needle)));
+    }
+  } else {
+    for (const std::string& run : regex_required_literals(m.compiled)) {
+      // Under -i the expression runs over casefold(text) with ASCII compared case-insensitively,
+      // and casefold(text) holds no upper-case ASCII.
+      consider(m.ignore_case ? ascii_lower(run) : casefold(anchored_core(run)));
+    }
+  }
+  if (cp_count(best) < 3) return std::nullopt;  // no trigram to look up
+  std::string q = "\"";
+  for (char c : best) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  q += '"';
+  return IndexQuery{std::move(q), exact};
 }
 
 std::optional<std::string> covering_summary(Store& st, const std::string& id) {
@@ -132,35 +436,80 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
   const bool want_raw = o.in != GrepIn::summaries;
   const bool want_views = o.in != GrepIn::raw;
 
+  // The index answers for seq <= through; everything after it (the unindexed tail) is scanned.
+  std::optional<IndexQuery> iq;
+  std::int64_t through = 0;
+  if (!o.no_index && !o.exhaustive) {
+    TextIndexState ix = text_index_state(st);
+    if (ix.fts) iq = m.index_query();
+    if (iq) through = ix.through_seq;
+    if (!ix.fts_unusable.empty()) totals.index_note = ix.fts_unusable;
+  }
+  totals.index = iq ? "fts5" : "scan";
+  // A full scan reads most of the file once: map it instead of copying every page through
+  // read(2). Index lookups touch few pages, where setting up the mapping costs more than it saves.
+  if (!iq) st.db().exec("PRAGMA mmap_size=4294967296");
+  totals.indexed_through = through;
+
   auto in_page = [&](std::int64_t index) {
     return index >= o.offset && (o.limit < 0 || index < o.offset + o.limit);
   };
-  auto consider = [&](std::int64_t seq, std::string id, std::string session, std::string k, std::string role,
-                      const std::string& content) {
+  // A match known to be one (from the scan, or an exact index hit): counted, and reported when it
+  // falls inside the page. `text` is computed from `content` when empty.
+  auto report = [&](std::int64_t seq, std::string_view id, std::string_view session, std::string_view k,
+                    std::string_view role, std::string_view content, std::string text) {
     const bool raw = !is_view_kind(k);
-    if (raw ? !want_raw : !want_views) return;
-    ++totals.nodes_scanned;
-    Node n;
-    n.content = parse_stored_content(content);
-    std::string text = node_text(n);
-    if (!utf8_valid(text)) text = utf8_sanitize(text);
     std::int64_t& count = raw ? totals.raw_matches : totals.summary_matches;
-    if (!m.matches(text)) return;
     const std::int64_t index = count++;
     if (!in_page(index)) return;  // outside the page: counted only
+    if (text.empty()) text = searchable_text(std::string(content));
     auto g = m.find_grapheme(text);
     if (!g) g = 0;  // folding one grapheme at a time found no match where the whole text did
     GrepMatch r;
-    r.session = std::move(session);
-    r.id = std::move(id);
-    r.kind = std::move(k);
-    r.role = std::move(role);
+    r.session = std::string(session);
+    r.id = std::string(id);
+    r.kind = std::string(k);
+    r.role = std::string(role);
     r.seq = seq;
     r.raw = raw;
     r.offset = static_cast<std::int64_t>(*g);
     r.snippet = snippet_at(text, *g);
     r.covered_by = covering_summary(st, r.id);
     on_match(r);
+  };
+  // A node whose text must be read and matched (unless its raw JSON proves there is no match).
+  const std::optional<RawFilter> prefilter = o.exhaustive ? std::nullopt : m.raw_filter();
+  auto consider = [&](std::int64_t seq, std::string_view id, std::string_view session, std::string_view k,
+                      std::string_view role, std::string_view content) {
+    const bool raw = !is_view_kind(k);
+    if (raw ? !want_raw : !want_views) return;
+    ++totals.nodes_scanned;
+    if (prefilter && !prefilter->may_match(content)) return;
+    std::string text = searchable_text(std::string(content));
+    if (!m.matches(text)) return;
+    report(seq, id, session, k, role, content, std::move(text));
+  };
+  const char* kRow = "SELECT seq, id, session, kind, coalesce(role,''), content FROM nodes WHERE seq=?1";
+  // An index hit: exact ones are reported without reading the text unless they are in the page.
+  auto on_hit = [&](std::int64_t seq, bool view) {
+    if (view ? !want_views : !want_raw) return;
+    auto& q = st.db().cached(kRow);
+    ResetOnExit reset(q);
+    if (iq->exact) {
+      std::int64_t& count = view ? totals.summary_matches : totals.raw_matches;
+      if (!in_page(count)) {
+        ++count;
+        return;
+      }
+    }
+    q.bind(1, seq);
+    if (!q.step()) return;
+    if (iq->exact) {
+      ++totals.nodes_scanned;
+      report(q.int64(0), q.view(1), q.view(2), q.view(3), q.view(4), q.view(5), {});
+    } else {
+      consider(q.int64(0), q.view(1), q.view(2), q.view(3), q.view(4), q.view(5));
+    }
   };
 
   if (o.scope) {
@@ -176,21 +525,49 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
       if (q.step()) ordered.emplace_back(q.int64(0), id);
     }
     std::sort(ordered.begin(), ordered.end());
+    std::vector<std::int64_t> hits;  // index hits with seq <= through, ascending
+    if (iq) {
+      auto q = st.db().prepare("SELECT rowid FROM grep_fts WHERE grep_fts MATCH ?1 AND rowid <= ?2 ORDER BY rowid");
+      q.bind(1, iq->match).bind(2, through);
+      while (q.step()) hits.push_back(q.int64(0));
+    }
     for (const auto& [seq, id] : ordered) {
-      auto q = st.db().prepare("SELECT seq, id, session, kind, coalesce(role,''), content FROM nodes WHERE seq=?1");
+      if (seq <= through) {
+        if (!std::binary_search(hits.begin(), hits.end(), seq)) continue;
+        auto& q = st.db().cached("SELECT view FROM node_text WHERE seq=?1");
+        ResetOnExit reset(q);
+        q.bind(1, seq);
+        if (!q.step()) continue;
+        const bool view = q.int64(0) != 0;
+        q.reset();
+        on_hit(seq, view);
+        continue;
+      }
+      auto q = st.db().prepare(kRow);
       q.bind(1, seq);
-      if (q.step()) consider(q.int64(0), q.text(1), q.text(2), q.text(3), q.text(4), q.text(5));
+      if (q.step()) consider(q.int64(0), q.view(1), q.view(2), q.view(3), q.view(4), q.view(5));
     }
   } else {
+    if (iq) {
+      // Hits in seq order, filtered by session and --in from node_text (no node read for them).
+      auto q = st.db().prepare(
+          "SELECT t.seq, t.view FROM grep_fts f JOIN node_text t ON t.seq = f.rowid "
+          "WHERE grep_fts MATCH ?1 AND f.rowid <= ?2 AND (?3 = '' OR t.session = ?3) "
+          "AND (CASE WHEN t.view THEN ?5 ELSE ?4 END) ORDER BY f.rowid");
+      q.bind(1, iq->match).bind(2, through).bind(3, o.session.value_or(""));
+      q.bind(4, std::int64_t{want_raw}).bind(5, std::int64_t{want_views});
+      while (q.step()) on_hit(q.int64(0), q.int64(1) != 0);
+    }
     // Nodes are streamed from one statement; kinds outside --in are filtered in SQL.
     const std::string where =
-        "(CASE WHEN kind IN ('summary','archive','notes') THEN ?3 ELSE ?2 END)";
+        "seq > ?4 AND (CASE WHEN kind IN ('summary','archive','notes') THEN ?3 ELSE ?2 END)";
     auto q = st.db().prepare(o.session ? "SELECT seq, id, session, kind, coalesce(role,''), content FROM nodes "
                                          "WHERE session = ?1 AND " + where + " ORDER BY seq"
                                        : "SELECT seq, id, session, kind, coalesce(role,''), content FROM nodes "
                                          "WHERE ?1 = '' AND " + where + " ORDER BY seq");
     q.bind(1, o.session.value_or("")).bind(2, std::int64_t{want_raw}).bind(3, std::int64_t{want_views});
-    while (q.step()) consider(q.int64(0), q.text(1), q.text(2), q.text(3), q.text(4), q.text(5));
+    q.bind(4, through);
+    while (q.step()) consider(q.int64(0), q.view(1), q.view(2), q.view(3), q.view(4), q.view(5));
   }
   totals.elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   return totals;

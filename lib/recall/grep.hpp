@@ -5,10 +5,38 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "store/store.hpp"
 
 namespace ctxfold {
+
+/// What the trigram index (grep_fts, lib/recall/text_index.hpp) can be asked for a pattern: an
+/// FTS5 MATCH expression (one quoted phrase) that every node matching the pattern satisfies.
+/// exact: the phrase matches exactly the matching nodes (a literal under -i), so hits are counted
+/// without reading them; otherwise each hit is read and matched (the phrase is a superset).
+struct IndexQuery {
+  std::string match;
+  bool exact = false;
+};
+
+/// Literal runs of an ECMAScript regular expression that every match contains (each maximal run
+/// of literal characters outside groups and classes, minus a character made optional by `?`, `*`
+/// or `{`); empty when the expression has a top-level alternative `|`. Escaped punctuation
+/// counts as literal; `\d`, `\w`, `\x41` and the like end a run. Over-conservative by design.
+std::vector<std::string> regex_required_literals(std::string_view re);
+
+/// A scan's shortcut: a literal that a node's raw content column (its stored JSON) must contain,
+/// byte for byte (ASCII case aside under -i), for the node's text to match. may_match is false
+/// only when the row proves it: no \u or \/ escape, no tool_use block, and under -i no
+/// character that folds into ASCII (kFoldsToAscii) or, for a CJK literal, no compatibility
+/// ideograph. The literal holds no character JSON escapes (", \, controls) and no U+FFFD.
+struct RawFilter {
+  std::string literal;
+  bool ignore_case = false;
+  bool needs_cjk_check = false;
+  bool may_match(std::string_view raw_json) const;
+};
 
 /// A compiled grep pattern. Literal by default (every character, SQL/FTS/regex syntax included,
 /// matches itself); `regex` selects ECMAScript regular expressions (std::regex), matched line by
@@ -26,6 +54,17 @@ class Matcher {
   /// Grapheme offset of the first match in `text` (valid UTF-8), or nullopt. With ignore_case the
   /// match is found in the folded text and mapped back to the original grapheme.
   std::optional<std::size_t> find_grapheme(std::string_view text) const;
+  /// The index lookup for this pattern, or nullopt when the index cannot narrow it (fewer than 3
+  /// characters of required literal text: patterns shorter than a trigram, a regex without a
+  /// literal run, a top-level alternative). Literal -i: the folded needle, exact. Case-sensitive
+  /// literal: casefold of the pattern from its first to before its last fold anchor
+  /// (is_fold_anchor), which every folded text containing the pattern contains. Regex: the
+  /// longest required run, folded the same way (ASCII-lowered under -i).
+  std::optional<IndexQuery> index_query() const;
+  /// The raw-content prefilter for a scan (RawFilter), or nullopt when none is sound: a regex
+  /// without a literal run, a literal with JSON-escaped characters or U+FFFD, a non-ASCII,
+  /// non-CJK literal under -i.
+  std::optional<RawFilter> raw_filter() const;
 
  private:
   struct Impl;
@@ -47,6 +86,10 @@ struct GrepOptions {
   /// Paging: raw and summary matches are paged separately at the same offset (seed 002 "lcm").
   std::int64_t offset = 0;
   std::int64_t limit = -1;  ///< negative: no limit
+  /// Ignore the index and scan every node (for tests and benchmarks comparing the two).
+  bool no_index = false;
+  /// Read and match every node: no index, no raw-content prefilter (the tests' reference).
+  bool exhaustive = false;
 };
 
 /// One matching node (one record per matching node; offset/snippet describe its first match).
@@ -62,13 +105,19 @@ struct GrepMatch {
 struct GrepTotals {
   std::int64_t raw_matches = 0;      ///< matching raw nodes, all pages
   std::int64_t summary_matches = 0;  ///< matching view nodes, all pages
-  std::int64_t nodes_scanned = 0;
+  std::int64_t nodes_scanned = 0;   ///< nodes whose text was read
   std::int64_t elapsed_ms = 0;
+  std::string index = "scan";       ///< "fts5": the index answered up to indexed_through; "scan"
+  std::int64_t indexed_through = 0; ///< nodes after this seq were scanned (0: all were)
+  std::string index_note;           ///< why an existing index was not used, if it was not
 };
 
-/// Scans nodes in seq order with one prepared statement (rows are streamed, never loaded all at
-/// once), searching node_text (text blocks, tool_result text, tool_use name + input; ill-formed
-/// UTF-8 replaced by U+FFFD first). Calls on_match for the matches inside the page. Read-only.
+/// Finds the nodes whose searchable_text matches, in seq order, and calls on_match for the matches
+/// inside the page. When `ctxfold index` has built grep_fts and the pattern has an index_query,
+/// nodes with seq <= the indexed seq are looked up in the index (exact hits counted from
+/// node_text, other hits read and matched) and the rest (the tail appended since) is scanned;
+/// otherwise every node is scanned, streamed from one statement. Both give the same matches,
+/// counts and pages. Read-only: a stale index is never updated here.
 /// Errors: those of Matcher, Error(bad_input,"node.unknown"/"node.not_view") for --scope.
 GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const GrepMatch&)>& on_match);
 

@@ -12,6 +12,7 @@
 #include "tokens/estimate.hpp"
 #include "tokens/requests.hpp"
 #include "util/error.hpp"
+#include "util/utf8.hpp"
 
 namespace ctxfold {
 namespace {
@@ -449,6 +450,69 @@ RenderFormat parse_render_format(const std::string& s) {
               "use one of: ctxfold, openai, anthropic, text");
 }
 
+namespace {
+
+/// Bytes of the strings a row sends as text: text blocks, tool_result content (a string or its
+/// text blocks), string content.
+std::int64_t row_text_bytes(const Json& content) {
+  if (content.is_string()) return static_cast<std::int64_t>(content.get_ref<const std::string&>().size());
+  if (!content.is_array()) return 0;
+  std::int64_t n = 0;
+  for (const auto& b : content) {
+    if (!b.is_object()) continue;
+    if (is_type(b, "text") && b.contains("text") && b["text"].is_string())
+      n += static_cast<std::int64_t>(b["text"].get_ref<const std::string&>().size());
+    else if (is_type(b, "tool_result") && b.contains("content"))
+      n += row_text_bytes(b["content"]);
+  }
+  return n;
+}
+
+/// Cuts the row's text strings, in order, to `budget` bytes in all (at a UTF-8 boundary); the
+/// string where the budget runs out ends with `marker`, later ones become empty.
+void cap_strings(Json& content, std::int64_t& budget, const std::string& marker, bool& marked) {
+  auto cut = [&](Json& str) {
+    auto& t = str.get_ref<std::string&>();
+    const auto size = static_cast<std::int64_t>(t.size());
+    if (size <= budget) {
+      budget -= size;
+      return;
+    }
+    t.resize(utf8_safe_prefix(t, static_cast<std::size_t>(std::max<std::int64_t>(budget, 0))));
+    budget = 0;
+    if (!marked) t += marker;
+    marked = true;
+  };
+  if (content.is_string()) {
+    cut(content);
+    return;
+  }
+  if (!content.is_array()) return;
+  for (auto& b : content) {
+    if (!b.is_object()) continue;
+    if (is_type(b, "text") && b.contains("text") && b["text"].is_string())
+      cut(b["text"]);
+    else if (is_type(b, "tool_result") && b.contains("content"))
+      cap_strings(b["content"], budget, marker, marked);
+  }
+}
+
+}  // namespace
+
+void cap_row(Node& n, std::int64_t max_bytes, std::vector<TruncatedRow>& out) {
+  if (max_bytes <= 0) return;
+  const std::int64_t total = row_text_bytes(n.content);
+  if (total <= max_bytes) return;
+  const std::string marker = fmt::format(
+      "\n[ctxfold: row {} truncated: {} of {} bytes shown; the whole row: `ctxfold show {}`, or search it with "
+      "`ctxfold grep`]",
+      n.id, max_bytes, total, n.id);
+  std::int64_t budget = max_bytes;
+  bool marked = false;
+  cap_strings(n.content, budget, marker, marked);
+  out.push_back(TruncatedRow{n.id, total, row_text_bytes(n.content) - static_cast<std::int64_t>(marker.size())});
+}
+
 Rendered render_context(Store& store, const std::string& session, const RenderOptions& opts) {
   if (opts.strategy != "rolling" && opts.strategy != "lcm" && opts.strategy != "raw")
     throw Error(Exit::usage, "render.strategy", fmt::format("render does not know strategy '{}'", opts.strategy),
@@ -581,6 +645,7 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   }
   r.items.assign(std::make_move_iterator(rev.rbegin()), std::make_move_iterator(rev.rend()));
   r.folds.assign(std::make_move_iterator(folds_rev.rbegin()), std::make_move_iterator(folds_rev.rend()));
+  for (Node& n : r.items) cap_row(n, opts.max_row_bytes, r.truncated);
 
   // The rolling projection (seed 002 "rolling"): a bounded recap of the covered user messages,
   // quoted verbatim, follows the summary. It travels in the summary's own user message (its
@@ -696,6 +761,12 @@ Json render_to_json(const Rendered& r, RenderFormat format) {
   j["sections"] = std::move(sections);
   j["estimated_tokens"] = r.estimated_tokens;
   j["tokens"] = r.tokens.to_json();
+  if (!r.truncated.empty()) {
+    Json t = Json::array();
+    for (const auto& x : r.truncated)
+      t.push_back(Json{{"id", x.id}, {"original_bytes", x.original_bytes}, {"kept_bytes", x.kept_bytes}});
+    j["truncated"] = std::move(t);
+  }
   j["spine_length"] = r.spine_length;
   Json repairs = Json::array();
   for (const auto& rp : r.repairs)

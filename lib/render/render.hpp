@@ -23,7 +23,29 @@ struct RenderOptions {
   /// forensics). Anything else: Error(usage,"render.strategy").
   std::string strategy = "rolling";
   std::int64_t as_of = kLatest;     ///< read the state at this append boundary
+  /// Per-row cap on the text a row sends (cap_row); 0: no cap. The library default is no cap so
+  /// compaction plans on whole rows; `ctxfold render` applies kDefaultMaxRowBytes.
+  std::int64_t max_row_bytes = 0;
 };
+
+/// `render`'s default per-row cap: 100,000 bytes, about 25k tokens at ~4 bytes a token — the
+/// size Claude Code's own Read tool allows one result (25,000 tokens), and an eighth of a
+/// 200k-token window, so one huge tool output (a 5 MB log) cannot crowd out the conversation.
+inline constexpr std::int64_t kDefaultMaxRowBytes = 100000;
+
+/// A row render_context cut (RenderOptions::max_row_bytes).
+struct TruncatedRow {
+  std::string id;
+  std::int64_t original_bytes = 0;  ///< text bytes the row holds
+  std::int64_t kept_bytes = 0;      ///< text bytes sent, before the marker
+};
+
+/// Caps the text a row sends at max_bytes (its text blocks and tool_result text, in order, cut at
+/// a UTF-8 boundary); where the cap falls the text ends with the marker "\n[ctxfold: row ID
+/// truncated: K of N bytes shown; the whole row: `ctxfold show ID`, ...]" and later text strings
+/// of the row are emptied. tool_use inputs, images and other blocks are left whole. A capped row
+/// is recorded in `out`. The stored node is never changed: grep, expand and show read it whole.
+void cap_row(Node& n, std::int64_t max_bytes, std::vector<TruncatedRow>& out);
 
 /// One part of a rendered context, in request order. kind: system | prefix | summary | recap |
 /// folds | notes | frames | tail. "system" is the leading run of system-role messages; "prefix"
@@ -107,6 +129,8 @@ struct Rendered {
   /// Facts about a damaged ledger met on the walk (a cycle, a missing predecessor, a summary
   /// whose predecessor is not its splice point); the render stops or renders raw instead.
   std::vector<std::string> warnings;
+  /// Rows whose text was cut by RenderOptions::max_row_bytes ("truncated" in render's JSON).
+  std::vector<TruncatedRow> truncated;
 };
 
 /// Walks HEAD's predecessor spine and substitutes the active summary for its covered segment

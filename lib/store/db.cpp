@@ -72,6 +72,10 @@ std::string Stmt::text(int col) const {
   auto p = reinterpret_cast<const char*>(sqlite3_column_text(st_, col));
   return p ? std::string(p, sqlite3_column_bytes(st_, col)) : std::string();
 }
+std::string_view Stmt::view(int col) const {
+  auto p = reinterpret_cast<const char*>(sqlite3_column_text(st_, col));
+  return p ? std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(st_, col))) : std::string_view();
+}
 std::optional<std::string> Stmt::opt_text(int col) const {
   if (is_null(col)) return std::nullopt;
   return text(col);

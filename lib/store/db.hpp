@@ -33,6 +33,9 @@ class Stmt {
 
   std::int64_t int64(int col) const;
   std::string text(int col) const;
+  /// The column's bytes without a copy; valid until the next step(), reset() or column read of
+  /// another type.
+  std::string_view view(int col) const;
   std::optional<std::string> opt_text(int col) const;
   std::optional<std::int64_t> opt_int64(int col) const;
   bool is_null(int col) const;

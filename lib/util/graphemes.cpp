@@ -49,11 +49,11 @@ bool is_ascii(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
 }
 
-void fold_into(std::string_view s, std::string& out) {
-  if (is_ascii(s)) {
-    for (char c : s) out.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
-    return;
-  }
+void fold_ascii(std::string_view s, std::string& out) {
+  for (char c : s) out.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+}
+
+void fold_map(std::string_view s, std::string& out) {
   utf8proc_uint8_t* dst = nullptr;
   utf8proc_ssize_t len = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(s.data()),
                                       static_cast<utf8proc_ssize_t>(s.size()), &dst,
@@ -66,7 +66,35 @@ void fold_into(std::string_view s, std::string& out) {
   std::free(dst);
 }
 
+/// Folds s in pieces split before ASCII characters (fold anchors, see is_fold_anchor): ASCII runs
+/// by table, each non-ASCII run together with the ASCII character before it (which a combining
+/// mark may compose with) through utf8proc. Equal to one utf8proc_map of the whole string.
+void fold_into(std::string_view s, std::string& out) {
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  while (i < n) {
+    std::size_t j = i;
+    while (j < n && static_cast<unsigned char>(s[j]) < 0x80) ++j;
+    if (j == n) {
+      fold_ascii(s.substr(i), out);
+      return;
+    }
+    // s[j] starts a non-ASCII run; the ASCII character before it (if any) goes with it.
+    std::size_t seg = j > i ? j - 1 : j;
+    fold_ascii(s.substr(i, seg - i), out);
+    std::size_t k = j;
+    while (k < n && static_cast<unsigned char>(s[k]) >= 0x80) ++k;
+    fold_map(s.substr(seg, k - seg), out);
+    i = k;
+  }
+}
+
 }  // namespace
+
+bool is_fold_anchor(std::uint32_t cp) {
+  return cp < 0x80 || (cp >= 0x3041 && cp <= 0x3096) || (cp >= 0x30A1 && cp <= 0x30FA) ||
+         (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0xAC00 && cp <= 0xD7A3);
+}
 
 std::size_t grapheme_count(std::string_view s) {
   std::size_t count = 0;

@@ -40,6 +40,23 @@ expect_rc "expand of a raw node is an error" 3 "$CTXFOLD" --db "$db" expand t3
 expect_rc "list" 0 "$CTXFOLD" --db "$db" list
 expect_eq "list" "ctxfold.list/1 1 S true" "$(jq -r '"\(.schema) \(.total) \(.items[0].id) \(.items[0].frontier)"' "$WORK/out")"
 
+# The derived index: same answers, from the index; read commands never update it.
+expect_rc "index" 0 "$CTXFOLD" --db "$db" index
+expect_eq "index covers every node" "4 true" "$(jq -r '"\(.through_seq) \(.fts)"' "$WORK/out")"
+expect_rc "index again adds nothing" 0 "$CTXFOLD" --db "$db" index
+expect_eq "nothing new" "0" "$(jq -r .indexed "$WORK/out")"
+for q in "TODO: fix" "user@host" "it's" "wrong-book" "itgc" "重跑gen-itgc" "ÜBER USER" "\"" "*" "NEAR" "%"; do
+  a=$("$CTXFOLD" --db "$db" grep -i --all-sessions -- "$q" | jq -c 'if .type=="match" then .data else (.data|{raw_matches,summary_matches}) end')
+  b=$("$CTXFOLD" --db "$db" grep -i --all-sessions --no-index -- "$q" | jq -c 'if .type=="match" then .data else (.data|{raw_matches,summary_matches}) end')
+  expect_eq "index and scan agree on '$q'" "$b" "$a"
+done
+expect_rc "grep -i über from the index" 0 "$CTXFOLD" --db "$db" grep -i über
+expect_eq "answered by the index" "fts5 t2" "$(jq -r 'select(.type=="summary") | .data.index' "$WORK/out") $(jq -r 'select(.type=="match") | .data.id' "$WORK/out")"
+expect_rc "empty pattern is exit 2 with an index" 2 "$CTXFOLD" --db "$db" grep ""
+expect_rc "invalid regex is exit 2 with an index" 2 "$CTXFOLD" --db "$db" grep --regex "a(b"
+expect_rc "render caps a row" 0 "$CTXFOLD" --db "$db" render --max-row-bytes 10
+expect_eq "truncated rows named (the summary stands for t1 t2)" "S t3" "$(jq -r '[.truncated[].id] | join(" ")' "$WORK/out")"
+
 if [ -n "$CTXFOLD_TRANSCRIPTS" ] && [ -d "$CTXFOLD_TRANSCRIPTS" ]; then
   f="$CTXFOLD_TRANSCRIPTS/claude-code/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
   rdb="$WORK/real.db"

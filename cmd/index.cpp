@@ -1,0 +1,35 @@
+#include "context.hpp"
+#include "recall/text_index.hpp"
+
+#include <chrono>
+
+namespace ctxfold::cli {
+
+namespace {
+struct IndexOptions {
+  bool rebuild = false;
+};
+
+int run_index(Context& ctx, const IndexOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  IndexReport r = update_text_index(ctx.db(), o.rebuild);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  emit({{"schema", "ctxfold.index/1"},
+        {"indexed", r.indexed},
+        {"through_seq", r.through_seq},
+        {"text_bytes", r.text_bytes},
+        {"fts", r.fts},
+        {"rebuilt", r.rebuilt},
+        {"reason", r.reason.empty() ? Json(nullptr) : Json(r.reason)},
+        {"elapsed_ms", ms}});
+  return 0;
+}
+}  // namespace
+
+std::function<int(Context&)> setup_index(CLI::App& sub) {
+  auto o = std::make_shared<IndexOptions>();
+  sub.add_flag("--rebuild", o->rebuild, "clear the derived text data and index every node again");
+  return [o](Context& ctx) { return run_index(ctx, *o); };
+}
+
+}  // namespace ctxfold::cli

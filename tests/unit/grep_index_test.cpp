@@ -1,0 +1,524 @@
+// The grep trigram index (grep_fts) and the derived node_text lengths must give exactly what a
+// full scan gives: same matches, offsets, snippets, covering summaries, counts and pages, for
+// CJK, punctuation, FTS/SQL syntax characters, case folding by Unicode rules, regexes, scopes,
+// a stale index (tail scanned) and ill-formed UTF-8 in stored rows.
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <utf8proc.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
+
+#include "recall/expand.hpp"
+#include "recall/grep.hpp"
+#include "recall/text_index.hpp"
+#include "store/store.hpp"
+#include "util/error.hpp"
+#include "util/graphemes.hpp"
+
+namespace ctxfold {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string utf8(std::uint32_t cp) {
+  utf8proc_uint8_t buf[4];
+  auto n = utf8proc_encode_char(static_cast<utf8proc_int32_t>(cp), buf);
+  return std::string(reinterpret_cast<const char*>(buf), static_cast<std::size_t>(n));
+}
+
+std::string reference_fold(const std::string& s) {
+  utf8proc_uint8_t* dst = nullptr;
+  auto len = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(s.data()), static_cast<utf8proc_ssize_t>(s.size()),
+                          &dst, static_cast<utf8proc_option_t>(UTF8PROC_CASEFOLD | UTF8PROC_COMPOSE | UTF8PROC_STABLE));
+  EXPECT_GE(len, 0);
+  std::string out(reinterpret_cast<const char*>(dst), static_cast<std::size_t>(len));
+  std::free(dst);
+  return out;
+}
+
+// Pieces random texts and patterns are made of: ASCII words and punctuation (FTS5/SQL syntax
+// included), CJK, kana with voicing marks, Hangul syllables and jamo, combining marks, characters
+// whose full case folding changes length or leaves ASCII (ß, İ, K, ſ, ﬁ), Greek sigma, emoji.
+const std::vector<std::string>& pieces() {
+  static const std::vector<std::string> p = {
+      "a", "b", "e", "E", "s", "S", "k", "K", "x", "error", "Error", "ERROR", "gen", "itgc", "TODO: fix", " ", " ",
+      "\n", "\"", "'", "*", "-", "%", "_", "NEAR", "AND", "OR", "NOT", "(", ")", ":", "^", "/", ".", "@", "\\",
+      "飞书", "重跑", "后", "沟通", "か", "\u3099", "が", "ガ", "한", "국", "\u1100", "\u1161", "\u11A8", "\u0301",
+      "\u0308", "\u0338", "é", "Ü", "ü", "ß", "ẞ", "SS", "İ", "\u212A", "ſ", "ﬁ", "Σ", "σ", "ς", "🇫🇷", "👍🏽", "=",
+      "\u0F73", "\u0B47", "\u0B3E"};
+  return p;
+}
+
+std::string random_text(std::mt19937& rng, int min_pieces, int max_pieces) {
+  std::uniform_int_distribution<int> len(min_pieces, max_pieces);
+  std::uniform_int_distribution<std::size_t> pick(0, pieces().size() - 1);
+  std::string s;
+  for (int i = len(rng); i > 0; --i) s += pieces()[pick(rng)];
+  return s;
+}
+
+// ------------------------------------------------------------------ folding
+
+TEST(FoldAnchorTest, AnchorsNeverJoinWhatPrecedesThemUnderNormalization) {
+  // Every code point's canonical decomposition (after case folding too): no anchor, and no
+  // leading Hangul jamo of an anchor's decomposition, appears after the first position.
+  for (std::uint32_t cp = 0; cp <= 0x10FFFF; ++cp) {
+    if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+    for (int opt : {int{UTF8PROC_DECOMPOSE}}) {  // composition pairs are canonical
+      utf8proc_int32_t out[32];
+      int last = 0;
+      auto n = utf8proc_decompose_char(static_cast<utf8proc_int32_t>(cp), out, 32, static_cast<utf8proc_option_t>(opt),
+                                       &last);
+      ASSERT_GE(n, 1) << cp;
+      for (utf8proc_ssize_t k = 1; k < n; ++k) {
+        auto d = static_cast<std::uint32_t>(out[k]);
+        EXPECT_FALSE(is_fold_anchor(d)) << std::hex << cp << " has anchor " << d << " at " << k;
+        EXPECT_FALSE(d >= 0x1100 && d <= 0x1112) << std::hex << cp;
+      }
+    }
+  }
+  for (std::uint32_t cp = 0; cp <= 0x10FFFF; ++cp) {
+    if (!is_fold_anchor(cp)) continue;
+    EXPECT_EQ(utf8proc_get_property(static_cast<utf8proc_int32_t>(cp))->combining_class, 0) << cp;
+  }
+}
+
+TEST(FoldAnchorTest, CasefoldInPiecesEqualsOneUtf8procMapAndSplitsAtAnchors) {
+  std::mt19937 rng(7);
+  for (int i = 0; i < 20000; ++i) {
+    std::string a = random_text(rng, 0, 8), b = random_text(rng, 0, 8);
+    std::string s = a + b;
+    ASSERT_EQ(casefold(s), reference_fold(s)) << s;
+    if (!b.empty()) {
+      std::uint32_t cp = 0;
+      utf8proc_int32_t c = 0;
+      utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(b.data()), static_cast<utf8proc_ssize_t>(b.size()), &c);
+      cp = static_cast<std::uint32_t>(c);
+      if (is_fold_anchor(cp)) ASSERT_EQ(casefold(s), casefold(a) + casefold(b)) << a << "|" << b;
+    }
+  }
+  EXPECT_EQ(casefold("Cafe\u0301 STRASSE"), "caf\u00e9 strasse");
+  EXPECT_EQ(casefold("\u1100\u1161\u11A8x"), "\uAC01x");  // jamo compose across the pieces
+}
+
+TEST(RawFilterTest, EveryCharacterThatFoldsIntoAsciiDefeatsTheShortcut) {
+  auto f = Matcher("zzz", false, true).raw_filter();
+  ASSERT_TRUE(f);
+  EXPECT_FALSE(f->may_match("[{\"type\":\"text\",\"text\":\"abc\"}]"));
+  EXPECT_TRUE(f->may_match("[{\"type\":\"text\",\"text\":\"aZZzc\"}]"));
+  EXPECT_TRUE(f->may_match("[{\"type\":\"text\",\"text\":\"\\u007a\"}]"));    // an escape
+  EXPECT_TRUE(f->may_match("[{\"type\":\"tool_use\",\"name\":\"x\"}]"));         // re-serialized input
+  EXPECT_FALSE(f->may_match("[{\"type\":\"text\",\"text\":\"a\\\\u007a \\n zz\"}]"));  // \\ then u: no escape
+  EXPECT_TRUE(f->may_match("[{\"type\":\"text\",\"text\":\"a \\/ b\"}]"));
+  int folding = 0;
+  for (std::uint32_t cp = 0x80; cp <= 0x10FFFF; ++cp) {
+    if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+    const std::string c = utf8(cp);
+    const std::string folded = reference_fold(c);
+    if (std::none_of(folded.begin(), folded.end(), [](char b) { return static_cast<unsigned char>(b) < 0x80; }))
+      continue;
+    ++folding;
+    EXPECT_TRUE(f->may_match("[{\"type\":\"text\",\"text\":\"" + c + "\"}]")) << std::hex << cp;
+  }
+  EXPECT_GT(folding, 10);
+  EXPECT_FALSE(Matcher("über", false, true).raw_filter());  // non-ASCII, non-CJK under -i
+  EXPECT_TRUE(Matcher("über", false, false).raw_filter());
+  EXPECT_FALSE(Matcher("a\"b", false, false).raw_filter());  // escaped in JSON
+  auto cjk = Matcher("飞书", false, true).raw_filter();
+  ASSERT_TRUE(cjk);
+  EXPECT_TRUE(cjk->may_match("[{\"type\":\"text\",\"text\":\"\uF900\"}]"));  // U+F900 (compat)
+}
+
+TEST(RegexLiteralsTest, RequiredRunsOnly) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(regex_required_literals("gateway/run\\.py"), V({"gateway/run.py"}));
+  EXPECT_EQ(regex_required_literals("abc|def"), V());
+  EXPECT_EQ(regex_required_literals("colou?r"), V({"colo", "r"}));
+  EXPECT_EQ(regex_required_literals("ab+cd"), V({"ab", "cd"}));
+  EXPECT_EQ(regex_required_literals("x(abc|def)*yz"), V({"x", "yz"}));
+  EXPECT_EQ(regex_required_literals("[a-z]+ing\\b"), V({"ing"}));
+  EXPECT_EQ(regex_required_literals("a{0,3}bcd"), V({"bcd"}));
+  EXPECT_EQ(regex_required_literals("\\d+ files"), V({" files"}));
+  EXPECT_EQ(regex_required_literals("^TODO: .*fix$"), V({"TODO: ", "fix"}));
+  EXPECT_EQ(regex_required_literals("飞书?沟通"), V({"飞", "沟通"}));
+  EXPECT_EQ(regex_required_literals("[]abc"), V({"abc"}));
+}
+
+TEST(IndexQueryTest, WhatTheIndexIsAskedFor) {
+  auto q = [](const char* p, bool re, bool i) { return Matcher(p, re, i).index_query(); };
+  EXPECT_FALSE(q("ab", false, true));          // shorter than a trigram
+  EXPECT_FALSE(q("飞书", false, true));
+  ASSERT_TRUE(q("飞书沟", false, true));
+  EXPECT_TRUE(q("飞书沟", false, true)->exact);
+  EXPECT_EQ(q("Über", false, true)->match, "\"über\"");
+  EXPECT_EQ(q("a\"b' OR", false, true)->match, "\"a\"\"b' or\"");  // quotes doubled inside the phrase
+  auto cs = q("Error", false, false);
+  ASSERT_TRUE(cs);
+  EXPECT_FALSE(cs->exact);
+  EXPECT_EQ(cs->match, "\"erro\"");  // up to the last anchor, folded
+  EXPECT_FALSE(q("xé\u0301", false, false));  // one anchor only: nothing safe to require
+  EXPECT_FALSE(q("a|bcd", true, false));
+  EXPECT_EQ(q("TODO: \\w+ (now)?", true, true)->match, "\"todo: \"");
+}
+
+// ------------------------------------------------------------------ index vs scan
+
+/// Whether the index can narrow o at all (a valid pattern with an index_query).
+bool indexable(const GrepOptions& o) {
+  try {
+    return Matcher(o.pattern, o.regex, o.ignore_case).index_query().has_value();
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+class GrepIndexTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("ctxfold-grepidx-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    path_ = (dir_ / "t.db").string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static Node msg(const std::string& id, const std::string& session, std::optional<std::string> pred,
+                  const std::string& role, const std::string& text) {
+    Node n;
+    n.id = id;
+    n.session = session;
+    n.predecessor = std::move(pred);
+    n.role = role;
+    n.content = Json::array({Json{{"type", "text"}, {"text", text}}});
+    return n;
+  }
+
+  struct Result {
+    std::vector<std::string> lines;
+    GrepTotals totals;
+    std::string error;
+  };
+  static Result run(Store& st, GrepOptions o) {
+    Result r;
+    try {
+      r.totals = grep(st, o, [&](const GrepMatch& m) {
+        r.lines.push_back(m.session + "|" + m.id + "|" + std::to_string(m.seq) + "|" + m.kind + "|" + m.role + "|" +
+                          (m.raw ? "raw" : "view") + "|" + m.covered_by.value_or("-") + "|" +
+                          std::to_string(m.offset) + "|" + m.snippet);
+      });
+    } catch (const Error& e) {
+      r.error = e.code();
+    }
+    return r;
+  }
+
+  /// Runs o with the index, with a scan (raw-content prefilter) and exhaustively (every node
+  /// parsed and matched); all must agree on everything but how.
+  static void expect_same(Store& st, GrepOptions o, bool expect_index) {
+    GrepOptions scan = o;
+    scan.exhaustive = true;
+    GrepOptions pre = o;
+    pre.no_index = true;
+    Result a = run(st, o), b = run(st, scan), c = run(st, pre);
+    std::string what = "pattern '" + o.pattern + "' i=" + std::to_string(o.ignore_case) +
+                       " re=" + std::to_string(o.regex) + " scope=" + o.scope.value_or("-") +
+                       " session=" + o.session.value_or("*");
+    ASSERT_EQ(a.error, b.error) << what;
+    EXPECT_EQ(a.lines, b.lines) << what;
+    EXPECT_EQ(a.totals.raw_matches, b.totals.raw_matches) << what;
+    EXPECT_EQ(a.totals.summary_matches, b.totals.summary_matches) << what;
+    EXPECT_EQ(b.totals.index, "scan");
+    EXPECT_EQ(c.error, b.error) << what;
+    EXPECT_EQ(c.lines, b.lines) << what << " (prefiltered scan)";
+    EXPECT_EQ(c.totals.raw_matches, b.totals.raw_matches) << what << " (prefiltered scan)";
+    EXPECT_EQ(c.totals.summary_matches, b.totals.summary_matches) << what << " (prefiltered scan)";
+    if (expect_index && a.error.empty()) EXPECT_EQ(a.totals.index, "fts5") << what;
+  }
+
+  /// Two sessions of random and hand-picked texts, summaries over some of them, one row with
+  /// ill-formed UTF-8 written behind the store's back.
+  void fill(Store& st, int count, unsigned seed, int first = 0) {
+    std::mt19937 rng(seed);
+    static const std::vector<std::string> fixed = {
+        "我们用飞书沟通", "重跑gen-itgc后再看", "plain latin word", "TODO: fix the gateway/run.py loop",
+        "mail user@host now", "it's the wrong-book", "Über alles", "100% done_ a\"b' OR 1=1; -- NEAR(x y) *",
+        "SELECT * FROM t WHERE a LIKE '%_x' AND \"q\" - NOT z", "STRASSE und Straße", "Cafe\u0301 and café",
+        "ΣΊΣΥΦΟΣ σίσυφος", "\u212Aelvin kelvin", "ﬁle FILE", "İstanbul", "한국어 텍스트 \u1100\u1161\u11A8",
+        "がぎぐ か\u3099き\u3099", "tab\there\r\nCRLF", "line1\nline2 error", "emoji 👍🏽 and 🇫🇷 flag"};
+    std::optional<std::string> pred[2];
+    for (int i = first; i < first + count; ++i) {
+      const std::string session = i % 5 == 4 ? "s2" : "s";
+      std::string text = i % 3 == 0 ? fixed[static_cast<std::size_t>(i / 3) % fixed.size()] : random_text(rng, 1, 30);
+      if (i % 17 == 0) text += std::string(3000, 'x') + " error tail";
+      Node n = msg("n" + std::to_string(i), session, pred[session == "s2"], i % 2 ? "assistant" : "user", text);
+      if (i % 11 == 5) {  // a tool call and its result text
+        n.content = Json::array({Json{{"type", "tool_use"}, {"id", "tu" + std::to_string(i)}, {"name", "Bash"},
+                                      {"input", Json{{"command", text}}}}});
+      }
+      ASSERT_EQ(st.append(n), AppendResult::added);
+      pred[session == "s2"] = n.id;
+      ids_.push_back(n.id);
+      texts_.push_back(text);
+      if (i % 40 == 39) {  // a summary over the last 20 nodes of session s
+        Node s = msg("S" + std::to_string(i), "s", std::nullopt, "user", "summary " + random_text(rng, 1, 10) + " error");
+        s.kind = kind::kSummary;
+        s.metadata = Json{{"strategy", "rolling"}};
+        for (std::size_t k = ids_.size() - 20; k < ids_.size(); ++k)
+          if (st.node(ids_[k])->session == "s") s.covers_ids.push_back(ids_[k]);
+        ASSERT_EQ(st.append(s), AppendResult::added);
+        summaries_.push_back(s.id);
+      }
+    }
+  }
+
+  void add_bad_utf8(Store& st, const std::string& id) {
+    auto q = st.db().prepare(
+        "INSERT INTO nodes(id, session, predecessor, kind, role, content, metadata, tokens, digest) "
+        "VALUES (?1,'s',NULL,'message','user',?2,'{}',1,'x')");
+    q.bind(1, id).bind(2, std::string("[{\"type\":\"text\",\"text\":\"bad \xFF\xFE bytes \xC3\x9C" "ber error \xE9\xA3\"}]"));
+    q.run();
+  }
+
+  std::vector<GrepOptions> patterns(unsigned seed) {
+    std::vector<std::string> ps = {
+        "飞书", "飞书沟", "我们用飞书", "itgc", "gen", "gen-itgc", "重跑gen", "latin", "TODO: fix", "gateway/run.py",
+        "user@host", "it's", "wrong-book", "über", "Über", "ÜBER", "100%", "done_", "a\"b' OR 1=1; --", "NEAR(x y) *",
+        "\"", "\"q\"", "*", "-", "'", "%", "_", "NEAR", "AND", "OR 1", "LIKE '%_x'", "strasse", "STRASSE", "straße",
+        "café", "cafe", "σίσυφος", "ΣΊΣΥΦΟΣ", "kelvin", "KELVIN", "file", "FILE", "istanbul", "i̇stanbul", "한국어",
+        "\u1100\u1161\u11A8", "각", "がぎぐ", "かき", "ぎ", "error", "ERROR", "Error", "x error tail", "xxxxxxxx",
+        "tab\there", "\r\nCRLF", "line1\nline2", "👍🏽", "🇫🇷 flag", "bad ", "\xEF\xBF\xBD", "bytes Über", "Über error",
+        "summary", "Bash {\"command\"", "{\"command\":", "no such text anywhere"};
+    std::mt19937 rng(seed);
+    for (int i = 0; i < 40; ++i) {  // substrings of stored texts, and random piece strings
+      const std::string& t = texts_[rng() % texts_.size()];
+      std::size_t a = rng() % (t.size() + 1), len = 1 + rng() % 12;
+      std::string sub = t.substr(a, len);
+      if (!sub.empty()) ps.push_back(sub);  // may cut a UTF-8 sequence: sanitized like any pattern
+      ps.push_back(random_text(rng, 1, 3));
+    }
+    std::vector<GrepOptions> out;
+    for (const std::string& p : ps)
+      for (bool icase : {false, true}) {
+        GrepOptions o;
+        o.pattern = p;
+        o.ignore_case = icase;
+        out.push_back(o);
+      }
+    for (const char* re : {"gateway/run\\.p[yz]", "ÜBER\\s+ALLES", "err(or)? tail", "colou?r|error", "[a-z]+ing",
+                           "\\d+% done", "^summary .*error$", "飞书?沟通", "x{3000} error", "(unclosed", "a{2,",
+                           "Kelvin|k", "line2 err", "\"q\" - NOT"}) {
+      for (bool icase : {false, true}) {
+        GrepOptions o;
+        o.pattern = re;
+        o.regex = true;
+        o.ignore_case = icase;
+        out.push_back(o);
+      }
+    }
+    GrepOptions empty;
+    out.push_back(empty);
+    return out;
+  }
+
+  fs::path dir_;
+  std::string path_;
+  std::vector<std::string> ids_, texts_, summaries_;
+};
+
+TEST_F(GrepIndexTest, IndexAnswersEqualScanAnswersOverManyPatterns) {
+  {
+    Store st = Store::open(path_, Store::Mode::read_write);
+    st.create_session(SessionInfo{"s"});
+    st.create_session(SessionInfo{"s2"});
+    fill(st, 240, 1);
+    add_bad_utf8(st, "bad");
+    IndexReport r = update_text_index(st, false, 4096);  // small batches: many commits
+    ASSERT_TRUE(r.fts) << r.reason;
+    EXPECT_EQ(r.through_seq, st.max_seq());
+  }
+  Store st = Store::open(path_, Store::Mode::read_only);
+  ASSERT_TRUE(text_index_state(st).fts);
+  int compared = 0;
+  for (GrepOptions o : patterns(3)) {
+    const bool use_index = indexable(o);
+    o.session = "s";
+    expect_same(st, o, use_index);
+    if (compared % 2 == 0) {
+      GrepOptions all = o;
+      all.session.reset();
+      expect_same(st, all, use_index);
+    }
+    if (compared % 7 == 0) {
+      GrepOptions paged = o;
+      paged.offset = 2;
+      paged.limit = 3;
+      expect_same(st, paged, use_index);
+      paged.limit = 0;
+      expect_same(st, paged, use_index);
+      for (GrepIn in : {GrepIn::raw, GrepIn::summaries}) {
+        GrepOptions w = o;
+        w.in = in;
+        expect_same(st, w, use_index);
+      }
+      GrepOptions sc = o;
+      sc.session.reset();
+      sc.scope = summaries_[static_cast<std::size_t>(compared) % summaries_.size()];
+      expect_same(st, sc, use_index);
+    }
+    ++compared;
+    if (HasFailure()) break;
+  }
+  EXPECT_GT(compared, 200);
+  // The cases of the issue, by name.
+  GrepOptions o;
+  o.pattern = "";
+  EXPECT_EQ(run(st, o).error, "grep.empty_pattern");
+  o.pattern = "(unclosed";
+  o.regex = true;
+  EXPECT_EQ(run(st, o).error, "grep.bad_pattern");
+  o.pattern = "Über error";
+  o.regex = false;
+  o.ignore_case = true;
+  Result bad = run(st, o);
+  ASSERT_EQ(bad.lines.size(), 1u);
+  EXPECT_NE(bad.lines[0].find("|bad|"), std::string::npos);
+  EXPECT_EQ(bad.totals.index, "fts5");
+}
+
+TEST_F(GrepIndexTest, StaleIndexIsUsedForWhatItCoversAndTheTailIsScanned) {
+  {
+    Store st = Store::open(path_, Store::Mode::read_write);
+    st.create_session(SessionInfo{"s"});
+    st.create_session(SessionInfo{"s2"});
+    fill(st, 120, 5);
+    update_text_index(st, false);
+    fill(st, 60, 6, 120);  // appended after the index: the unindexed tail
+    add_bad_utf8(st, "bad");
+  }
+  Store st = Store::open(path_, Store::Mode::read_only);
+  TextIndexState ix = text_index_state(st);
+  ASSERT_TRUE(ix.fts);
+  EXPECT_LT(ix.through_seq, st.max_seq());
+  for (GrepOptions o : patterns(9)) {
+    const bool use_index = indexable(o);
+    expect_same(st, o, use_index);
+    if (HasFailure()) break;
+  }
+  GrepOptions o;
+  o.pattern = "error tail";
+  o.session = "s";
+  Result r = run(st, o);
+  EXPECT_EQ(r.totals.indexed_through, ix.through_seq);
+  EXPECT_GT(r.totals.raw_matches, 0);
+}
+
+TEST_F(GrepIndexTest, IndexIsResumedNotRedoneAndRebuildClearsIt) {
+  Store st = Store::open(path_, Store::Mode::read_write);
+  st.create_session(SessionInfo{"s"});
+  st.create_session(SessionInfo{"s2"});
+  fill(st, 50, 2);
+  IndexReport a = update_text_index(st, false);
+  EXPECT_GT(a.indexed, 50);
+  IndexReport b = update_text_index(st, false);
+  EXPECT_EQ(b.indexed, 0);
+  EXPECT_EQ(b.through_seq, a.through_seq);
+  fill(st, 10, 3, 50);
+  IndexReport c = update_text_index(st, false);
+  EXPECT_EQ(c.indexed, st.max_seq() - a.through_seq);
+  IndexReport d = update_text_index(st, true);
+  EXPECT_TRUE(d.rebuilt);
+  EXPECT_EQ(d.indexed, st.max_seq());
+  {
+    auto q = st.db().prepare("SELECT count(*) FROM node_text");
+    ASSERT_TRUE(q.step());
+    EXPECT_EQ(q.int64(0), st.max_seq());
+  }
+  // A fold version from another Unicode: grep does not trust it, the next index run rebuilds.
+  st.db().exec("UPDATE text_index_state SET fold_version='fold1/unicode-0.0'");
+  EXPECT_FALSE(text_index_state(st).fts);
+  EXPECT_FALSE(text_index_state(st).fts_unusable.empty());
+  GrepOptions o;
+  o.pattern = "error";
+  o.session = "s";
+  EXPECT_EQ(run(st, o).totals.index, "scan");
+  IndexReport e = update_text_index(st, false);
+  EXPECT_TRUE(e.rebuilt);
+  EXPECT_TRUE(text_index_state(st).fts);
+}
+
+TEST_F(GrepIndexTest, ReadOnlyGrepOnAStaleIndexWritesNothing) {
+  {
+    Store st = Store::open(path_, Store::Mode::read_write);
+    st.create_session(SessionInfo{"s"});
+    st.create_session(SessionInfo{"s2"});
+    fill(st, 30, 4);
+    update_text_index(st, false);
+    fill(st, 30, 5, 30);
+    st.db().exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  }
+  auto before = fs::last_write_time(path_);
+  auto size = fs::file_size(path_);
+  {
+    Store st = Store::open(path_, Store::Mode::read_only);
+    GrepOptions o;
+    o.pattern = "error";
+    o.session = "s";
+    EXPECT_GT(run(st, o).totals.raw_matches, 0);
+  }
+  EXPECT_EQ(fs::last_write_time(path_), before);
+  EXPECT_EQ(fs::file_size(path_), size);
+}
+
+// ------------------------------------------------------------------ expand with stored lengths
+
+TEST_F(GrepIndexTest, ExpandSeeksByStoredLengthsAndPagesAreUnchanged) {
+  Store st = Store::open(path_, Store::Mode::read_write);
+  st.create_session(SessionInfo{"s"});
+  std::vector<std::string> ids;
+  std::optional<std::string> pred;
+  std::string want;
+  for (int i = 0; i < 120; ++i) {
+    std::string text = "row " + std::to_string(i) + " 飞书 e\u0301 🇫🇷 " + std::string(static_cast<std::size_t>(i % 13), 'x');
+    Node n = msg("t" + std::to_string(i), "s", pred, "user", text);
+    ASSERT_EQ(st.append(n), AppendResult::added);
+    ids.push_back(n.id);
+    pred = n.id;
+    want += (i ? "\n\n" : "") + text;
+  }
+  Node s = msg("S", "s", std::nullopt, "user", "summary");
+  s.kind = kind::kSummary;
+  s.covers_ids = ids;
+  ASSERT_EQ(st.append(s), AppendResult::added);
+  auto pages = [&](std::int64_t limit) {
+    std::vector<std::string> out;
+    for (std::int64_t off = 0;;) {
+      ExpandPage p = expand(st, "S", off, limit);
+      std::string page;
+      for (const ExpandRow& r : p.rows) page += r.id + ":" + r.text + "|";
+      out.push_back(page);
+      if (!p.next_offset) break;
+      off = *p.next_offset;
+    }
+    return out;
+  };
+  auto before7 = pages(7), before100 = pages(100);
+  update_text_index(st, false);
+  EXPECT_EQ(pages(7), before7);
+  EXPECT_EQ(pages(100), before100);
+  EXPECT_EQ(resolve_coverage(st, "S").row_graphemes.at(3), static_cast<std::int64_t>(grapheme_count(
+                                                                 "row 3 飞书 e\u0301 🇫🇷 xxx")));
+  // The stored length is what positions the page: shift row t0's stored length by one and a page
+  // after it starts one grapheme later (so the rows before it were not read).
+  ExpandPage deep = expand(st, "S", 500, 40);
+  st.db().exec("UPDATE node_text SET graphemes = graphemes + 1 WHERE seq = 1");
+  ExpandPage shifted = expand(st, "S", 500, 40);
+  ASSERT_FALSE(deep.rows.empty());
+  ASSERT_FALSE(shifted.rows.empty());
+  EXPECT_NE(deep.rows[0].text, shifted.rows[0].text);
+}
+
+}  // namespace
+}  // namespace ctxfold
