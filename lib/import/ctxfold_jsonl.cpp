@@ -111,6 +111,14 @@ void import_ctxfold_jsonl(const std::string& path, ImportSink& sink) {
     }
     begin_id(n.session);
     if (n.id.empty()) n.id = n.session + ":" + std::to_string(rec.line) + (rec.part ? "." + std::to_string(rec.part) : "");
+    if (n.is_view()) {
+      // A declared summary must replace a segment that exists in its own session (seed 000 §2).
+      if (auto problem = sink.store().coverage_problem(n)) {
+        sink.warn(rec.line, "covers.invalid", *problem + "; kept verbatim");
+        sink.keep_record(n.session, rec.line, "record.invalid", dump_json(v));
+        continue;
+      }
+    }
     if (!pred_given && !n.is_view()) n.predecessor = last[n.session];
     bool view = n.is_view();
     std::string session = n.session;

@@ -57,7 +57,8 @@ class ImportSink {
   void begin_session(SessionInfo info);
 
   /// Appends a node to a session begun before. A predecessor that is neither stored nor appended
-  /// in this import makes the node a root keeping the id in metadata.missing_predecessor (warning
+  /// in this import, or that belongs to another session (a chain never crosses sessions, I2),
+  /// makes the node a root keeping the id in metadata.missing_predecessor (warning
   /// "parent.missing" at `line`). Returns the id actually stored (or already present).
   std::string add(Node n, std::int64_t line);
 

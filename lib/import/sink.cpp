@@ -38,12 +38,23 @@ bool ImportSink::added_here(const std::string& id) {
 
 std::string ImportSink::add(Node n, std::int64_t line) {
   SessionImport& e = entry(n.session);
-  if (n.predecessor && !store_.has_node(*n.predecessor)) {
-    warn(line, "parent.missing",
-         fmt::format("node '{}' names predecessor '{}', which the source never wrote; kept as a root", n.id,
-                     *n.predecessor));
-    n.metadata["missing_predecessor"] = *n.predecessor;
-    n.predecessor.reset();
+  if (n.predecessor) {
+    std::optional<std::string> psession;
+    {
+      auto& st = store_.db().cached("SELECT session FROM nodes WHERE id=?1");
+      ResetOnExit st_reset(st);
+      st.bind(1, *n.predecessor);
+      if (st.step()) psession = st.text(0);
+    }
+    if (psession != n.session) {
+      warn(line, "parent.missing",
+           psession ? fmt::format("node '{}' names predecessor '{}' of another session '{}'; kept as a root", n.id,
+                                  *n.predecessor, *psession)
+             : fmt::format("node '{}' names predecessor '{}', which the source never wrote; kept as a root", n.id,
+                           *n.predecessor));
+      n.metadata["missing_predecessor"] = *n.predecessor;
+      n.predecessor.reset();
+    }
   }
   std::string id = n.id;
   switch (store_.append(n)) {

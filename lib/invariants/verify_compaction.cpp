@@ -6,6 +6,9 @@
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
+#include <functional>
+#include <algorithm>
+#include <utility>
 
 #include "render/render.hpp"
 #include "util/error.hpp"
@@ -13,45 +16,32 @@
 namespace ctxfold {
 namespace {
 
-struct Brief {
-  std::optional<std::string> predecessor;
-  std::string kind;
-  std::string role;
-  std::int64_t tokens = 0;
-  std::vector<std::string> calls;
-  std::vector<std::string> results;
-};
-
-/// A compact index of one session's nodes, plus its summaries with covers.
-struct SessionIndex {
-  std::unordered_map<std::string, Brief> nodes;
-  std::unordered_map<std::string, std::vector<std::string>> call_holders, result_holders;
-  std::vector<Node> summaries;  // kind summary, with covers, oldest first
-};
-
-SessionIndex index_session(Store& store, const std::string& session) {
-  SessionIndex ix;
-  store.for_each_node(
-      session,
-      [&](const Node& n) {
-        Brief b;
-        b.predecessor = n.predecessor;
-        b.kind = n.kind;
-        b.role = n.role;
-        b.tokens = n.tokens;
-        if (n.kind == kind::kMessage) {
-          b.calls = tool_use_ids(n);
-          b.results = tool_result_ids(n);
-          for (const auto& id : b.calls) ix.call_holders[id].push_back(n.id);
-          for (const auto& id : b.results) ix.result_holders[id].push_back(n.id);
-        }
-        if (n.kind == kind::kSummary) ix.summaries.push_back(n);
-        ix.nodes.emplace(n.id, std::move(b));
-        return true;
-      },
-      kLatest, true);
-  return ix;
+/// The tool_use ids a stored content array calls and the tool_result ids it answers, parsed only
+/// when the text can hold either (most nodes are plain text).
+void tool_ids(const std::string& content_json, std::vector<std::string>& calls, std::vector<std::string>& results) {
+  calls.clear();
+  results.clear();
+  if (content_json.find("\"tool_") == std::string::npos) return;
+  Node n;
+  n.content = Json::parse(content_json, nullptr, false);
+  if (n.content.is_discarded()) return;
+  calls = tool_use_ids(n);
+  results = tool_result_ids(n);
 }
+
+/// The session's summaries (without their covers lists), oldest first.
+std::vector<Node> summaries_of(Store& store, const std::string& session) {
+  return store.view_nodes(session, kind::kSummary, kLatest, false);
+}
+
+std::int64_t covers_count(const Node& s) {
+  auto it = s.metadata.find("covers");
+  if (it == s.metadata.end() || !it->is_object()) return 0;
+  auto c = it->find("count");
+  return c != it->end() && c->is_number_integer() ? c->get<std::int64_t>() : 0;
+}
+
+std::uint64_t id_hash(const std::string& id) { return std::hash<std::string>{}(id); }
 
 bool is_rolling(const Node& s) {
   auto it = s.metadata.find("strategy");
@@ -74,82 +64,139 @@ void add(Check& c, bool warning, const std::string& session, std::vector<std::st
 
 Check check_summary_coverage(Store& store, const std::vector<std::string>& sessions) {
   Check c{"I3", "summary coverage", true, {}, {}};
+  // One summary's covers list streamed with what I3 needs of each covered node: memory is O(1)
+  // per covered node (its seq, and 8-byte hashes of the tool ids inside) whatever the coverage.
+  auto st = store.db().prepare(
+      "SELECT c.node_id, n.session, n.predecessor, n.kind, n.role, n.content, n.seq FROM covers c "
+      "LEFT JOIN nodes n ON n.id = c.node_id WHERE c.summary_seq = ?1 ORDER BY c.pos");
   for (const auto& session : sessions) {
-    SessionIndex ix = index_session(store, session);
-    for (const auto& s : ix.summaries) {
+    // Edge candidates of every summary: a result inside whose call is not inside, a call inside
+    // whose result is not inside. They count only when the other half exists in the session,
+    // which one scan settles afterwards (and only when there is a candidate at all).
+    struct Edges {
+      std::string summary;
+      bool imported = false;
+      std::set<std::string> left, right;
+    };
+    std::vector<Edges> edges;
+    for (const auto& s : summaries_of(store, session)) {
       const bool imported = origin_of(s) == "import";
-      const auto& cov = s.covers_ids;
-      if (cov.empty()) {
-        add(c, false, session, {s.id}, fmt::format("summary '{}' covers nothing", s.id));
-        continue;
-      }
-      bool structural = true;
-      std::unordered_set<std::string> inside;
-      for (std::size_t i = 0; i < cov.size(); ++i) {
-        auto it = ix.nodes.find(cov[i]);
-        if (it == ix.nodes.end()) {
-          add(c, false, session, {s.id, cov[i]},
-              fmt::format("summary '{}' covers '{}', which is not a node of session '{}'", s.id, cov[i], session));
+      const bool rolling = is_rolling(s);
+      st.reset();
+      st.bind(1, s.seq);
+      std::size_t i = 0;
+      bool structural = true, started = false;
+      std::string prev, first;
+      std::optional<std::string> splice;
+      std::vector<std::int64_t> seqs;
+      std::unordered_set<std::string> open_calls, pending_results;
+      std::vector<std::uint64_t> calls_inside, results_inside;
+      std::vector<std::string> calls, results;
+      for (; st.step(); ++i) {
+        std::string id = st.text(0);
+        std::string before = std::exchange(prev, id);
+        if (i == 0) first = id;
+        if (st.is_null(1) || st.text(1) != session) {
+          add(c, false, session, {s.id, id},
+              fmt::format("summary '{}' covers '{}', which is not a node of session '{}'", s.id, id, session));
           structural = false;
           continue;
         }
-        if (!inside.insert(cov[i]).second) {
-          add(c, false, session, {s.id, cov[i]}, fmt::format("summary '{}' covers '{}' twice", s.id, cov[i]));
+        auto pred = st.opt_text(2);
+        std::string kind = st.text(3);
+        std::string role = st.opt_text(4).value_or("");
+        seqs.push_back(st.int64(6));
+        if (i == 0) splice = pred;
+        if (rolling && (kind == kind::kSummary || kind == kind::kArchive || kind == kind::kNotes)) {
+          add(c, false, session, {s.id, id},
+              fmt::format("rolling summary '{}' covers view node '{}': coverage must name real turns", s.id, id));
           structural = false;
         }
-        if (is_rolling(s) && (it->second.kind == kind::kSummary || it->second.kind == kind::kArchive ||
-                              it->second.kind == kind::kNotes)) {
-          add(c, false, session, {s.id, cov[i]},
-              fmt::format("rolling summary '{}' covers view node '{}': coverage must name real turns", s.id, cov[i]));
-          structural = false;
-        }
-        if (i > 0 && it->second.predecessor != cov[i - 1]) {
-          add(c, false, session, {s.id, cov[i]},
+        if (i > 0 && pred != before) {
+          add(c, false, session, {s.id, id},
               fmt::format("summary '{}' coverage is not a contiguous chain segment: the predecessor of '{}' is not '{}'",
-                          s.id, cov[i], cov[i - 1]));
+                          s.id, id, before));
           structural = false;
         }
+        if (!started && kind != kind::kEvent) {
+          started = true;
+          if (role == role::kTool)
+            add(c, imported, session, {s.id, id},
+                fmt::format("summary '{}' coverage starts with tool record '{}', not at a unit boundary", s.id, id));
+        }
+        if (kind != kind::kMessage) continue;
+        tool_ids(st.text(5), calls, results);
+        for (auto& r : results) {
+          results_inside.push_back(id_hash(r));
+          if (!open_calls.erase(r)) pending_results.insert(std::move(r));
+        }
+        for (auto& call : calls) {
+          calls_inside.push_back(id_hash(call));
+          if (!pending_results.erase(call)) open_calls.insert(std::move(call));
+        }
       }
+      if (i == 0) {
+        add(c, false, session, {s.id}, fmt::format("summary '{}' covers nothing", s.id));
+        continue;
+      }
+      std::sort(seqs.begin(), seqs.end());
+      for (std::size_t k = 1; k < seqs.size(); ++k)
+        if (seqs[k] == seqs[k - 1] && (k < 2 || seqs[k - 2] != seqs[k])) {
+          auto& look = store.db().cached("SELECT id FROM nodes WHERE seq=?1");
+          ResetOnExit reset(look);
+          look.bind(1, seqs[k]);
+          std::string id = look.step() ? look.text(0) : std::to_string(seqs[k]);
+          add(c, false, session, {s.id, id}, fmt::format("summary '{}' covers '{}' twice", s.id, id));
+          structural = false;
+        }
       if (!structural) continue;
-      const auto& first = ix.nodes.at(cov.front());
-      if (s.predecessor != first.predecessor)
-        add(c, false, session, {s.id, cov.front()},
+      if (s.predecessor != splice)
+        add(c, false, session, {s.id, first},
             fmt::format("summary '{}' has predecessor '{}' but its splice point (the predecessor of '{}') is '{}'", s.id,
-                        s.predecessor.value_or("null"), cov.front(), first.predecessor.value_or("null")));
-      // Edges: tool-pairing balance and unit boundaries.
-      for (const auto& id : cov) {
-        const auto& b = ix.nodes.at(id);
-        if (b.kind == kind::kEvent) continue;
-        if (b.role == role::kTool)
-          add(c, imported, session, {s.id, id},
-              fmt::format("summary '{}' coverage starts with tool record '{}', not at a unit boundary", s.id, id));
-        break;
+                        s.predecessor.value_or("null"), first, splice.value_or("null")));
+      // A duplicated call or result (the same exchange twice in one source) leaves its second copy
+      // unmatched above; the hashes of everything inside settle those.
+      std::sort(calls_inside.begin(), calls_inside.end());
+      std::sort(results_inside.begin(), results_inside.end());
+      auto inside = [](const std::vector<std::uint64_t>& v, const std::string& id) {
+        return std::binary_search(v.begin(), v.end(), id_hash(id));
+      };
+      Edges e{s.id, imported, {}, {}};
+      for (const auto& r : pending_results)
+        if (!inside(calls_inside, r)) e.left.insert(r);
+      for (const auto& call : open_calls)
+        if (!inside(results_inside, call)) e.right.insert(call);
+      if (!e.left.empty() || !e.right.empty()) edges.push_back(std::move(e));
+    }
+    if (edges.empty()) continue;
+    // Which of the candidates' other halves exist in the session at all.
+    std::unordered_set<std::string> want_calls, want_results, have_calls, have_results;
+    for (const auto& e : edges) {
+      want_calls.insert(e.left.begin(), e.left.end());
+      want_results.insert(e.right.begin(), e.right.end());
+    }
+    {
+      auto scan = store.db().prepare("SELECT content FROM nodes WHERE session=?1 AND kind=?2 ORDER BY seq");
+      scan.bind(1, session).bind(2, kind::kMessage);
+      std::vector<std::string> calls, results;
+      while (scan.step()) {
+        tool_ids(scan.text(0), calls, results);
+        for (const auto& x : calls)
+          if (want_calls.count(x)) have_calls.insert(x);
+        for (const auto& x : results)
+          if (want_results.count(x)) have_results.insert(x);
       }
-      std::set<std::string> left, right;
-      for (const auto& id : cov) {
-        const auto& b = ix.nodes.at(id);
-        for (const auto& r : b.results) {
-          auto ch = ix.call_holders.find(r);
-          if (ch == ix.call_holders.end()) continue;
-          bool in = false;
-          for (const auto& h : ch->second) in = in || inside.count(h);
-          if (!in) left.insert(r);
-        }
-        for (const auto& call : b.calls) {
-          auto rh = ix.result_holders.find(call);
-          if (rh == ix.result_holders.end()) continue;
-          bool in = false;
-          for (const auto& h : rh->second) in = in || inside.count(h);
-          if (!in) right.insert(call);
-        }
-      }
-      for (const auto& id : left)
-        add(c, imported, session, {s.id},
-            fmt::format("summary '{}' covers the result of tool call '{}' but not the call (unbalanced first edge)", s.id,
-                        id));
-      for (const auto& id : right)
-        add(c, imported, session, {s.id},
-            fmt::format("summary '{}' covers tool call '{}' but not its result (unbalanced last edge)", s.id, id));
+    }
+    for (const auto& e : edges) {
+      for (const auto& id : e.left)
+        if (have_calls.count(id))
+          add(c, e.imported, session, {e.summary},
+              fmt::format("summary '{}' covers the result of tool call '{}' but not the call (unbalanced first edge)",
+                          e.summary, id));
+      for (const auto& id : e.right)
+        if (have_results.count(id))
+          add(c, e.imported, session, {e.summary},
+              fmt::format("summary '{}' covers tool call '{}' but not its result (unbalanced last edge)", e.summary, id));
     }
   }
   return c;
@@ -159,24 +206,28 @@ Check check_active_summary(Store& store, const std::vector<std::string>& session
   Check c{"I4", "one active rolling summary", true, {}, {}};
   for (const auto& session : sessions) {
     std::vector<Node> rolling;
-    for (auto& s : store.view_nodes(session, kind::kSummary, kLatest, true))
-      if (is_rolling(s) && !s.covers_ids.empty()) rolling.push_back(std::move(s));
+    for (auto& s : summaries_of(store, session))
+      if (is_rolling(s) && covers_count(s) > 0) rolling.push_back(std::move(s));
     auto active = store.active_summary(session);
     if (!rolling.empty() && (!active || active->id != rolling.back().id))
       add(c, false, session, {rolling.back().id},
           fmt::format("the active rolling summary should be the newest one, '{}'", rolling.back().id));
     if (rolling.size() > 1) {
       const Node& act = rolling.back();
-      std::unordered_set<std::string> act_cov(act.covers_ids.begin(), act.covers_ids.end());
+      auto st = store.db().prepare(
+          "SELECT count(*) FROM covers a WHERE a.summary_seq = ?1 AND EXISTS "
+          "(SELECT 1 FROM covers b WHERE b.node_id = a.node_id AND b.summary_seq = ?2)");
       for (std::size_t i = 0; i + 1 < rolling.size(); ++i) {
         const Node& e = rolling[i];
-        std::size_t shared = 0;
-        for (const auto& id : e.covers_ids) shared += act_cov.count(id);
-        if (shared > 0 && shared < e.covers_ids.size())
+        st.reset();
+        st.bind(1, e.seq).bind(2, act.seq);
+        st.step();
+        std::int64_t shared = st.int64(0), total = covers_count(e);
+        if (shared > 0 && shared < total)
           add(c, true, session, {act.id, e.id},
               fmt::format("active summary '{}' does not extend superseded summary '{}' ({} of its {} covered nodes); "
                           "the superseded summary is not consulted and the rest renders raw",
-                          act.id, e.id, shared, e.covers_ids.size()));
+                          act.id, e.id, shared, total));
       }
     }
     // Rendering consults the active summary only.
@@ -216,9 +267,9 @@ Check check_compaction_log(Store& store, const std::vector<std::string>& session
         if (auto id = json_str(e.payload, "summary_id"); !id.empty()) b.summary_ids.insert(id);
       } else if (e.type == "compact/end") ++b.ends;
     }
-    SessionIndex ix = index_session(store, session);
+    std::vector<Node> summaries = summaries_of(store, session);
     std::map<std::string, std::vector<std::string>> landed;  // compaction id -> summary ids
-    for (const auto& s : ix.summaries)
+    for (const auto& s : summaries)
       if (auto ref = json_str(s.metadata, "compaction"); !ref.empty()) landed[ref].push_back(s.id);
 
     for (const auto& [ref, b] : brackets) {
@@ -239,7 +290,10 @@ Check check_compaction_log(Store& store, const std::vector<std::string>& session
       }
     }
 
-    for (const auto& s : ix.summaries) {
+    auto sum = store.db().prepare(
+        "SELECT coalesce(sum(n.tokens), 0), count(*) FROM covers c LEFT JOIN nodes n ON n.id = c.node_id "
+        "AND n.session = ?2 WHERE c.summary_seq = ?1");
+    for (const auto& s : summaries) {
       const std::string origin = origin_of(s);
       const bool imported = origin == "import";
       if (origin == "compact") {
@@ -259,10 +313,11 @@ Check check_compaction_log(Store& store, const std::vector<std::string>& session
       } else if (!imported && !s.metadata.contains("provenance") && !s.metadata.contains("source")) {
         add(c, true, session, {s.id}, fmt::format("summary '{}' records no provenance or source", s.id));
       }
-      std::int64_t covered = 0;
-      for (const auto& id : s.covers_ids)
-        if (auto it = ix.nodes.find(id); it != ix.nodes.end()) covered += it->second.tokens;
-      if (!s.covers_ids.empty() && s.tokens >= covered)
+      sum.reset();
+      sum.bind(1, s.seq).bind(2, session);
+      sum.step();
+      std::int64_t covered = sum.int64(0), count = sum.int64(1);
+      if (count > 0 && s.tokens >= covered)
         add(c, imported, session, {s.id},
             fmt::format("summary '{}' ({} estimated tokens) is not smaller than the {} tokens it covers", s.id, s.tokens,
                         covered));

@@ -360,15 +360,22 @@ struct AnthropicBody {
 AnthropicBody anthropic_body(const Rendered& r) {
   AnthropicBody body;
   for (const auto& m : r.messages) {
+    Json blocks;
     if (m.role == role::kSystem) {
       std::string text = joined_text(m.content, "\n\n");
       if (text.empty()) continue;
-      if (!body.system.empty()) body.system += "\n\n";
-      body.system += text;
-      continue;
+      if (body.messages.empty()) {
+        if (!body.system.empty()) body.system += "\n\n";
+        body.system += text;
+        continue;
+      }
+      // A system message after the conversation began (a Codex developer message mid-session)
+      // stays where it is, as marked user text: hoisting it into "system" would change the
+      // request's prefix when it is appended (PRODUCT.md §4.10, prompt-cache stability).
+      blocks = Json::array({Json{{"type", "text"}, {"text", std::string(kMidSystemPrefix) + text}}});
     }
     std::string role = m.role == role::kAssistant ? "assistant" : "user";
-    Json blocks = anthropic_blocks(m.content, false);
+    if (m.role != role::kSystem) blocks = anthropic_blocks(m.content, false);
     if (blocks.empty()) continue;
     if (!body.messages.empty() && body.messages.back()["role"] == role) {
       for (auto& b : blocks) body.messages.back()["content"].push_back(std::move(b));

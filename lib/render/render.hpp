@@ -69,6 +69,10 @@ struct Repair {
   std::string tool_use_id;
 };
 
+/// Anthropic renders: a system message after the first user/assistant message is kept in place as
+/// a user text block starting with this marker (only the leading run goes to "system").
+inline constexpr const char* kMidSystemPrefix = "[system] ";
+
 /// Text of the synthetic tool_result added for a call whose result is not in the context.
 inline constexpr const char* kNoToolResultText = "[ctxfold: no tool result recorded]";
 
@@ -157,7 +161,8 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
 /// "calibration"},"spine_length","repairs","warnings","messages"} plus "system" for anthropic and
 /// "text" for text (whose "messages" are ctxfold's).
 /// openai: thinking and opaque blocks are dropped, images become image_url data URLs, a tool
-/// result's content becomes a string. anthropic: system messages joined by a blank line; thinking
+/// result's content becomes a string. anthropic: the leading system messages joined by a blank
+/// line (later ones stay in place as user text marked kMidSystemPrefix); thinking
 /// kept only with a signature; opaque dropped except an anthropic redacted_thinking block; empty
 /// text blocks dropped; tool_result blocks first in their user message. openai: chat-completions messages (assistant tool calls as "tool_calls", results as
 /// role "tool"); anthropic: "system" + "messages" with tool_use/tool_result blocks, consecutive

@@ -226,6 +226,20 @@ AppendResult Store::append(Node& n) {
   return AppendResult::added;
 }
 
+std::optional<std::string> Store::coverage_problem(const Node& view) {
+  if (view.covers_ids.empty())
+    return fmt::format("view node '{}' covers nothing (covers_ids is empty)", view.id);
+  auto& st = db_.cached("SELECT session FROM nodes WHERE id=?1");
+  for (const auto& id : view.covers_ids) {
+    ResetOnExit st_reset(st);
+    st.bind(1, id);
+    if (!st.step()) return fmt::format("view node '{}' covers '{}', which does not exist", view.id, id);
+    if (std::string s = st.text(0); s != view.session)
+      return fmt::format("view node '{}' covers '{}' of another session '{}'", view.id, id, s);
+  }
+  return std::nullopt;
+}
+
 std::optional<Node> Store::node(const std::string& id, bool with_covers) {
   auto& st = db_.cached(fmt::format("SELECT {} FROM nodes WHERE id=?1", kNodeColumns));
   ResetOnExit st_reset(st);

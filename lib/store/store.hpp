@@ -92,6 +92,11 @@ class Store {
   /// is not written: duplicate when the digest matches, conflict otherwise. The caller holds the
   /// write transaction.
   AppendResult append(Node& n);
+  /// Why a view node may not be appended as given, or nullopt when it may: its covers_ids must be
+  /// non-empty and name stored nodes of its own session (seed 000 §2: a summary replaces a segment
+  /// of its own chain). Writers that take caller-declared nodes (ctxfold JSONL import, append)
+  /// refuse such a node instead of storing a dangling coverage. Cost: one lookup per covered id.
+  std::optional<std::string> coverage_problem(const Node& view);
   std::optional<Node> node(const std::string& id, bool with_covers = true);
   bool has_node(const std::string& id);
   /// The predecessor of a stored node (nullopt for a root or an unknown id), without reading

@@ -1,0 +1,31 @@
+#include "util/id_lines.hpp"
+
+#include "util/json.hpp"
+
+namespace ctxfold {
+
+std::vector<std::string> ids_from_lines(std::istream& in) {
+  std::vector<std::string> ids;
+  std::string line;
+  while (std::getline(in, line)) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (line.empty()) continue;
+    if (line.front() == '{') {
+      Json j = Json::parse(line, nullptr, false);
+      if (j.is_object()) {
+        // JSON Lines envelopes ({"type":...,"data":{...}}) carry the record in "data".
+        const Json& rec = j.contains("data") && j["data"].is_object() ? j["data"] : j;
+        for (const char* key : {"id", "node", "summary_id", "head"})
+          if (auto it = rec.find(key); it != rec.end() && it->is_string() && !it->get_ref<const std::string&>().empty()) {
+            ids.push_back(it->get<std::string>());
+            break;
+          }
+        continue;
+      }
+    }
+    ids.push_back(line);
+  }
+  return ids;
+}
+
+}  // namespace ctxfold
