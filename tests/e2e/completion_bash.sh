@@ -32,7 +32,8 @@ expect_eq "render --format <tab>" "$(printf '%s\n' ctxfold openai anthropic text
 expect_eq "render --format an<tab>" "anthropic" "$(comp render --format an)"
 expect_eq "grep --in <tab>" "$(printf '%s\n' raw summaries both)" "$(comp grep --in "")"
 expect_eq "verify-invariants --format <tab>" "$(printf '%s\n' json junit)" "$(comp verify-invariants --format "")"
-comp import --format "" | grep -qx claude-code && ok || fail "import --format offers claude-code"
+formats=$(comp import --format "")  # captured first: grep -q under pipefail may close the pipe early
+grep -qx claude-code <<<"$formats" && ok || fail "import --format offers claude-code: $formats"
 expect_eq "--session <tab>: session ids" "s1" "$(comp --session "")"
 expect_eq "show <tab>: node ids, newest first, and -" "$(printf '%s\n' - S n2 n1)" "$(comp show "")"
 expect_eq "show n<tab>" "$(printf '%s\n' n2 n1)" "$(comp show n)"

@@ -10,7 +10,7 @@ expect_eq "__man --list starts with ctxfold" "ctxfold" "$(head -n 1 <<<"$names")
 # --help lists exactly the command table, and not the hidden generators.
 help_cmds=$("$CTXFOLD" --help | awk '/^Subcommands:/{s=1;next} s&&NF{print $1}')
 expect_eq "--help commands = command table" "$(tail -n +2 <<<"$names")" "$help_cmds"
-"$CTXFOLD" --help | grep -q __ && fail "--help lists a hidden command" || ok
+grep -q __ <<<"$("$CTXFOLD" --help)" && fail "--help lists a hidden command" || ok
 for name in $names; do
   page=ctxfold-$name.1; arg=$name
   [ "$name" = ctxfold ] && { page=ctxfold.1; arg=""; }
