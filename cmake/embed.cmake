@@ -1,5 +1,6 @@
 # Writes OUT: a C++ source defining ctxfold::embedded_schema(), the share/schema/*.sql files in order,
-# and ctxfold::embedded_prompt(name), the share/prompts/*.txt files by base name ("rolling-v1").
+# ctxfold::embedded_prompt(name), the share/prompts/*.txt files by base name ("rolling-v1"), and
+# ctxfold::embedded_man(name), the hand-written man page sections man/src/*.roff by base name.
 # FILES and PROMPTS arrive joined by "|" (see CMakeLists.txt).
 string(REPLACE "|" ";" FILES "${FILES}")
 string(REPLACE "|" ";" PROMPTS "${PROMPTS}")
@@ -21,6 +22,16 @@ foreach(f ${PROMPTS})
   get_filename_component(name ${f} NAME_WE)
   string(APPEND body "\"${name}\", ")
 endforeach()
-string(APPEND body "};\n}\n}  // namespace ctxfold\n")
+string(APPEND body "};\n}\n")
+# man/src/*.roff: the hand-written sections of the man pages, by base name ("render", "ctxfold").
+string(APPEND body "std::string_view embedded_man(std::string_view name) {\n  (void)name;\n")
+file(GLOB MANS ${MANDIR}/*.roff)
+list(SORT MANS)
+foreach(f ${MANS})
+  file(READ ${f} content)
+  get_filename_component(name ${f} NAME_WE)
+  string(APPEND body "  if (name == \"${name}\") return R\"CTXFOLD_MAN(${content})CTXFOLD_MAN\";\n")
+endforeach()
+string(APPEND body "  return {};\n}\n}  // namespace ctxfold\n")
 file(WRITE ${OUT}.tmp "${body}")
 file(RENAME ${OUT}.tmp ${OUT})

@@ -37,8 +37,8 @@ void warn(const std::string& message);
 /// Reads the ids a command was given: the positional value, or with "-" one id per stdin line,
 /// where a line may also be a JSON record printed by another ctxfold command (its "id",
 /// "node", "summary_id" or "head" field, looked up in "data" too for JSON Lines envelopes such
-/// as grep's {"type":"match","data":{"id":...}}; records without an id, like grep's summary
-/// record, are skipped).
+/// as grep's {"type":"match","data":{"id":...}}; a listing with an "items" array, like list's
+/// document, gives each item's id; records without an id, like grep's summary record, are skipped).
 std::vector<std::string> ids_from_arg(const std::string& arg);
 
 /// One entry of the command table: the single source of names, summaries and needs.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "context.hpp"
+#include "doc.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold::cli {
@@ -138,6 +139,18 @@ int main(int argc, char** argv) {
       run = fn;
       chosen = &c;
     });
+  }
+
+  // The hidden generators of the man pages and completions read this very app (cmd/doc.cpp).
+  if (argc >= 2 && (std::string(argv[1]) == "__man" || std::string(argv[1]) == "__complete")) {
+    std::vector<std::string> rest(argv + 2, argv + argc);
+    try {
+      int rc = std::string(argv[1]) == "__man" ? run_man(app, rest) : run_complete(app, rest, ctx.db_path, ctx.session);
+      std::fflush(stdout);
+      return rc;
+    } catch (const Error& e) {
+      return report(e);
+    }
   }
 
   // An unknown subcommand gets a plain answer and, like ninja and git, a "did you mean".

@@ -15,6 +15,14 @@ std::vector<std::string> ids_from_lines(std::istream& in) {
       if (j.is_object()) {
         // JSON Lines envelopes ({"type":...,"data":{...}}) carry the record in "data".
         const Json& rec = j.contains("data") && j["data"].is_object() ? j["data"] : j;
+        // A paged listing (ctxfold list's {"items":[{"id":...}]}) gives every item's id.
+        if (auto items = rec.find("items"); items != rec.end() && items->is_array() && !rec.contains("id")) {
+          for (const Json& item : *items)
+            if (item.is_object() && item.contains("id") && item["id"].is_string() &&
+                !item["id"].get_ref<const std::string&>().empty())
+              ids.push_back(item["id"].get<std::string>());
+          continue;
+        }
         for (const char* key : {"id", "node", "summary_id", "head"})
           if (auto it = rec.find(key); it != rec.end() && it->is_string() && !it->get_ref<const std::string&>().empty()) {
             ids.push_back(it->get<std::string>());
