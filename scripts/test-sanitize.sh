@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite (unit + end-to-end) built with AddressSanitizer + UndefinedBehaviorSanitizer
-# (gcc's runtimes, which come with g++): -DCTXFOLD_SANITIZE=ON in build-asan/. Run by .ci/run as
-# its second configuration. Any sanitizer report fails the run, even from a test that expects
+# (gcc's runtimes, which come with g++): -DCTXFOLD_SANITIZE=ON in build-asan/. Run by the CI job
+# .ci/sanitize (or .ci/run with CTXFOLD_CI_SANITIZE=1). Any sanitizer report fails the run, even from a test that expects
 # ctxfold to fail: reports go to files under build-asan/sanitizer-logs/, which must stay empty,
 # and sanitizer exits use code 86, which no ctxfold exit code shares.
 set -euo pipefail
