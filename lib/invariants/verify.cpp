@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <ctime>
 #include <functional>
 #include <map>
 #include <set>
@@ -92,11 +94,19 @@ void check_ledger(Store& store, const std::string& session, Check& c, bool diges
     const bool view = n.is_view();
     Sha256 hash;
     if (digests) {
-      // covers_ids is empty here, so a view node's canonical form ends in ,"covers_ids":[]} and the
-      // ids are hashed between the brackets as they stream in.
-      std::string canon = canonical_node(n, st.text(5), st.text(6));
-      if (view) canon.resize(canon.size() - 3);
-      hash.update(canon);
+      // The canonical form around the stored content and metadata, hashed piece by piece so the
+      // (possibly large) content is never copied: \x01 and \x02 stand in for them (control bytes
+      // never appear raw in dumped JSON). covers_ids is empty here, so a view node's form ends in
+      // ,"covers_ids":[]} and the ids are hashed between the brackets as they stream in.
+      std::string frame = canonical_node(n, "\x01", "\x02");
+      std::size_t a = frame.find('\x01'), b = frame.find('\x02');
+      if (view) frame.resize(frame.size() - 3);
+      std::string_view f(frame);
+      hash.update(f.substr(0, a));
+      hash.update(st.view(5));
+      hash.update(f.substr(a + 1, b - a - 1));
+      hash.update(st.view(6));
+      hash.update(f.substr(b + 1));
     }
     if (view) {
       if (digests) hash.update("[");
@@ -668,6 +678,23 @@ Json violations_json(const std::vector<Violation>& vs) {
   return out;
 }
 
+/// CPU seconds spent per check, printed to stderr when on.
+struct Profile {
+  bool on = false;
+  std::clock_t last = 0;
+  std::map<std::string, double> seconds;
+  void lap(const char* id) {
+    if (!on) return;
+    std::clock_t now = std::clock();
+    if (std::string(id) != "-") seconds[id] += static_cast<double>(now - last) / CLOCKS_PER_SEC;
+    last = now;
+  }
+  void print() const {
+    if (!on) return;
+    for (const auto& [id, sec] : seconds) fmt::print(stderr, "verify profile: {} {:.2f} s CPU\n", id, sec);
+  }
+};
+
 }  // namespace
 
 std::string invariant_source(const std::string& id) {
@@ -709,29 +736,46 @@ VerifyReport verify_invariants(Store& store, const std::vector<std::string>& ses
     return c;
   };
 
+  // CTXFOLD_VERIFY_PROFILE=1: CPU seconds per check on stderr (bench/verify.sh, bench/README.md).
+  Profile prof;
+  prof.on = std::getenv("CTXFOLD_VERIFY_PROFILE") != nullptr;
+  prof.lap("-");
   check_seq_continuity(store, i1);
+  prof.lap("I1");
   for (const auto& s : sessions) {
     if (!store.session(s)) {
       add(i6, s, {}, fmt::format("session '{}' does not exist", s));
       continue;
     }
     check_ledger(store, s, i1, !opts.quick);
+    prof.lap("I1");
     check_dag(store, s, i2);
+    prof.lap("I2");
     check_head(store, s, i6);
+    prof.lap("I6");
     if (!opts.quick) {
       check_render(store, s, i5);
       if (!store.summary_ranges(s, "lcm").empty()) check_render(store, s, i5, "lcm");
+      prof.lap("I5");
       check_determinism(store, s, i10);
+      prof.lap("I10");
     }
   }
   check_sqlite(store, i11, opts.quick);
+  prof.lap("I11");
   // Compaction invariants live next door (invariants/verify_compaction.hpp).
   Check i3 = check_summary_coverage(store, sessions);
+  prof.lap("I3");
   Check i4 = opts.quick ? skip("I4", "one active rolling summary") : check_active_summary(store, sessions);
   if (!opts.quick) check_supersession(store, sessions, i4);
+  prof.lap("I4");
   Check i7 = check_compaction_log(store, sessions);
+  prof.lap("I7");
   Check i8 = check_lcm_tree(store, sessions);
+  prof.lap("I8");
   Check i9 = opts.quick ? skip("I9", "fork closure") : check_fork_closure(store, sessions);
+  prof.lap("I9");
+  prof.print();
   if (opts.quick) {
     i5 = skip("I5", "render completeness");
     i10 = skip("I10", "determinism");

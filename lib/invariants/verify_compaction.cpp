@@ -16,17 +16,79 @@
 namespace ctxfold {
 namespace {
 
-/// The tool_use ids a stored content array calls and the tool_result ids it answers, parsed only
-/// when the text can hold either (most nodes are plain text).
-void tool_ids(const std::string& content_json, std::vector<std::string>& calls, std::vector<std::string>& results) {
+/// Reads the tool_use ids and tool_result ids of a content array with nlohmann's SAX interface:
+/// only the top-level blocks' "type", "id" and "tool_use_id" strings are kept, no tree is built
+/// (a covered segment can hold a million nodes and their tool outputs).
+class ToolIdHandler : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  ToolIdHandler(std::vector<std::string>& calls, std::vector<std::string>& results)
+      : calls_(calls), results_(results) {}
+  bool null() override { return value(nullptr); }
+  bool boolean(bool) override { return value(nullptr); }
+  bool number_integer(number_integer_t) override { return value(nullptr); }
+  bool number_unsigned(number_unsigned_t) override { return value(nullptr); }
+  bool number_float(number_float_t, const string_t&) override { return value(nullptr); }
+  bool string(string_t& v) override { return value(&v); }
+  bool binary(binary_t&) override { return value(nullptr); }
+  bool start_object(std::size_t) override {
+    ++depth_;
+    if (depth_ == 2 && in_array_) {
+      type_.clear();
+      id_.clear();
+      use_id_.clear();
+    }
+    return true;
+  }
+  bool end_object() override {
+    if (depth_ == 2 && in_array_) {
+      if (type_ == "tool_use") calls_.push_back(id_);
+      else if (type_ == "tool_result") results_.push_back(use_id_);
+    }
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    if (++depth_ == 1) in_array_ = true;
+    return true;
+  }
+  bool end_array() override {
+    --depth_;
+    return true;
+  }
+  bool key(string_t& k) override {
+    if (depth_ == 2) key_ = k;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  bool value(const string_t* v) {
+    if (depth_ == 2 && in_array_ && v) {
+      if (key_ == "type") type_ = *v;
+      else if (key_ == "id") id_ = *v;
+      else if (key_ == "tool_use_id") use_id_ = *v;
+    }
+    return true;
+  }
+  std::vector<std::string>& calls_;
+  std::vector<std::string>& results_;
+  int depth_ = 0;
+  bool in_array_ = false;  // the root is an array (content of a node)
+  std::string key_, type_, id_, use_id_;
+};
+
+/// The tool_use ids a stored content array calls and the tool_result ids it answers (as
+/// tool_use_ids/tool_result_ids of the parsed node give them), read only when the text can hold
+/// either (most nodes are plain text). Malformed content gives none (I1 reports a changed node).
+void tool_ids(std::string_view content_json, std::vector<std::string>& calls, std::vector<std::string>& results) {
   calls.clear();
   results.clear();
-  if (content_json.find("\"tool_") == std::string::npos) return;
-  Node n;
-  n.content = Json::parse(content_json, nullptr, false);
-  if (n.content.is_discarded()) return;
-  calls = tool_use_ids(n);
-  results = tool_result_ids(n);
+  if (content_json.find("\"tool_") == std::string_view::npos) return;
+  ToolIdHandler h(calls, results);
+  if (!nlohmann::json::sax_parse(content_json.begin(), content_json.end(), &h)) {
+    calls.clear();
+    results.clear();
+  }
 }
 
 /// The session's summaries (without their covers lists), oldest first.
@@ -125,7 +187,7 @@ Check check_summary_coverage(Store& store, const std::vector<std::string>& sessi
                 fmt::format("summary '{}' coverage starts with tool record '{}', not at a unit boundary", s.id, id));
         }
         if (kind != kind::kMessage) continue;
-        tool_ids(st.text(5), calls, results);
+        tool_ids(st.view(5), calls, results);
         for (auto& r : results) {
           results_inside.push_back(id_hash(r));
           if (!open_calls.erase(r)) pending_results.insert(std::move(r));
@@ -180,7 +242,7 @@ Check check_summary_coverage(Store& store, const std::vector<std::string>& sessi
       scan.bind(1, session).bind(2, kind::kMessage);
       std::vector<std::string> calls, results;
       while (scan.step()) {
-        tool_ids(scan.text(0), calls, results);
+        tool_ids(scan.view(0), calls, results);
         for (const auto& x : calls)
           if (want_calls.count(x)) have_calls.insert(x);
         for (const auto& x : results)
