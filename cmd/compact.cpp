@@ -7,6 +7,7 @@
 #include "context.hpp"
 #include "strategies/lcm.hpp"
 #include "strategies/rolling.hpp"
+#include "strategies/snapcompact.hpp"
 #include "summarize/summarizer.hpp"
 #include "util/error.hpp"
 
@@ -24,6 +25,9 @@ struct CompactCliOptions {
   std::optional<std::int64_t> summarizer_window;
   std::optional<int> fanout;
   std::optional<std::int64_t> leaf_chunk_tokens;
+  std::optional<int> archive_percent;
+  std::optional<int> max_frames;
+  std::string model;
   bool force = false;
   bool dry_run = false;
   std::string instructions;
@@ -70,17 +74,34 @@ LcmOptions lcm_options(const CompactCliOptions& o) {
   return r;
 }
 
+SnapcompactOptions snapcompact_options(const CompactCliOptions& o) {
+  SnapcompactOptions r;
+  if (o.config) apply_snapcompact_config(read_config(*o.config), r);
+  apply_flags(o, r);
+  if (o.archive_percent) r.archive_percent = *o.archive_percent;
+  if (o.max_frames) r.max_frames = *o.max_frames;
+  r.model = o.model;
+  return r;
+}
+
 int run_compact(Context& ctx, const CompactCliOptions& o) {
-  if (o.strategy == "snapcompact" || o.strategy == "notes")
+  if (o.strategy == "notes")
     throw Error(Exit::usage, "compact.strategy", fmt::format("strategy '{}' is not yet supported", o.strategy),
-                "use --strategy rolling or lcm");
-  if (o.strategy != "rolling" && o.strategy != "lcm")
+                "use --strategy rolling, lcm or snapcompact");
+  if (o.strategy != "rolling" && o.strategy != "lcm" && o.strategy != "snapcompact")
     throw Error(Exit::usage, "compact.strategy", fmt::format("unknown strategy '{}'", o.strategy),
-                "use one of: rolling, lcm, snapcompact, notes");
+                "use one of: rolling, lcm, snapcompact");
   if (o.strategy != "lcm" && (o.fanout || o.leaf_chunk_tokens))
     throw Error(Exit::usage, "compact.options", "--fanout and --leaf-chunk-tokens apply to --strategy lcm only");
+  if (o.strategy != "snapcompact" && (o.archive_percent || o.max_frames || !o.model.empty()))
+    throw Error(Exit::usage, "compact.options",
+                "--archive-percent, --max-frames and --model apply to --strategy snapcompact only");
   CompactResult r;
-  if (o.strategy == "lcm") {
+  if (o.strategy == "snapcompact") {
+    SnapcompactOptions opts = snapcompact_options(o);
+    std::unique_ptr<Summarizer> summarizer = make_summarizer(o.summarizer);
+    r = compact_snapcompact(ctx.db(), ctx.resolve_session(), *summarizer, opts);
+  } else if (o.strategy == "lcm") {
     LcmOptions opts = lcm_options(o);
     std::unique_ptr<Summarizer> summarizer = make_summarizer(o.summarizer);
     r = compact_lcm(ctx.db(), ctx.resolve_session(), *summarizer, opts);
@@ -109,7 +130,7 @@ int run_compact(Context& ctx, const CompactCliOptions& o) {
 
 std::function<int(Context&)> setup_compact(CLI::App& sub) {
   auto o = std::make_shared<CompactCliOptions>();
-  sub.add_option("--strategy", o->strategy, "compaction strategy: rolling | lcm")->default_val("rolling");
+  sub.add_option("--strategy", o->strategy, "compaction strategy: rolling | lcm | snapcompact")->default_val("rolling");
   sub.add_option("--summarizer", o->summarizer, "extractive | openai:MODEL | anthropic:MODEL | command:CMD")
       ->default_val("extractive");
   sub.add_option("--window", o->window, "model context window in tokens (rolling.contextWindowTokens)");
@@ -119,8 +140,12 @@ std::function<int(Context&)> setup_compact(CLI::App& sub) {
                  "chunk summarizer input to half of this many tokens (default: the summarizer's window)");
   sub.add_option("--fanout", o->fanout, "lcm: condense a level once it holds this many siblings (default 4)");
   sub.add_option("--leaf-chunk-tokens", o->leaf_chunk_tokens, "lcm: source tokens per leaf summary (default 20000)");
+  sub.add_option("--model", o->model,
+                 "snapcompact: the model the frames are for (share/models/catalog.json; a text-only model gets rolling)");
+  sub.add_option("--archive-percent", o->archive_percent, "snapcompact: % of the window the frames may take (default 20)");
+  sub.add_option("--max-frames", o->max_frames, "snapcompact: frame budget replacing the provider caps");
   sub.add_option("--config", o->config,
-                 R"(JSON file {"rolling"|"lcm":{"contextWindowTokens","triggerPercent","tailPercent"}}, lcm also "fanout","leafChunkTokens")");
+                 R"(JSON file {"rolling"|"lcm"|"snapcompact":{"contextWindowTokens","triggerPercent","tailPercent"}}, lcm also "fanout","leafChunkTokens", snapcompact "archivePercent","maxFrames")");
   sub.add_flag("--force", o->force, "compact even below the trigger or without a window");
   sub.add_flag("--dry-run", o->dry_run, "print the plan; write nothing and call no summarizer");
   sub.add_option("--instructions", o->instructions, "focus for the summarizer");

@@ -2,8 +2,14 @@
 #include "render/render.hpp"
 #include "session/snapshot.hpp"
 
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
 #include <iostream>
 #include <sstream>
+
+#include "snapcompact/frames.hpp"
+#include "util/error.hpp"
 
 namespace ctxfold::cli {
 
@@ -13,7 +19,41 @@ struct RenderCliOptions {
   RenderOptions opts;
   bool body = false;
   std::optional<std::string> as_of;  ///< a seq, or "-": a snapshot JSON on stdin
+  std::optional<std::string> frames_dir;
+  CLI::Option* strategy_opt = nullptr;
 };
+
+/// Without --strategy: snapcompact when the session's newest compaction was snapcompact (seed 002:
+/// compacting with a strategy makes it the session's own), else rolling (which also reads lcm
+/// folds and the snapcompact archive as text).
+std::string session_strategy(Store& store, const std::string& session) {
+  auto ends = store.events(session, "compact/end");
+  for (auto it = ends.rbegin(); it != ends.rend(); ++it) {
+    if (json_str(it->payload, "status") != "compacted") continue;
+    return json_str(it->payload, "strategy") == "snapcompact" ? "snapcompact" : "rolling";
+  }
+  return "rolling";
+}
+
+/// --frames-dir: the archive's frames as DIR/frame-NNN.png (NNN: the frame's index in the archive).
+void write_frames(const Rendered& r, const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  if (!r.archive) return;
+  for (const auto& n : r.items) {
+    if (n.id != *r.archive) continue;
+    std::size_t k = 0;
+    for (const auto& b : n.content) {
+      if (json_str(b, "type") != "image") continue;
+      const auto& fr = r.frames["frames"][k++];
+      auto png = base64_decode(json_str(b, "data"));
+      if (!png) continue;
+      std::string path = fmt::format("{}/frame-{:03}.png", dir, fr["index"].get<std::int64_t>());
+      std::ofstream out(path, std::ios::binary);
+      out.write(png->data(), static_cast<std::streamsize>(png->size()));
+      if (!out) throw ctxfold::Error(ctxfold::Exit::environment, "render.frames_dir", fmt::format("cannot write '{}'", path));
+    }
+  }
+}
 
 /// --as-of SEQ | -: checked against the session (as_of.out_of_range); a piped snapshot also
 /// pins its session (when --session is not given) and its HEAD (when --head is not given).
@@ -35,7 +75,9 @@ int run_render(Context& ctx, const RenderCliOptions& o) {
   std::string session = ctx.resolve_session();
   RenderOptions opts = o.opts;
   if (o.as_of) apply_as_of(ctx, *o.as_of, opts, session);
+  if (o.strategy_opt && o.strategy_opt->count() == 0) opts.strategy = session_strategy(ctx.db(), session);
   Rendered r = render_context(ctx.db(), session, opts);
+  if (o.frames_dir) write_frames(r, *o.frames_dir);
   if (format == RenderFormat::text)
     emit_text(render_to_text(r));
   else if (o.body)
@@ -50,7 +92,17 @@ std::function<int(Context&)> setup_render(CLI::App& sub) {
   auto o = std::make_shared<RenderCliOptions>();
   sub.add_option("--format", o->format, "ctxfold | openai | anthropic | text")->default_val("ctxfold");
   sub.add_option("--head", o->opts.head, "render from this node instead of HEAD");
-  sub.add_option("--strategy", o->opts.strategy, "view policy: rolling | lcm | raw")->default_val("rolling");
+  o->strategy_opt =
+      sub.add_option("--strategy", o->opts.strategy,
+                     "view policy: rolling | lcm | snapcompact | raw (default: snapcompact when the session's newest "
+                     "compaction was, else rolling)")
+          ->default_val("rolling");
+  sub.add_option("--model", o->opts.model,
+                 "snapcompact: the model the request is for (share/models/catalog.json; a text-only model renders rolling)");
+  sub.add_option("--window", o->opts.window, "snapcompact: context window for the frame budget (default: the compaction's)");
+  sub.add_option("--archive-percent", o->opts.archive_percent, "snapcompact: % of the window the frames may take");
+  sub.add_option("--max-frames", o->opts.max_frames, "snapcompact: frame budget replacing the provider caps");
+  sub.add_option("--frames-dir", o->frames_dir, "snapcompact: also write the frames as DIR/frame-NNN.png");
   sub.add_option("--as-of", o->as_of, "read the state at this append boundary (a seq, or - for a snapshot on stdin)");
   o->opts.max_row_bytes = kDefaultMaxRowBytes;
   sub.add_option("--max-row-bytes", o->opts.max_row_bytes,

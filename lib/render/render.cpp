@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "snapcompact/archive.hpp"
 #include "tokens/estimate.hpp"
 #include "tokens/requests.hpp"
 #include "util/error.hpp"
@@ -166,7 +167,7 @@ void build_messages(Rendered& r) {
     }
 
     const Node& n = items[i];
-    RenderedMessage m{message_role(n), n.kind == kind::kSummary ? kind::kSummary : kind::kMessage, {n.id}, Json::array()};
+    RenderedMessage m{message_role(n), n.is_view() ? kind::kSummary : kind::kMessage, {n.id}, Json::array()};
     if (n.content.is_array()) {
       for (std::size_t b = 0; b < n.content.size(); ++b) {
         const Json& blk = n.content[b];
@@ -444,6 +445,10 @@ std::string block_text(const Json& b) {
 }  // namespace
 
 std::string fold_header(const RenderedFold& f) {
+  if (f.kind == "archive")
+    return fmt::format("[ctxfold snapcompact archive {}: the earlier conversation as text, {} source rows {} … {}; "
+                       "`ctxfold expand {}` reads them]",
+                       f.id, f.count, f.first, f.last, f.id);
   return fmt::format("[ctxfold lcm summary {}, depth {}: {} source rows {} … {}; `ctxfold expand {}` reads them]", f.id,
                      f.depth, f.count, f.first, f.last, f.id);
 }
@@ -521,12 +526,20 @@ void cap_row(Node& n, std::int64_t max_bytes, std::vector<TruncatedRow>& out) {
 }
 
 Rendered render_context(Store& store, const std::string& session, const RenderOptions& opts) {
-  if (opts.strategy != "rolling" && opts.strategy != "lcm" && opts.strategy != "raw")
+  if (opts.strategy != "rolling" && opts.strategy != "lcm" && opts.strategy != "raw" && opts.strategy != "snapcompact")
     throw Error(Exit::usage, "render.strategy", fmt::format("render does not know strategy '{}'", opts.strategy),
-                "use rolling, lcm or raw");
+                "use rolling, lcm, snapcompact or raw");
   Rendered r;
   r.session = session;
   r.strategy = opts.strategy;
+  // The view policy applied: snapcompact for a model that reads no images is rolling's (seed 002
+  // "snapcompact uses rolling's text compaction for that model"; the archive stays stored).
+  std::string eff = opts.strategy;
+  if (eff == "snapcompact" && !lookup_model(opts.model).reads_images) {
+    eff = "rolling";
+    r.fallback = "rolling";
+  }
+  const bool snap = eff == "snapcompact";
 
   if (opts.head) {
     auto n = store.node(*opts.head, false);
@@ -547,7 +560,9 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
 
   std::optional<Node> summary;
   std::optional<Coverage> cov;
-  if (opts.strategy == "rolling") {
+  // snapcompact reads the other strategies' stored folds as text ahead of its frames (seed 002):
+  // its walk is rolling's, with the archive folds drawn as frames afterwards.
+  if (eff == "rolling" || snap) {
     summary = store.active_summary(session, opts.as_of);
     if (summary) cov = coverage_of(*summary);
     if (summary && !cov) summary.reset();
@@ -555,7 +570,16 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
 
   // lcm folds by their last covered id, highest tree node (largest coverage) first.
   std::unordered_map<std::string, std::vector<Store::SummaryRange>> folds_by_last;
-  if (opts.strategy == "rolling" || opts.strategy == "lcm") {
+  std::unordered_set<std::string> archive_folds;
+  if (eff == "rolling" || snap) {
+    // A snapcompact archive is a stored fold: rolling reads it as text (seed 002 "stored folds"),
+    // snapcompact as frames.
+    for (auto& f : store.view_ranges(session, kind::kArchive, "snapcompact", opts.as_of)) {
+      archive_folds.insert(f.id);
+      folds_by_last[f.last].push_back(std::move(f));
+    }
+  }
+  if (eff == "rolling" || eff == "lcm" || snap) {
     for (auto& f : store.summary_ranges(session, "lcm", opts.as_of)) folds_by_last[f.last].push_back(std::move(f));
     for (auto& [last, v] : folds_by_last)
       std::sort(v.begin(), v.end(), [](const Store::SummaryRange& a, const Store::SummaryRange& b) {
@@ -608,8 +632,8 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
         std::optional<Node> first = f.first == n->id ? n : store.node(f.first, false);
         if (!first || first->seq > opts.as_of || first->predecessor != f.predecessor) {
           r.warnings.push_back(fmt::format(
-              "lcm summary '{}' was not applied: its predecessor is not the predecessor of its first covered node '{}'",
-              f.id, f.first));
+              "{} '{}' was not applied: its predecessor is not the predecessor of its first covered node '{}'",
+              archive_folds.count(f.id) ? "snapcompact archive" : "lcm summary", f.id, f.first));
           continue;
         }
         // Under rolling, a fold must not swallow the rolling summary's segment (or the summary
@@ -621,6 +645,7 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
         if (!fold) continue;
         RenderedFold rf;
         rf.id = f.id;
+        if (archive_folds.count(f.id)) rf.kind = "archive";
         if (auto d = fold->metadata.find("depth"); d != fold->metadata.end() && d->is_number_integer())
           rf.depth = d->get<std::int64_t>();
         rf.first = f.first;
@@ -652,6 +677,27 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   }
   r.items.assign(std::make_move_iterator(rev.rbegin()), std::make_move_iterator(rev.rend()));
   r.folds.assign(std::make_move_iterator(folds_rev.rbegin()), std::make_move_iterator(folds_rev.rend()));
+  if (snap) {
+    // An archive stands in the request as its frames (seed 002 "snapcompact"): a caption, then one
+    // PNG image block per frame the budget keeps. r.frames describes the newest archive's.
+    for (const auto& f : r.folds)
+      if (f.kind == "archive") r.archive = f.id;
+    for (Node& n : r.items)
+      if (archive_folds.count(n.id)) {
+        if (n.content.is_array() && !n.content.empty()) n.content.erase(n.content.begin());  // the fold_header
+        SnapSettings ss;
+        const Json meta = n.metadata.value("snapcompact", Json::object());
+        if (auto w = meta.find("window"); w != meta.end() && w->is_number_integer()) ss.window = w->get<std::int64_t>();
+        if (auto a = meta.find("archive_percent"); a != meta.end() && a->is_number_integer()) ss.archive_percent = a->get<int>();
+        if (auto m = meta.find("max_frames"); m != meta.end() && m->is_number_integer()) ss.max_frames = m->get<int>();
+        if (opts.window) ss.window = opts.window;
+        if (opts.archive_percent) ss.archive_percent = *opts.archive_percent;
+        if (opts.max_frames) ss.max_frames = opts.max_frames;
+        FrameSet fs = archive_frames(&store, n, opts.model, ss, opts.encode_frames);
+        n.content = std::move(fs.content);
+        if (r.archive && n.id == *r.archive) r.frames = fs.to_json();
+      }
+  }
   for (Node& n : r.items) cap_row(n, opts.max_row_bytes, r.truncated);
 
   // The rolling projection (seed 002 "rolling"): a bounded recap of the covered user messages,
@@ -664,7 +710,7 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
     if (r.summary && r.items[i].id == *r.summary) summary_pos = i;
   }
   std::optional<Recap> recap;
-  if (summary_pos < r.items.size() && opts.strategy == "rolling") {
+  if (summary_pos < r.items.size() && eff == "rolling") {
     recap = rolling_recap(store, r.items[summary_pos]);
     if (recap && recap->node.content.is_array())
       for (const auto& b : recap->node.content) r.items[summary_pos].content.push_back(b);
@@ -699,12 +745,13 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   // after it), the rolling summary (then its recap), and runs of folds.
   std::unordered_set<std::string> fold_ids;
   for (const auto& f : r.folds) fold_ids.insert(f.id);
-  const char* fold_kind = opts.strategy == "lcm" ? "summary" : "folds";
+  const char* fold_kind = eff == "lcm" ? "summary" : "folds";
   std::size_t last_view = sys_end;
   for (std::size_t i = sys_end; i < r.items.size(); ++i)
     if (i == summary_pos || fold_ids.count(r.items[i].id)) last_view = i + 1;
   auto kind_at = [&](std::size_t i) -> const char* {
     if (i == summary_pos) return "summary";
+    if (snap && archive_folds.count(r.items[i].id)) return "frames";
     if (fold_ids.count(r.items[i].id)) return fold_kind;
     return i < last_view ? "prefix" : "tail";
   };
@@ -750,9 +797,15 @@ Json render_to_json(const Rendered& r, RenderFormat format) {
   j["strategy"] = r.strategy;
   j["format"] = format_name(format);
   j["summary"] = r.summary ? Json(*r.summary) : Json(nullptr);
+  if (r.strategy == "snapcompact") {
+    j["archive"] = r.archive ? Json(*r.archive) : Json(nullptr);
+    j["fallback"] = r.fallback ? Json(*r.fallback) : Json(nullptr);
+    j["frames"] = r.frames.is_null() ? Json(nullptr) : r.frames;
+  }
   Json folds = Json::array();
   for (const auto& f : r.folds)
     folds.push_back(Json{{"id", f.id},
+                         {"kind", f.kind},
                          {"depth", f.depth},
                          {"covers",
                           {{"first", f.first},

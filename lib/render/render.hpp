@@ -26,6 +26,18 @@ struct RenderOptions {
   /// Per-row cap on the text a row sends (cap_row); 0: no cap. The library default is no cap so
   /// compaction plans on whole rows; `ctxfold render` applies kDefaultMaxRowBytes.
   std::int64_t max_row_bytes = 0;
+  /// strategy "snapcompact" (seed 002): the model the request is for (share/models/catalog.json;
+  /// unknown or empty: the catalog defaults), which sets frame geometry and budget; a model that
+  /// reads no images renders as "rolling" (Rendered::fallback) and the archive stays stored.
+  std::string model;
+  /// snapcompact frame settings; absent fields come from the archive's metadata.snapcompact (what
+  /// its compaction used), then the defaults.
+  std::optional<std::int64_t> window;
+  std::optional<int> archive_percent;
+  std::optional<int> max_frames;
+  /// false: frames are laid out and counted (dimensions, keys, budget) but not PNG-encoded: the
+  /// image blocks carry no data. Compaction plans with it.
+  bool encode_frames = true;
 };
 
 /// `render`'s default per-row cap: 100,000 bytes, about 25k tokens at ~4 bytes a token — the
@@ -92,9 +104,11 @@ struct RenderedMessage {
 
 /// A stored fold substituted for its covered segment: its id, its depth in the lcm tree
 /// (metadata.depth, 1 for a leaf) and the source range it stands for (first/last covered ids and
-/// their seqs, count of covered ids).
+/// their seqs, count of covered ids). kind "lcm" (an lcm summary) or "archive" (a snapcompact
+/// archive read as text by another strategy: seed 002 "stored folds").
 struct RenderedFold {
   std::string id;
+  std::string kind = "lcm";
   std::int64_t depth = 1;
   std::string first, last;
   std::int64_t first_seq = 0, last_seq = 0, count = 0;
@@ -103,6 +117,8 @@ struct RenderedFold {
 /// The line a render puts before an lcm fold's text so the model sees the node's id and source
 /// range and how to open it: "[ctxfold lcm summary ID, depth D: N source rows FIRST … LAST; `ctxfold
 /// expand ID` reads them]". Ids only (seqs differ in a fork, ids map back).
+/// An archive fold's line: "[ctxfold snapcompact archive ID: the earlier conversation as text, N
+/// source rows FIRST … LAST; `ctxfold expand ID` reads them]".
 std::string fold_header(const RenderedFold& f);
 
 /// The context a model reads from HEAD: the ordered nodes whose content enters the request
@@ -135,6 +151,13 @@ struct Rendered {
   std::vector<std::string> warnings;
   /// Rows whose text was cut by RenderOptions::max_row_bytes ("truncated" in render's JSON).
   std::vector<TruncatedRow> truncated;
+  /// strategy snapcompact: the archive substituted (its item's content is the frame blocks), and
+  /// the frames' description (snapcompact/archive.hpp FrameSet::to_json); the PNGs themselves are
+  /// in the item's image blocks.
+  std::optional<std::string> archive;
+  Json frames;
+  /// strategy snapcompact for a model that reads no images: "rolling" (the render is rolling's).
+  std::optional<std::string> fallback;
 };
 
 /// Walks HEAD's predecessor spine and substitutes the active summary for its covered segment

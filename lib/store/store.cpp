@@ -336,11 +336,27 @@ std::optional<Node> Store::active_summary(const std::string& session, std::int64
 
 std::vector<Store::SummaryRange> Store::summary_ranges(const std::string& session, const std::string& strategy,
                                                        std::int64_t as_of) {
+  return view_ranges(session, kind::kSummary, strategy, as_of);
+}
+
+std::optional<Node> Store::active_view(const std::string& session, const std::string& kind_name,
+                                       const std::string& strategy, std::int64_t as_of) {
+  auto st = db_.prepare(fmt::format(
+      "SELECT {} FROM nodes WHERE session=?1 AND kind=?3 AND seq<=?2 AND covers_count IS NOT NULL "
+      "AND json_extract(metadata,'$.strategy')=?4 ORDER BY seq DESC LIMIT 1",
+      kNodeColumns));
+  st.bind(1, session).bind(2, as_of).bind(3, kind_name).bind(4, strategy);
+  if (!st.step()) return std::nullopt;
+  return read_node(st);
+}
+
+std::vector<Store::SummaryRange> Store::view_ranges(const std::string& session, const std::string& kind_name,
+                                                    const std::string& strategy, std::int64_t as_of) {
   std::vector<SummaryRange> out;
   auto st = db_.prepare(
       "SELECT seq, id, predecessor, covers_first, covers_last, covers_count FROM nodes WHERE session=?1 AND "
-      "kind='summary' AND seq<=?2 AND covers_count IS NOT NULL AND json_extract(metadata,'$.strategy')=?3 ORDER BY seq");
-  st.bind(1, session).bind(2, as_of).bind(3, strategy);
+      "kind=?4 AND seq<=?2 AND covers_count IS NOT NULL AND json_extract(metadata,'$.strategy')=?3 ORDER BY seq");
+  st.bind(1, session).bind(2, as_of).bind(3, strategy).bind(4, kind_name);
   while (st.step()) {
     SummaryRange r;
     r.seq = st.int64(0);

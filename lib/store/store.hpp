@@ -133,6 +133,15 @@ class Store {
   /// summaries, no content read.
   std::vector<SummaryRange> summary_ranges(const std::string& session, const std::string& strategy,
                                            std::int64_t as_of = kLatest);
+  /// The same for view nodes of another kind (summary_ranges is view_ranges with kind "summary"):
+  /// snapcompact archives are read as folds with kind "archive", strategy "snapcompact".
+  std::vector<SummaryRange> view_ranges(const std::string& session, const std::string& kind,
+                                        const std::string& strategy, std::int64_t as_of = kLatest);
+  /// The newest view node of `kind` with metadata.strategy `strategy` and a coverage, at or before
+  /// as_of (snapcompact's active archive: each recompaction appends a longer one). Loaded like
+  /// active_summary (covers in metadata.covers, covers_ids not loaded).
+  std::optional<Node> active_view(const std::string& session, const std::string& kind, const std::string& strategy,
+                                  std::int64_t as_of = kLatest);
   /// Whether view node view_seq covers id (one indexed lookup; the covers list is not read).
   bool covers_contains(std::int64_t view_seq, const std::string& id);
 

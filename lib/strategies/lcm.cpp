@@ -155,25 +155,6 @@ std::string unit_text(const std::vector<Node>& items, const Unit& u) {
   return out;
 }
 
-/// The chain ids from `last` back to (exclusive) `stop_after`, or back to (inclusive) `stop_at`,
-/// oldest first: a leaf's exact contiguous segment, hidden records (events) included.
-std::vector<std::string> chain_segment(Store& store, const std::string& last, const std::optional<std::string>& stop_after,
-                                       const std::optional<std::string>& stop_at, std::int64_t bound) {
-  std::vector<std::string> rev;
-  std::optional<std::string> cur = last;
-  for (std::int64_t steps = 0; cur; ++steps) {
-    if (steps > bound)
-      throw Error(Exit::internal, "lcm.chain", fmt::format("the chain behind '{}' is longer than the rendered spine", last));
-    if (stop_after && *cur == *stop_after) break;
-    rev.push_back(*cur);
-    if (stop_at && *cur == *stop_at) break;
-    cur = store.predecessor_of(*cur);
-  }
-  if (stop_after && !cur)
-    throw Error(Exit::internal, "lcm.chain", fmt::format("the chain behind '{}' does not reach the cursor '{}'", last, *stop_after));
-  return {rev.rbegin(), rev.rend()};
-}
-
 /// What one summary call (with its retry and pointer fallback) produced.
 struct Made {
   std::string text;

@@ -93,9 +93,15 @@ std::optional<std::vector<std::string>> covered_ids(Store& store, const Plan& p,
   std::string stop_at;     // ... or including this one
   if (p.old_summary) stop_after = p.old_covers.empty() ? std::string() : p.old_covers.back();
   else stop_at = p.items[p.region_start].id;
+  // A stored fold of another strategy (an lcm summary, a snapcompact archive) at the start is not
+  // on the chain: the segment starts at the first node it covers, and the walk passes its rows.
+  std::int64_t bound = p.r.spine_length + 2;
+  for (const auto& f : p.r.folds) {
+    bound += f.count;
+    if (!p.old_summary && f.id == stop_at) stop_at = f.first;
+  }
   std::vector<std::string> rev;
   std::optional<std::string> cur = p.items[cut - 1].id;
-  const std::int64_t bound = p.r.spine_length + 2;
   for (std::int64_t steps = 0; cur; ++steps) {
     if (steps > bound) {
       why = "the chain behind the cut is longer than the rendered spine";

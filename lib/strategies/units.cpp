@@ -3,7 +3,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <fmt/format.h>
+
 #include "tokens/estimate.hpp"
+#include "util/error.hpp"
 
 namespace ctxfold {
 namespace {
@@ -158,6 +161,25 @@ PairingGaps pairing_gaps(const std::vector<Node>& items, std::size_t begin, std:
     for (const auto& id : tool_use_ids(items[i]))
       if (!results_inside.count(id) && results_after.count(id)) g.unanswered_calls.push_back(id);
   return g;
+}
+
+std::vector<std::string> chain_segment(Store& store, const std::string& last, const std::optional<std::string>& stop_after,
+                                       const std::optional<std::string>& stop_at, std::int64_t bound) {
+  std::vector<std::string> rev;
+  std::optional<std::string> cur = last;
+  for (std::int64_t steps = 0; cur; ++steps) {
+    if (steps > bound)
+      throw Error(Exit::internal, "compact.chain",
+                  fmt::format("the chain behind '{}' is longer than the rendered spine", last));
+    if (stop_after && *cur == *stop_after) break;
+    rev.push_back(*cur);
+    if (stop_at && *cur == *stop_at) break;
+    cur = store.predecessor_of(*cur);
+  }
+  if (stop_after && !cur)
+    throw Error(Exit::internal, "compact.chain",
+                fmt::format("the chain behind '{}' does not reach the cursor '{}'", last, *stop_after));
+  return {rev.rbegin(), rev.rend()};
 }
 
 }  // namespace ctxfold

@@ -4,7 +4,10 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "model/node.hpp"
+#include "store/store.hpp"
 
 namespace ctxfold {
 
@@ -57,5 +60,12 @@ struct PairingGaps {
   bool balanced() const { return unanswered_calls.empty() && orphan_results.empty(); }
 };
 PairingGaps pairing_gaps(const std::vector<Node>& items, std::size_t begin, std::size_t end);
+
+/// The chain ids from `last` back to (exclusive) `stop_after`, or back to (inclusive) `stop_at`,
+/// oldest first: the exact contiguous segment a fold covers, hidden records (events) included.
+/// Shared by lcm (a leaf's segment) and snapcompact (what an archive newly covers). Throws
+/// Error(internal,"compact.chain") when the walk exceeds `bound` steps or never reaches stop_after.
+std::vector<std::string> chain_segment(Store& store, const std::string& last, const std::optional<std::string>& stop_after,
+                                       const std::optional<std::string>& stop_at, std::int64_t bound);
 
 }  // namespace ctxfold

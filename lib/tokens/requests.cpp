@@ -59,6 +59,7 @@ TokenFigure token_figure(Store& store, const Rendered& r, std::int64_t as_of) {
   std::optional<std::size_t> summary_pos;
   std::unordered_set<std::string> views;
   if (r.summary) views.insert(*r.summary);
+  if (r.archive) views.insert(*r.archive);  // snapcompact: the archive's frames
   for (const auto& f : r.folds) views.insert(f.id);
   for (std::size_t i = 0; i < r.items.size() && !views.empty(); ++i)
     if (views.count(r.items[i].id)) {

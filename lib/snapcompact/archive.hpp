@@ -1,0 +1,113 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "snapcompact/frames.hpp"
+#include "store/store.hpp"
+#include "util/json.hpp"
+
+// snapcompact's archive as the model reads it (seed 002 "snapcompact"): the model catalog, the
+// per-model frame geometry, the frame budget, the frame cache (schema 003) and the image blocks a
+// render puts where the archive view node stands.
+namespace ctxfold {
+
+/// A model of share/models/catalog.json. An id the catalog does not know (or none) gets the
+/// catalog's defaults: reads images (seed 002: "A model without catalog modalities is treated as
+/// vision-capable"), provider "" (image budget 5), default image limits.
+struct ModelInfo {
+  std::string id;
+  std::string provider;
+  bool known = false;
+  bool reads_images = true;
+  std::optional<std::int64_t> context_window;
+  int max_edge = 1568;     ///< longest side in px taken without scaling
+  int short_edge = 0;      ///< shortest side in px taken without scaling (0: no such limit)
+  std::int64_t max_pixels = 0;  ///< area taken without scaling (0: no such limit)
+  int max_images = 0;      ///< images a request may carry, when the model declares it (0: not declared)
+  bool image_limits_declared = false;  ///< the entry gives its own image limits
+  int frame_width = 1072;  ///< preferred frame width in px before clamping (catalog defaults.frame)
+  int frame_rows = 82;     ///< preferred rows per frame before clamping
+};
+
+/// Looks a model up in the embedded catalog (exact id). Throws Error(internal,"catalog.invalid")
+/// when the embedded catalog does not parse.
+ModelInfo lookup_model(const std::string& id);
+
+/// The model's geometry: the preferred frame (catalog defaults.frame) clamped so width and height
+/// are within max_edge, the shorter side within short_edge, and the area within max_pixels; at
+/// least 1 column and 1 row. Narrower or shorter, never scaled.
+FrameGeometry frame_geometry(const ModelInfo& m);
+
+/// Settings of snapcompact's frames (seed 002 "snapcompact" config: archivePercent, maxFrames).
+struct SnapSettings {
+  std::optional<std::int64_t> window;  ///< contextWindowTokens (the model's catalog window when absent)
+  int archive_percent = 20;            ///< archivePercent: share of the window the frames may take
+  std::optional<int> max_frames;       ///< maxFrames: replaces the provider caps
+};
+
+/// The frame budget: the smallest of seed 002's four limits.
+struct FrameBudget {
+  std::int64_t limit = 0;       ///< frames kept at most (>= 1)
+  std::int64_t provider = 0;    ///< nine tenths of a declared image limit, else the provider cap (or maxFrames)
+  std::optional<std::int64_t> inline_data;  ///< 60 (3 MB at ~50 KB a frame), absent for provider "claude"
+  std::int64_t hard = 80;       ///< 80 frames
+  std::optional<std::int64_t> window;       ///< archivePercent of the window / tokens of one full frame
+  std::string binding;          ///< which limit binds: provider | inline_data | hard | window
+  Json to_json() const;
+};
+/// Provider caps when a model declares no image limit (seed 002): 90 for anthropic,
+/// amazon-bedrock, openrouter and antigravity; 200 for openai, openai-codex and the Google
+/// providers (google, gemini, google-vertex); 10 for umans; 5 for any other provider or unknown model.
+FrameBudget frame_budget(const ModelInfo& m, const FrameGeometry& g, const SnapSettings& s);
+
+/// Which of n frames a budget keeps: all when n <= limit; else the first and the newest limit-1
+/// (only the newest when limit is 1). Ascending indexes.
+std::vector<std::size_t> kept_frames(std::size_t n, std::int64_t limit);
+
+/// One frame a render sends.
+struct RenderedFrame {
+  std::size_t index = 0;  ///< position among all frames of the archive
+  std::string key;
+  int width = 0, height = 0;
+  std::int64_t chars = 0;
+  std::int64_t missing_glyphs = 0;
+  bool cached = false;          ///< read from snapcompact_frames rather than drawn
+  std::string png_base64;       ///< empty when the render did not encode (planning)
+};
+
+/// The archive's frames for one model, as a render sends them.
+struct FrameSet {
+  ModelInfo model;
+  FrameGeometry geometry;
+  FrameBudget budget;
+  std::int64_t total_frames = 0;
+  std::int64_t total_chars = 0;     ///< grapheme clusters of the archive text
+  std::int64_t dropped_frames = 0;
+  std::int64_t dropped_chars = 0;   ///< characters of the dropped middle frames
+  std::int64_t missing_glyphs = 0;  ///< over the kept frames
+  std::vector<RenderedFrame> frames;  ///< kept, in order
+  /// The blocks that stand for the archive: a caption text block (id, source range, geometry, what
+  /// the budget dropped, how to read the text), then one image block per kept frame
+  /// {"type":"image","media_type":"image/png","data","width","height"} (no "data" when not encoded).
+  Json content = Json::array();
+  Json to_json() const;  ///< {"model","geometry","budget","total","kept","dropped","dropped_chars",...}
+};
+
+/// The text of an archive view node (its text blocks joined).
+std::string archive_text(const Node& archive);
+
+/// Builds the frames of `archive` for the model: layout, split, budget; each kept frame is read
+/// from the cache (store may be null) or drawn and, when encode, PNG-encoded. Never writes.
+FrameSet archive_frames(Store* store, const Node& archive, const std::string& model, const SnapSettings& s,
+                        bool encode);
+
+/// Stores the frames of fs not yet cached (INSERT OR IGNORE; the caller holds no transaction).
+/// Returns how many were added. Needs a read-write store with schema 003.
+std::int64_t cache_frames(Store& store, const FrameSet& fs);
+
+/// Whether the database has the frame cache table (schema 003).
+bool has_frame_cache(Store& store);
+
+}  // namespace ctxfold
