@@ -22,7 +22,7 @@ expect_eq "dry run writes no node" "80" "$(count "$db" 'select count(*) from nod
 expect_eq "dry run writes no event" "0" "$(count "$db" 'select count(*) from events')"
 
 # Usage and input errors.
-expect_rc "snapcompact not yet" 2 "$CTXFOLD" --db "$db" compact --strategy snapcompact --window 20000
+expect_rc "snapcompact flags need snapcompact" 2 "$CTXFOLD" --db "$db" compact --window 20000 --max-frames 3
 expect_rc "lcm flags need lcm" 2 "$CTXFOLD" --db "$db" compact --window 20000 --fanout 3
 expect_rc "unknown strategy" 2 "$CTXFOLD" --db "$db" compact --strategy nope
 expect_rc "bad percent" 2 "$CTXFOLD" --db "$db" compact --window 20000 --tail-percent 0
