@@ -6,6 +6,7 @@
 
 #include "context.hpp"
 #include "strategies/lcm.hpp"
+#include "strategies/notes.hpp"
 #include "strategies/rolling.hpp"
 #include "strategies/snapcompact.hpp"
 #include "summarize/summarizer.hpp"
@@ -28,6 +29,8 @@ struct CompactCliOptions {
   std::optional<int> archive_percent;
   std::optional<int> max_frames;
   std::string model;
+  bool notes = false;
+  std::int64_t notes_budget = 2000;
   bool force = false;
   bool dry_run = false;
   std::string instructions;
@@ -110,6 +113,22 @@ int run_compact(Context& ctx, const CompactCliOptions& o) {
     std::unique_ptr<Summarizer> summarizer = make_summarizer(o.summarizer);
     r = compact_rolling(ctx.db(), ctx.resolve_session(), *summarizer, opts);
   }
+  if (o.notes && r.status == "compacted") {
+    // The notes layer (seed 002 "notes"): rewritten after the strategy committed; a failure keeps
+    // the old notes, is said in the output, and never fails the compaction.
+    std::unique_ptr<Summarizer> summarizer = make_summarizer(o.summarizer);
+    NotesOptions no;
+    no.budget_tokens = o.notes_budget;
+    no.instructions = o.instructions;
+    if (o.summarizer_window) no.summarizer_window = *o.summarizer_window;
+    Json n = rewrite_notes(ctx.db(), r.session, r, *summarizer, no);
+    if (json_str(n, "status") == "failed") {
+      std::string why = n.contains("error") ? json_str(n["error"], "message") : std::string();
+      warn(fmt::format("notes rewrite failed, the previous notes are kept: {}", why));
+      r.reason += (r.reason.empty() ? "" : "; ") + fmt::format("notes rewrite failed, the previous notes are kept: {}", why);
+    }
+    r.details["notes"] = std::move(n);
+  }
   if (ctx.text) {
     emit_text(fmt::format("{}: {}{}\n", r.status, r.reason.empty() ? std::string() : r.reason,
                           r.summary_id ? fmt::format(" (summary {}, covers {} nodes, {} -> {} tokens, {})", *r.summary_id,
@@ -146,6 +165,10 @@ std::function<int(Context&)> setup_compact(CLI::App& sub) {
   sub.add_option("--max-frames", o->max_frames, "snapcompact: frame budget replacing the provider caps");
   sub.add_option("--config", o->config,
                  R"(JSON file {"rolling"|"lcm"|"snapcompact":{"contextWindowTokens","triggerPercent","tailPercent"}}, lcm also "fanout","leafChunkTokens", snapcompact "archivePercent","maxFrames")");
+  sub.add_flag("--notes", o->notes, "also rewrite the session's notes (seed 002 notes layer) after the compaction");
+  sub.add_option("--notes-budget", o->notes_budget, "notes budget in tokens (notes.budgetTokens, default 2000)")
+      ->default_val(2000)
+      ->check(CLI::Range(std::int64_t(64), std::int64_t(1000000)));
   sub.add_flag("--force", o->force, "compact even below the trigger or without a window");
   sub.add_flag("--dry-run", o->dry_run, "print the plan; write nothing and call no summarizer");
   sub.add_option("--instructions", o->instructions, "focus for the summarizer");

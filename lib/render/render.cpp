@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "snapcompact/archive.hpp"
+#include "strategies/notes.hpp"
 #include "tokens/estimate.hpp"
 #include "tokens/requests.hpp"
 #include "util/error.hpp"
@@ -698,6 +699,16 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
         if (r.archive && n.id == *r.archive) r.frames = fs.to_json();
       }
   }
+  if (opts.notes && opts.strategy != "raw")
+    if (auto notes = session_notes(store, session, opts.as_of)) {
+      std::size_t at = 0;
+      while (at < r.items.size() && r.items[at].is_model_input() && r.items[at].role == role::kSystem) ++at;
+      Json content = Json::array({Json{{"type", "text"}, {"text", kNotesHeader}}});
+      for (auto& b : notes->content) content.push_back(std::move(b));
+      notes->content = std::move(content);
+      r.notes = notes->id;
+      r.items.insert(r.items.begin() + static_cast<std::ptrdiff_t>(at), std::move(*notes));
+    }
   for (Node& n : r.items) cap_row(n, opts.max_row_bytes, r.truncated);
 
   // The rolling projection (seed 002 "rolling"): a bounded recap of the covered user messages,
@@ -751,6 +762,7 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
     if (i == summary_pos || fold_ids.count(r.items[i].id)) last_view = i + 1;
   auto kind_at = [&](std::size_t i) -> const char* {
     if (i == summary_pos) return "summary";
+    if (r.notes && r.items[i].id == *r.notes) return "notes";
     if (snap && archive_folds.count(r.items[i].id)) return "frames";
     if (fold_ids.count(r.items[i].id)) return fold_kind;
     return i < last_view ? "prefix" : "tail";
@@ -797,6 +809,7 @@ Json render_to_json(const Rendered& r, RenderFormat format) {
   j["strategy"] = r.strategy;
   j["format"] = format_name(format);
   j["summary"] = r.summary ? Json(*r.summary) : Json(nullptr);
+  j["notes"] = r.notes ? Json(*r.notes) : Json(nullptr);
   if (r.strategy == "snapcompact") {
     j["archive"] = r.archive ? Json(*r.archive) : Json(nullptr);
     j["fallback"] = r.fallback ? Json(*r.fallback) : Json(nullptr);

@@ -38,6 +38,10 @@ struct RenderOptions {
   /// false: frames are laid out and counted (dimensions, keys, budget) but not PNG-encoded: the
   /// image blocks carry no data. Compaction plans with it.
   bool encode_frames = true;
+  /// Start with the session's notes (seed 002 "notes": every later request starts with them),
+  /// under kNotesHeader after the system run. Compaction plans without them (the strategies'
+  /// triggers do not count the notes). Never with strategy raw.
+  bool notes = true;
 };
 
 /// `render`'s default per-row cap: 100,000 bytes, about 25k tokens at ~4 bytes a token — the
@@ -158,6 +162,8 @@ struct Rendered {
   Json frames;
   /// strategy snapcompact for a model that reads no images: "rolling" (the render is rolling's).
   std::optional<std::string> fallback;
+  /// The notes node rendered first (section "notes"), when the session has notes.
+  std::optional<std::string> notes;
 };
 
 /// Walks HEAD's predecessor spine and substitutes the active summary for its covered segment

@@ -206,9 +206,12 @@ ForkResult fork_session(Store& store, const ForkOptions& opts) {
     for (const auto& c : v.covers_ids)
       if (on_path.count(c) || copied_views.count(c)) ++inside;
     bool pred_ok = !v.predecessor || on_path.count(*v.predecessor) || copied_views.count(*v.predecessor);
+    // Notes belong to their session: a fork starts without them and its first compaction writes
+    // its own from all it evicts (seed 002 "notes").
+    if (v.kind == kind::kNotes) continue;
     if (v.covers_ids.empty()) {
-      // A view node without coverage (notes): it belongs to the fork when it hangs off the path
-      // at or before the fork point.
+      // A view node without coverage: it belongs to the fork when it hangs off the path at or
+      // before the fork point.
       if (v.predecessor && pred_ok && v.seq <= at->seq) {
         copied_views.insert(v.id);
         view_copies.push_back(&v);

@@ -74,6 +74,7 @@ bool make_plan(Store& store, const std::string& session, const LcmOptions& opts,
   ro.head = p.head;
   ro.as_of = p.boundary;
   ro.strategy = "lcm";
+  ro.notes = false;
   p.r = render_context(store, session, ro);
   p.before = p.r.estimated_tokens;
   res.estimated_tokens_before = res.estimated_tokens_after = p.before;
@@ -593,6 +594,7 @@ CompactResult compact_lcm(Store& store, const std::string& session, Summarizer& 
   }
   RenderOptions after;
   after.strategy = "lcm";
+  after.notes = false;
   Rendered r2 = render_context(store, session, after);
   res.estimated_tokens_after = r2.estimated_tokens;
   res.tokens_after = r2.tokens;

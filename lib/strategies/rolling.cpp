@@ -144,6 +144,7 @@ bool make_plan(Store& store, const std::string& session, const RollingOptions& o
   ro.head = p.head;
   ro.as_of = p.boundary;
   ro.strategy = "rolling";
+  ro.notes = false;
   p.r = render_context(store, session, ro);
   bool render_has_recap = false;
   for (const auto& s : p.r.sections)
@@ -558,6 +559,7 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
   // What a render now reads.
   RenderOptions after;
   after.strategy = "rolling";
+  after.notes = false;
   Rendered r2 = render_context(store, session, after);
   res.estimated_tokens_after = r2.estimated_tokens;
   bool has_recap = std::any_of(r2.sections.begin(), r2.sections.end(), [](const Section& x) { return x.kind == "recap"; });
@@ -594,6 +596,7 @@ CompactResult compact_rolling(Store& store, const std::string& session, Summariz
     // Still over the trigger (seed 001 "Approximate convergence"): re-compact the head checkpoint
     // with half the output budget, unless the kept tail alone is the problem.
     RenderOptions ro;
+    ro.notes = false;
     Rendered r = render_context(store, session, ro);
     std::int64_t summary_part = 0;
     for (const auto& s : r.sections)

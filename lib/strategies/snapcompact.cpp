@@ -46,6 +46,7 @@ RenderOptions snap_render(const SnapcompactOptions& o, std::optional<std::string
   ro.archive_percent = o.archive_percent;
   ro.max_frames = o.max_frames;
   ro.encode_frames = encode;
+  ro.notes = false;
   return ro;
 }
 

@@ -14,7 +14,7 @@ bdf="$(dirname "$CTXFOLD")/generated/8x13.bdf"
 expect_rc "import" 0 "$CTXFOLD" --db "$db" import "$f"
 head0=$("$CTXFOLD" --db "$db" --session $s render | jq -r .head)
 
-expect_rc "compact snapcompact" 0 "$CTXFOLD" --db "$db" --session $s compact --strategy snapcompact --window 60000
+expect_rc "compact snapcompact" 0 "$CTXFOLD" --db "$db" --session $s compact --strategy snapcompact --window 60000 --notes
 cp "$WORK/out" "$WORK/c.json"
 expect_eq "compacted" "compacted" "$(jq -r .status "$WORK/c.json")"
 expect_eq "strategy" "snapcompact" "$(jq -r .strategy "$WORK/c.json")"
@@ -23,6 +23,8 @@ expect_eq "an archive id" "arc-" "${arc:0:4}"
 expect_eq "frames cached by compact" "true" "$(jq '.frames_cached > 0' "$WORK/c.json")"
 expect_eq "under the trigger after" "true" "$(jq '.tokens_after.value < 48000' "$WORK/c.json")"
 expect_eq "the archive is a view node" "archive" "$("$CTXFOLD" --db "$db" show "$arc" | jq -r .node.kind)"
+expect_eq "notes written" "rewritten" "$(jq -r .notes.status "$WORK/c.json")"
+notes=$(jq -r .notes.id "$WORK/c.json")
 
 # render (no --strategy: the session's strategy is now snapcompact) in the anthropic format.
 expect_rc "render anthropic" 0 "$CTXFOLD" --db "$db" --session $s render --format anthropic --frames-dir "$WORK/frames"
@@ -30,7 +32,8 @@ cp "$WORK/out" "$WORK/r.json"
 expect_eq "strategy snapcompact" "snapcompact" "$(jq -r .strategy "$WORK/r.json")"
 expect_eq "the archive rendered" "$arc" "$(jq -r .archive "$WORK/r.json")"
 # The imported Claude Code summary stays as text ahead of the frames (seed 002), in the same user turn.
-expect_eq "sections: summary, frames, tail" "summary,frames,tail" "$(jq -r '[.sections[].kind] | join(",")' "$WORK/r.json")"
+expect_eq "sections: notes, summary, frames, tail" "notes,summary,frames,tail" "$(jq -r '[.sections[].kind] | join(",")' "$WORK/r.json")"
+expect_eq "the request starts with the notes" "$notes" "$(jq -r .notes "$WORK/r.json")"
 expect_eq "the caption, then image blocks, base64 PNG" "true" \
   "$(jq '.messages[0].content | (map(.type == "text" and (.text | startswith("[ctxfold snapcompact archive"))) | index(true)) as $c
         | $c != null and (.[$c + 1:] | length > 0 and all(.type == "image" and .source.type == "base64" and .source.media_type == "image/png"))' "$WORK/r.json")"
@@ -115,6 +118,9 @@ expect_rc "compact text-only" 0 "$CTXFOLD" --db "$db" --session $s compact --str
 expect_eq "rolling fallback compacts" "rolling" "$(jq -r .fallback "$WORK/out")"
 expect_rc "render text-only again" 0 "$CTXFOLD" --db "$db" --session $s render --format anthropic --model deepseek-chat --strategy snapcompact
 expect_eq "a text summary" "true" "$(jq '.summary != null and ([.messages[].content | if type=="array" then .[] else empty end | select(.type=="image")] | length) == 0' "$WORK/out")"
+expect_eq "the notes survive the switch" "$notes" "$(jq -r .notes "$WORK/out")"
+expect_rc "render lcm" 0 "$CTXFOLD" --db "$db" --session $s render --strategy lcm
+expect_eq "notes under lcm too" "$notes" "$(jq -r .notes "$WORK/out")"
 expect_rc "render vision again" 0 "$CTXFOLD" --db "$db" --session $s render --format anthropic --strategy snapcompact
 expect_eq "the archive stayed for a vision model" "$arc" "$(jq -r .archive "$WORK/out")"
 

@@ -9,6 +9,8 @@
 #include "session_fixture.hpp"
 #include "snapcompact/archive.hpp"
 #include "snapcompact/frames.hpp"
+#include "session/fork.hpp"
+#include "strategies/notes.hpp"
 #include "strategies/snapcompact.hpp"
 
 namespace ctxfold {
@@ -300,6 +302,75 @@ TEST_F(SnapTest, OverBudgetDropsMiddleFramesAndTheCaptionSaysHowMuch) {
       << caption;
   EXPECT_EQ(rr.frames["frames"][0]["index"], 0);
   EXPECT_EQ(rr.frames["frames"][1]["index"].get<int>(), rr.frames["total"].get<int>() - 1);
+}
+
+}  // namespace
+}  // namespace ctxfold
+
+namespace ctxfold {
+namespace {
+
+TEST_F(SnapTest, NotesAreRewrittenRenderedFirstSurviveASwitchAndAFailureKeepsThem) {
+  add("sys", role::kSystem, Json::array({Json{{"type", "text"}, {"text", "system prompt"}}}), std::string());
+  turns(6);
+  FakeSummarizer f;
+  f.fn = [](const SummaryRequest& r, int call) {
+    EXPECT_EQ(r.prompt_version, "notes-v1");
+    EXPECT_NE(r.instructions.find("2000 tokens"), std::string::npos);
+    EXPECT_EQ(r.max_output_tokens, 2500);  // a quarter above the budget
+    return "NOTES " + std::to_string(call) + " prev=[" + r.previous_summary.substr(0, 20) + "] " + r.transcript.substr(0, 40);
+  };
+  CompactResult r = compact_snapcompact(st(), "s", f, opts());
+  ASSERT_EQ(r.status, "compacted");
+  Json n1 = rewrite_notes(st(), "s", r, f, NotesOptions{});
+  ASSERT_EQ(n1["status"], "rewritten") << n1.dump();
+  EXPECT_FALSE(f.requests.front().transcript.empty());
+  EXPECT_TRUE(f.requests.front().previous_summary.empty());
+  for (const std::string strategy : {"snapcompact", "rolling", "lcm"}) {
+    RenderOptions ro;
+    ro.strategy = strategy;
+    Rendered rr = render_context(st(), "s", ro);
+    ASSERT_TRUE(rr.notes) << strategy;
+    ASSERT_GE(rr.sections.size(), 2u);
+    EXPECT_EQ(rr.sections[0].kind, "system");
+    EXPECT_EQ(rr.sections[1].kind, "notes") << strategy;
+    EXPECT_EQ(json_str(rr.items[1].content[0], "text"), kNotesHeader);
+  }
+  expect_verifies();
+  // A strategy switch: rolling compacts, the notes are rewritten from their cursor on and carried.
+  turns(4, 7);
+  FakeSummarizer rs;
+  rs.fn = [](const SummaryRequest& r, int) { return "rolled " + r.transcript.substr(0, 100); };
+  RollingOptions ro;
+  ro.window = 4000;
+  ro.tail_percent = 10;
+  CompactResult r2 = compact_rolling(st(), "s", rs, ro);
+  ASSERT_EQ(r2.status, "compacted") << r2.reason;
+  const std::size_t before = f.requests.size();
+  Json n2 = rewrite_notes(st(), "s", r2, f, NotesOptions{});
+  ASSERT_EQ(n2["status"], "rewritten") << n2.dump();
+  EXPECT_EQ(n2["previous"], n1["id"]);
+  EXPECT_EQ(f.requests[before].previous_summary.rfind("NOTES 1", 0), 0u);
+  EXPECT_EQ(f.requests[before].transcript.find("request 1 "), std::string::npos);  // only what is new
+  // A failed rewrite keeps the old notes and says so.
+  turns(4, 11);
+  CompactResult r3 = compact_rolling(st(), "s", rs, ro);
+  ASSERT_EQ(r3.status, "compacted") << r3.reason;
+  FakeSummarizer bad;
+  bad.fn = [](const SummaryRequest&, int) -> std::string { throw Error(Exit::environment, "summarizer.http", "down"); };
+  Json n3 = rewrite_notes(st(), "s", r3, bad, NotesOptions{});
+  EXPECT_EQ(n3["status"], "failed");
+  EXPECT_EQ(session_notes(st(), "s")->id, n2["id"]);
+  Rendered after = render_context(st(), "s", RenderOptions{});
+  EXPECT_EQ(after.notes, std::optional<std::string>(n2["id"].get<std::string>()));
+  expect_verifies();
+  // A fork starts without notes.
+  ForkOptions fo;
+  fo.at = *st().head("s");
+  fo.name = "f1";
+  fork_session(st(), fo);
+  EXPECT_FALSE(session_notes(st(), "f1"));
+  EXPECT_FALSE(render_context(st(), "f1", RenderOptions{}).notes);
 }
 
 }  // namespace

@@ -1,0 +1,46 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "store/store.hpp"
+#include "strategies/compaction.hpp"
+#include "summarize/summarizer.hpp"
+#include "util/json.hpp"
+
+// The notes layer (seed 002 "notes", PRODUCT.md §2): a small bounded memory over any strategy,
+// rewritten by the summarizer at every compaction and rendered first in every later request.
+namespace ctxfold {
+
+/// Prompt version of the notes rewrite (share/prompts/notes-v1.txt).
+inline constexpr const char* kNotesPrompt = "notes-v1";
+
+/// Header a render puts before the notes (seed 002: "a short header that points to" the recall tools).
+inline constexpr const char* kNotesHeader =
+    "[ctxfold notes: working notes kept across compactions; `ctxfold grep` and `ctxfold expand` read the full history]";
+
+/// notes.budgetTokens (seed 002, default 2000).
+struct NotesOptions {
+  std::int64_t budget_tokens = 2000;
+  std::string instructions;            ///< --instructions, passed on
+  std::int64_t summarizer_window = 0;  ///< chunk to half of it (0: the summarizer's own)
+};
+
+/// The session's notes at as_of: its newest view node of kind notes (they belong to the session,
+/// not the strategy, so they survive a strategy switch; a fork, another session, has none).
+std::optional<Node> session_notes(Store& store, const std::string& session, std::int64_t as_of = kLatest);
+
+/// Rewrites the session's notes after the compaction `res` committed (status "compacted"): the
+/// summarizer gets the previous notes and the history newly evicted since the notes' cursor
+/// (metadata.notes.cursor, the last evicted id they have read; without notes, or when the cursor is
+/// no longer on the chain, everything res covers), in chunks of at most half the summarizer
+/// window with the notes carried, prompt notes-v1, output limit budget*5/4 (seed 002: "a quarter
+/// above the budget"; nothing else truncates the notes). A new notes node (kind notes, id
+/// "notes-<compaction hex>", predecessor the last evicted id, no coverage) is appended in one
+/// transaction with a compact/notes event. A failed rewrite writes nothing but the event and
+/// keeps the old notes. Returns {"status":"rewritten"|"failed"|"skipped","id","previous","error",
+/// "calls","evicted_rows","budget_tokens"}; never throws for a summarizer failure.
+Json rewrite_notes(Store& store, const std::string& session, const CompactResult& res, Summarizer& summarizer,
+                   const NotesOptions& opts);
+
+}  // namespace ctxfold
