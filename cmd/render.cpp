@@ -26,10 +26,10 @@ struct RenderCliOptions {
 /// Without --strategy: snapcompact when the session's newest compaction was snapcompact (seed 002:
 /// compacting with a strategy makes it the session's own), else rolling (which also reads lcm
 /// folds and the snapcompact archive as text).
-std::string session_strategy(Store& store, const std::string& session) {
+std::string session_strategy(Store& store, const std::string& session, std::int64_t as_of) {
   auto ends = store.events(session, "compact/end");
   for (auto it = ends.rbegin(); it != ends.rend(); ++it) {
-    if (json_str(it->payload, "status") != "compacted") continue;
+    if (it->boundary_seq > as_of || json_str(it->payload, "status") != "compacted") continue;
     return json_str(it->payload, "strategy") == "snapcompact" ? "snapcompact" : "rolling";
   }
   return "rolling";
@@ -75,7 +75,7 @@ int run_render(Context& ctx, const RenderCliOptions& o) {
   std::string session = ctx.resolve_session();
   RenderOptions opts = o.opts;
   if (o.as_of) apply_as_of(ctx, *o.as_of, opts, session);
-  if (o.strategy_opt && o.strategy_opt->count() == 0) opts.strategy = session_strategy(ctx.db(), session);
+  if (o.strategy_opt && o.strategy_opt->count() == 0) opts.strategy = session_strategy(ctx.db(), session, opts.as_of);
   Rendered r = render_context(ctx.db(), session, opts);
   if (o.frames_dir) write_frames(r, *o.frames_dir);
   if (format == RenderFormat::text)

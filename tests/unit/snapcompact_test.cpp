@@ -81,6 +81,11 @@ TEST(SnapLayout, LongLinesWrapAtCharacterBoundariesAndTabsExpand) {
   EXPECT_EQ(layout_rows("", 5).size(), 0u);
   EXPECT_EQ(layout_rows("a\n", 5).size(), 1u);
   EXPECT_EQ(layout_rows("a\n\nb", 5).size(), 3u);
+  // Right-to-left text keeps its logical order, one cell a letter (Hebrew alef, bet, gimel).
+  rows = layout_rows("\xD7\x90\xD7\x91\xD7\x92", 2);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].end, 4u);
+  ASSERT_NE(font_8x13().find(0x05D0), nullptr);
   // An ill-formed byte is a cell of its own and never swallows its neighbours.
   rows = layout_rows(std::string("a\xFF" "b"), 2);
   ASSERT_EQ(rows.size(), 2u);
