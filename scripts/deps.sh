@@ -3,7 +3,8 @@
 set -euo pipefail
 pkgs=(cmake g++ make pkg-config libcli11-dev libsqlite3-dev nlohmann-json3-dev libfmt-dev
       libcurl4-openssl-dev libssl-dev googletest libgtest-dev libgmock-dev libutf8proc-dev libpng-dev xfonts-base pcf2bdf
-      jq sqlite3 ripgrep python3 man-db groff-base)
+      jq sqlite3 ripgrep python3 man-db groff-base
+      zsh fish graphviz)   # test-only peers: the zsh/fish completion tests, dot for log --graph
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
