@@ -91,6 +91,7 @@ void import_ctxfold_jsonl(const std::string& path, ImportSink& sink) {
       continue;
     }
     flush_bad();
+    if (json_str(v, "schema") == "ctxfold.export/1") continue;  // export's closing summary record
     if (!is_ctxfold_node_record(v)) {
       begin_id(current);
       std::string schema = json_str(v, "schema");

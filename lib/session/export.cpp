@@ -1,0 +1,56 @@
+#include "session/export.hpp"
+
+#include <fmt/format.h>
+
+#include "import/ctxfold_jsonl.hpp"
+#include "util/error.hpp"
+
+namespace ctxfold {
+
+namespace {
+SessionInfo find_session(Store& st, const std::string& id) {
+  for (SessionInfo& s : st.sessions())
+    if (s.id == id) return s;
+  throw Error(Exit::bad_input, "session.unknown", fmt::format("no session '{}' in this database", id));
+}
+
+Json opt(const std::optional<std::string>& v) { return v ? Json(*v) : Json(nullptr); }
+}  // namespace
+
+ExportCounts export_ctxfold(Store& st, const std::string& session, const std::function<void(const Json&)>& line) {
+  SessionInfo s = find_session(st, session);
+  auto head = st.head(session);
+  line(Json{{"schema", kSessionSchema},
+            {"id", s.id},
+            {"kind", s.kind},
+            {"parent_session", opt(s.parent_session)},
+            {"parent_node", opt(s.parent_node)},
+            {"source", opt(s.source)},
+            {"format", opt(s.format)},
+            {"metadata", s.metadata},
+            {"head", opt(head)}});
+  ExportCounts c;
+  c.session = session;
+  st.for_each_node(session, [&](const Node& n) {
+    Json j = Json::object();
+    j["schema"] = kNodeSchema;
+    Json body = node_to_json(n, false);  // named: items() of a temporary would dangle
+    for (auto& [k, v] : body.items()) j[k] = std::move(v);
+    line(j);
+    ++c.nodes;
+    if (n.is_view()) ++c.views;
+    return true;
+  });
+  return c;
+}
+
+Json export_messages(Store& st, const std::string& session, RenderFormat format) {
+  if (format != RenderFormat::openai && format != RenderFormat::anthropic)
+    throw Error(Exit::usage, "export.format", "export_messages needs the openai or anthropic format");
+  RenderOptions opts;
+  opts.strategy = "raw";
+  opts.max_row_bytes = 0;
+  return render_request_body(render_context(st, session, opts), format);
+}
+
+}  // namespace ctxfold
