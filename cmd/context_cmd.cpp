@@ -1,0 +1,114 @@
+// `context`: the inspector of seed 002 ("inspect"): the prepared request's sections in order,
+// their sources, token estimates per section against the window, the compaction status, and the
+// provider-measured input tokens where a transcript recorded them, always labelled.
+#include <fmt/format.h>
+
+#include "context.hpp"
+#include "render/render.hpp"
+#include "strategies/compaction.hpp"
+#include "util/error.hpp"
+
+namespace ctxfold::cli {
+
+namespace {
+struct ContextCliOptions {
+  RenderOptions opts;
+  std::optional<std::int64_t> window;
+  int trigger_percent = 80;
+};
+
+Json pct(std::int64_t part, const std::optional<std::int64_t>& window) {
+  if (!window || *window <= 0) return nullptr;
+  return static_cast<double>(static_cast<std::int64_t>(1000.0 * static_cast<double>(part) / static_cast<double>(*window) + 0.5)) / 10.0;
+}
+
+std::string bar(std::int64_t part, std::int64_t whole, int width) {
+  if (whole <= 0) return {};
+  std::int64_t cells = (part * width * 8 + whole / 2) / whole;  // eighths of a cell
+  if (part > 0 && cells == 0) cells = 1;
+  static const char* partial[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
+  std::string s;
+  for (std::int64_t i = 0; i < cells / 8 && i < width; ++i) s += "█";
+  if (cells / 8 < width) s += partial[cells % 8];
+  return s;
+}
+
+int run_context(Context& ctx, const ContextCliOptions& o) {
+  Store& st = ctx.db();
+  std::string session = ctx.resolve_session();
+  if (o.window && *o.window <= 0) throw Error(Exit::usage, "usage.context", "--window must be positive");
+  if (o.trigger_percent < 1 || o.trigger_percent > 100)
+    throw Error(Exit::usage, "usage.context", "--trigger-percent must be 1..100");
+  Rendered r = render_context(st, session, o.opts);
+
+  Json sections = Json::array();
+  for (const Section& s : r.sections) {
+    sections.push_back({{"kind", s.kind},
+                        {"count", s.ids.size()},
+                        {"first", s.ids.empty() ? Json(nullptr) : Json(s.ids.front())},
+                        {"last", s.ids.empty() ? Json(nullptr) : Json(s.ids.back())},
+                        {"estimated_tokens", s.estimated_tokens},
+                        {"percent_of_window", pct(s.estimated_tokens, o.window)}});
+  }
+  Json status;
+  const TokenFigure& fig = r.tokens;
+  if (!o.window) {
+    status = {{"window", nullptr}, {"due", nullptr}, {"reason", "unknown window: give --window to see the trigger"}};
+  } else {
+    std::int64_t trigger = ceil_percent(*o.window, o.trigger_percent);
+    bool due = fig.value >= trigger;
+    status = {{"window", *o.window},
+              {"trigger_percent", o.trigger_percent},
+              {"trigger_tokens", trigger},
+              {"due", due},
+              {"percent_of_window", pct(fig.value, o.window)},
+              {"reason", fmt::format("{} {} tokens {} the trigger of {}", fig.kind, fig.value,
+                                     due ? "reach" : "are below", trigger)}};
+  }
+  Json out = {{"schema", "ctxfold.context/1"},
+              {"session", r.session},
+              {"head", r.head},
+              {"strategy", r.strategy},
+              {"sections", sections},
+              {"estimated_input_tokens", r.estimated_tokens},
+              {"provider_input_tokens", fig.kind == "measured" ? Json(fig.value) : Json(nullptr)},
+              {"tokens", fig.to_json()},
+              {"summary", r.summary ? Json(*r.summary) : Json(nullptr)},
+              {"folds", r.folds.size()},
+              {"repairs", r.repairs.size()},
+              {"compaction", status}};
+  if (!ctx.text) {
+    emit(out);
+    return 0;
+  }
+  std::int64_t whole = o.window ? *o.window : std::max<std::int64_t>(r.estimated_tokens, 1);
+  std::string t = fmt::format("session {}  HEAD {}  strategy {}\n", r.session, r.head, r.strategy);
+  for (const Section& s : r.sections) {
+    std::string src = s.ids.empty() ? "" : s.ids.size() == 1 ? s.ids.front()
+                                                             : fmt::format("{} .. {}", s.ids.front(), s.ids.back());
+    t += fmt::format("  {:<8} {:>6} rows {:>8} est  {:<30} {}\n", s.kind, s.ids.size(), s.estimated_tokens,
+                     bar(s.estimated_tokens, whole, 30), src);
+  }
+  t += fmt::format("  total    {:>8} tokens ({}{})", fig.value, fig.kind,
+                   fig.kind == "estimated" ? "" : fmt::format("; local estimate {}", r.estimated_tokens));
+  if (o.window)
+    t += fmt::format(" of a {} window: {}% — {}\n", *o.window, pct(fig.value, o.window).dump(),
+                     status["due"].get<bool>() ? "compaction due" : "not due");
+  else
+    t += "; unknown window (--window)\n";
+  emit_text(t);
+  return 0;
+}
+}  // namespace
+
+std::function<int(Context&)> setup_context(CLI::App& sub) {
+  auto o = std::make_shared<ContextCliOptions>();
+  sub.add_option("--strategy", o->opts.strategy, "view policy: rolling | lcm | raw")->default_val("rolling");
+  sub.add_option("--head", o->opts.head, "inspect the request from this node instead of HEAD");
+  sub.add_option("--window", o->window, "model context window in tokens (percentages and the trigger)");
+  sub.add_option("--trigger-percent", o->trigger_percent, "compaction is due at this % of the window")->default_val(80);
+  o->opts.max_row_bytes = kDefaultMaxRowBytes;
+  return [o](Context& ctx) { return run_context(ctx, *o); };
+}
+
+}  // namespace ctxfold::cli
