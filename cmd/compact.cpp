@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "context.hpp"
+#include "util/config.hpp"
 #include "strategies/lcm.hpp"
 #include "strategies/notes.hpp"
 #include "strategies/rolling.hpp"
@@ -36,18 +37,6 @@ struct CompactCliOptions {
   std::string instructions;
 };
 
-Json read_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(Exit::environment, "config.read", fmt::format("cannot read config file '{}'", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  try {
-    return parse_json(ss.str());
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(Exit::bad_input, "config.invalid", fmt::format("config file '{}' is not valid JSON: {}", path, e.what()));
-  }
-}
-
 /// Flags win over the config file, which wins over the defaults (seed 002 "configure").
 void apply_flags(const CompactCliOptions& o, CompactionOptions& r) {
   if (o.window) r.window = *o.window;
@@ -61,7 +50,7 @@ void apply_flags(const CompactCliOptions& o, CompactionOptions& r) {
 
 RollingOptions rolling_options(const CompactCliOptions& o) {
   RollingOptions r;
-  if (o.config) apply_rolling_config(read_config(*o.config), r);
+  apply_rolling_config(load_config(o.config).value, r);
   apply_flags(o, r);
   validate_rolling_options(r);
   return r;
@@ -69,7 +58,7 @@ RollingOptions rolling_options(const CompactCliOptions& o) {
 
 LcmOptions lcm_options(const CompactCliOptions& o) {
   LcmOptions r;
-  if (o.config) apply_lcm_config(read_config(*o.config), r);
+  apply_lcm_config(load_config(o.config).value, r);
   apply_flags(o, r);
   if (o.fanout) r.fanout = *o.fanout;
   if (o.leaf_chunk_tokens) r.leaf_chunk_tokens = *o.leaf_chunk_tokens;
@@ -79,7 +68,7 @@ LcmOptions lcm_options(const CompactCliOptions& o) {
 
 SnapcompactOptions snapcompact_options(const CompactCliOptions& o) {
   SnapcompactOptions r;
-  if (o.config) apply_snapcompact_config(read_config(*o.config), r);
+  apply_snapcompact_config(load_config(o.config).value, r);
   apply_flags(o, r);
   if (o.archive_percent) r.archive_percent = *o.archive_percent;
   if (o.max_frames) r.max_frames = *o.max_frames;
@@ -164,7 +153,7 @@ std::function<int(Context&)> setup_compact(CLI::App& sub) {
   sub.add_option("--archive-percent", o->archive_percent, "snapcompact: % of the window the frames may take (default 20)");
   sub.add_option("--max-frames", o->max_frames, "snapcompact: frame budget replacing the provider caps");
   sub.add_option("--config", o->config,
-                 R"(JSON file {"rolling"|"lcm"|"snapcompact":{"contextWindowTokens","triggerPercent","tailPercent"}}, lcm also "fanout","leafChunkTokens", snapcompact "archivePercent","maxFrames")");
+                 R"(JSON file {"rolling"|"lcm"|"snapcompact":{"contextWindowTokens","triggerPercent","tailPercent"}}, lcm also "fanout","leafChunkTokens", snapcompact "archivePercent","maxFrames" (default: $CTXFOLD_CONFIG, then ~/.config/ctxfold/config.json))");
   sub.add_flag("--notes", o->notes, "also rewrite the session's notes (seed 002 notes layer) after the compaction");
   sub.add_option("--notes-budget", o->notes_budget, "notes budget in tokens (notes.budgetTokens, default 2000)")
       ->default_val(2000)

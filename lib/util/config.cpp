@@ -1,0 +1,81 @@
+#include "util/config.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "util/error.hpp"
+
+namespace ctxfold {
+
+namespace {
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(Exit::environment, "config.read", fmt::format("cannot read config file '{}'", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::optional<std::string> user_default() {
+  std::filesystem::path dir;
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x)
+    dir = x;
+  else if (const char* h = std::getenv("HOME"); h && *h)
+    dir = std::filesystem::path(h) / ".config";
+  else
+    return std::nullopt;
+  std::filesystem::path p = dir / "ctxfold" / "config.json";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(p, ec)) return std::nullopt;
+  return p.string();
+}
+}  // namespace
+
+Json parse_config_text(const std::string& text, const std::string& path) {
+  Json j;
+  try {
+    j = parse_json(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is 1-based: the byte where parsing failed. Count lines and columns up to it.
+    std::size_t at = e.byte == 0 ? 0 : std::min<std::size_t>(e.byte - 1, text.size());
+    std::size_t line = 1, col = 1;
+    for (std::size_t i = 0; i < at; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    std::string what = e.what();
+    if (auto p = what.find("syntax error"); p != std::string::npos) what = what.substr(p);
+    throw Error(Exit::bad_input, "config.invalid", fmt::format("{}:{}:{}: config is not valid JSON: {}", path, line, col, what));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(Exit::bad_input, "config.invalid", fmt::format("{}: config is not valid JSON: {}", path, e.what()));
+  }
+  if (!j.is_object())
+    throw Error(Exit::bad_input, "config.invalid", fmt::format("{}:1:1: config must be a JSON object with a section per strategy", path));
+  return j;
+}
+
+ConfigSource load_config(const std::optional<std::string>& flag) {
+  ConfigSource c;
+  if (flag) {
+    c.path = *flag;
+    c.origin = "--config";
+  } else if (const char* env = std::getenv("CTXFOLD_CONFIG"); env && *env) {
+    c.path = env;
+    c.origin = "CTXFOLD_CONFIG";
+  } else if (auto u = user_default()) {
+    c.path = *u;
+    c.origin = "user";
+  }
+  if (c.path) c.value = parse_config_text(read_file(*c.path), *c.path);
+  return c;
+}
+
+}  // namespace ctxfold
