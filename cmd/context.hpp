@@ -40,6 +40,11 @@ void warn(const std::string& message);
 /// as grep's {"type":"match","data":{"id":...}}; a listing with an "items" array, like list's
 /// document, gives each item's id; records without an id, like grep's summary record, are skipped).
 std::vector<std::string> ids_from_arg(const std::string& arg);
+/// Runs fn for each id of arg (an id, or "-": ids_from_arg's stdin records). An Error thrown for
+/// a record read from stdin is reported on stderr as "ctxfold: error: stdin:LINE: message" and the
+/// remaining records still run (ripgrep's rule: the exit code is decided at the end); returns the
+/// exit code of the first failure, 0 when none. With a plain id the Error propagates.
+int for_each_id(const std::string& arg, const std::function<void(const std::string&)>& fn);
 
 /// One entry of the command table: the single source of names, summaries and needs.
 struct Command {
@@ -58,6 +63,9 @@ std::function<int(Context&)> setup_import(CLI::App& sub);
 std::function<int(Context&)> setup_append(CLI::App& sub);
 std::function<int(Context&)> setup_sessions(CLI::App& sub);
 std::function<int(Context&)> setup_log(CLI::App& sub);
+std::function<int(Context&)> setup_export(CLI::App& sub);
+std::function<int(Context&)> setup_context(CLI::App& sub);
+std::function<int(Context&)> setup_config(CLI::App& sub);
 std::function<int(Context&)> setup_show(CLI::App& sub);
 std::function<int(Context&)> setup_checkout(CLI::App& sub);
 std::function<int(Context&)> setup_render(CLI::App& sub);

@@ -11,7 +11,7 @@ struct ExpandOptions {
 };
 
 int run_expand(Context& ctx, const ExpandOptions& o) {
-  for (const std::string& id : ids_from_arg(o.id)) {
+  return for_each_id(o.id, [&](const std::string& id) {
     ExpandPage p = expand(ctx.db(), id, o.offset, o.limit);
     Json rows = Json::array();
     for (const ExpandRow& r : p.rows)
@@ -26,8 +26,7 @@ int run_expand(Context& ctx, const ExpandOptions& o) {
           {"limit", p.limit},
           {"next_offset", p.next_offset ? Json(*p.next_offset) : Json(nullptr)},
           {"rows", rows}});
-  }
-  return 0;
+  });
 }
 }  // namespace
 

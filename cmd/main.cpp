@@ -28,6 +28,8 @@ const std::vector<Command>& command_table() {
       {"show", "print one node", Needs::read_only, setup_show},
       {"checkout", "move HEAD to a node (an explicit, recorded HEAD move)", Needs::read_write, setup_checkout},
       {"render", "the context a model reads from HEAD", Needs::read_only, setup_render},
+      {"context", "inspect the prepared request: sections, sources, tokens against the window, compaction status",
+       Needs::read_only, setup_context},
       {"tokens", "provider-measured input tokens against ctxfold's estimates, per request", Needs::read_only,
        setup_tokens},
       {"compact", "compact the session now (rolling or lcm summaries; HEAD never moves)", Needs::read_write, setup_compact},
@@ -45,6 +47,9 @@ const std::vector<Command>& command_table() {
       {"list", "every stored summary of a session, active or not, paged", Needs::read_only, setup_list},
       {"index", "bring the derived text index (grep trigram index, text lengths for expand) up to date",
        Needs::read_write, setup_index},
+      {"export", "a session back out as ctxfold JSONL, OpenAI or Anthropic messages (import reads it back)",
+       Needs::read_only, setup_export},
+      {"config", "the effective settings per strategy and where each came from", Needs::nothing, setup_config},
       {"verify-invariants", "check the session database invariants (exit 1 on any violation)", Needs::nothing,
        setup_verify},
   };

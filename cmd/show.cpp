@@ -23,15 +23,10 @@ int run_show(Context& ctx, const ShowOptions& o) {
   if (o.as_of != kLatest && (o.as_of < 0 || o.as_of > st.max_seq()))
     throw Error(Exit::bad_input, "as_of.out_of_range",
                 fmt::format("--as-of {} is beyond the append boundary {}", o.as_of, st.max_seq()));
-  int rc = 0;
-  for (const std::string& id : ids_from_arg(o.id)) {
+  return for_each_id(o.id, [&](const std::string& id) {
     auto n = st.node(id);
     if (n && n->seq > o.as_of) n.reset();  // --as-of: appended after that boundary
-    if (!n) {
-      fmt::print(stderr, "ctxfold: error: no node '{}'\n", id);
-      rc = static_cast<int>(Exit::bad_input);
-      continue;
-    }
+    if (!n) throw Error(Exit::bad_input, "node.unknown", fmt::format("no node '{}'", id));
     Json node = node_to_json(*n);
     node["metadata"].erase("covers");
     emit({{"schema", "ctxfold.show/1"},
@@ -40,8 +35,7 @@ int run_show(Context& ctx, const ShowOptions& o) {
           {"digest", n->digest},
           {"estimated_tokens", n->tokens},
           {"children", children_as_of(st, id, o.as_of)}});
-  }
-  return rc;
+  });
 }
 }  // namespace
 

@@ -1,8 +1,12 @@
+#include <unistd.h>
+
+#include <filesystem>
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "context.hpp"
+#include "util/progress.hpp"
 #include "invariants/report.hpp"
 #include "invariants/verify.hpp"
 #include "util/error.hpp"
@@ -63,7 +67,13 @@ Outcome verify_one(Context& ctx, const std::string& path, const VerifyCliOptions
     }
     VerifyOptions vo;
     vo.quick = o.quick;
+    Progress bar("verify " + std::filesystem::path(path).filename().string());
+    if (bar.active())
+      vo.progress = [&](const std::string& phase, std::int64_t done, std::int64_t total) {
+        bar.update(done, total, phase);
+      };
     out.db.report = verify_invariants(st, sessions, vo);
+    bar.finish();
     out.exit = out.db.report.ok ? 0 : 1;
   } catch (const Error& e) {
     out.error = e;
@@ -105,7 +115,7 @@ int run_verify(Context& ctx, const VerifyCliOptions& o) {
 
   for (const auto& r : results) {
     if (ctx.text) {
-      emit_text(verify_to_text(r.db));
+      emit_text(verify_to_text(r.db, colour_wanted(STDOUT_FILENO)));
     } else if (r.error) {
       emit(error_json(r));
     } else {

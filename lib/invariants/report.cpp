@@ -130,16 +130,19 @@ std::string verify_to_junit(const std::vector<VerifiedDb>& dbs) {
       all_tests, all_failures, all_errors, all_skipped, suites);
 }
 
-std::string verify_to_text(const VerifiedDb& db) {
+std::string verify_to_text(const VerifiedDb& db, bool colour) {
   const VerifyReport& r = db.report;
+  // SGR: green ok, red FAILED, yellow warnings (ECMA-48); only when the caller's stdout takes colour.
+  auto paint = [&](const char* sgr, const std::string& s) { return colour ? fmt::format("\x1b[{}m{}\x1b[0m", sgr, s) : s; };
   if (!db.error.empty()) return fmt::format("{}\n     error: {}\n", db.path, db.error);
   std::string out = fmt::format("{}{}\n", db.path, r.quick ? " (--quick)" : "");
   for (const auto& c : r.checks) {
-    out += fmt::format("{:<4} {:<40} {}\n", c.id, c.name, c.skipped ? "skipped" : c.ok ? "ok" : "FAILED");
+    out += fmt::format("{:<4} {:<40} {}\n", c.id, c.name,
+                       c.skipped ? "skipped" : c.ok ? paint("32", "ok") : paint("1;31", "FAILED"));
     for (const auto& v : c.violations)
-      out += fmt::format("     violation [{}]: {}\n", v.session.empty() ? "(database)" : v.session, describe(v));
+      out += fmt::format("     {} [{}]: {}\n", paint("31", "violation"), v.session.empty() ? "(database)" : v.session, describe(v));
     for (const auto& w : c.warnings)
-      out += fmt::format("     warning [{}]: {}\n", w.session.empty() ? "(database)" : w.session, describe(w));
+      out += fmt::format("     {} [{}]: {}\n", paint("33", "warning"), w.session.empty() ? "(database)" : w.session, describe(w));
   }
   out += fmt::format("{} session(s): {}\n", r.sessions.size(), r.ok ? "all invariants hold" : "violations found");
   return out;

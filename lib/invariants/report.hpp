@@ -31,7 +31,8 @@ std::string xml_escape(const std::string& s);
 /// <error>. Each testcase carries the invariant's source as a <properties> entry.
 std::string verify_to_junit(const std::vector<VerifiedDb>& dbs);
 
-/// The human view (--text) of one database's report.
-std::string verify_to_text(const VerifiedDb& db);
+/// The human view (--text) of one database's report; colour adds SGR colour to ok / FAILED /
+/// violation / warning (callers pass colour_wanted(stdout): a terminal without NO_COLOR).
+std::string verify_to_text(const VerifiedDb& db, bool colour = false);
 
 }  // namespace ctxfold

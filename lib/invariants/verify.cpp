@@ -741,9 +741,16 @@ VerifyReport verify_invariants(Store& store, const std::vector<std::string>& ses
   Profile prof;
   prof.on = std::getenv("CTXFOLD_VERIFY_PROFILE") != nullptr;
   prof.lap("-");
+  auto step = [&](const std::string& phase, std::int64_t done, std::int64_t total) {
+    if (opts.progress) opts.progress(phase, done, total);
+  };
+  const std::int64_t n_sessions = static_cast<std::int64_t>(sessions.size());
+  std::int64_t done_sessions = 0;
+  step("sessions", 0, n_sessions);
   check_seq_continuity(store, i1);
   prof.lap("I1");
   for (const auto& s : sessions) {
+    step("sessions", done_sessions++, n_sessions);
     if (!store.session(s)) {
       add(i6, s, {}, fmt::format("session '{}' does not exist", s));
       continue;
@@ -762,8 +769,10 @@ VerifyReport verify_invariants(Store& store, const std::vector<std::string>& ses
       prof.lap("I10");
     }
   }
+  step("I11 SQLite integrity", n_sessions, n_sessions);
   check_sqlite(store, i11, opts.quick);
   prof.lap("I11");
+  step("I3 I4 I7 I8 I9", n_sessions, n_sessions);
   // Compaction invariants live next door (invariants/verify_compaction.hpp).
   Check i3 = check_summary_coverage(store, sessions);
   prof.lap("I3");

@@ -1,4 +1,5 @@
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct VerifyOptions {
   /// integrity_check (foreign_key_check still runs). Skipped (reported with skipped=true): the
   /// render-based I4, I5, I9, I10. Cost: no render, no content hashing.
   bool quick = false;
+  /// Called as the work advances: (phase, done, total) — "sessions" per session checked, then
+  /// each database-wide check by its id. For a progress bar; may be empty.
+  std::function<void(const std::string& phase, std::int64_t done, std::int64_t total)> progress;
 };
 
 struct VerifyReport {

@@ -6,8 +6,16 @@ namespace ctxfold {
 
 std::vector<std::string> ids_from_lines(std::istream& in) {
   std::vector<std::string> ids;
+  for (IdLine& l : id_lines_from(in)) ids.push_back(std::move(l.id));
+  return ids;
+}
+
+std::vector<IdLine> id_lines_from(std::istream& in) {
+  std::vector<IdLine> ids;
   std::string line;
+  std::int64_t number = 0;
   while (std::getline(in, line)) {
+    ++number;
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
     if (line.empty()) continue;
     if (line.front() == '{') {
@@ -20,18 +28,18 @@ std::vector<std::string> ids_from_lines(std::istream& in) {
           for (const Json& item : *items)
             if (item.is_object() && item.contains("id") && item["id"].is_string() &&
                 !item["id"].get_ref<const std::string&>().empty())
-              ids.push_back(item["id"].get<std::string>());
+              ids.push_back({number, item["id"].get<std::string>()});
           continue;
         }
         for (const char* key : {"id", "node", "summary_id", "head"})
           if (auto it = rec.find(key); it != rec.end() && it->is_string() && !it->get_ref<const std::string&>().empty()) {
-            ids.push_back(it->get<std::string>());
+            ids.push_back({number, it->get<std::string>()});
             break;
           }
         continue;
       }
     }
-    ids.push_back(line);
+    ids.push_back({number, line});
   }
   return ids;
 }

@@ -1,4 +1,5 @@
 #pragma once
+#include <cstdint>
 #include <istream>
 #include <string>
 #include <vector>
@@ -13,5 +14,15 @@ namespace ctxfold {
 /// of them (grep's summary record) gives nothing; a line that starts with '{' but does not
 /// parse as an object is taken as an id.
 std::vector<std::string> ids_from_lines(std::istream& in);
+
+/// One id read by id_lines_from, with the 1-based input line it came from (a listing's items
+/// share their line).
+struct IdLine {
+  std::int64_t line = 0;
+  std::string id;
+};
+
+/// ids_from_lines with line numbers, so an error about one record can name its line.
+std::vector<IdLine> id_lines_from(std::istream& in);
 
 }  // namespace ctxfold
