@@ -5,6 +5,7 @@
 #include "context.hpp"
 #include "strategies/lcm.hpp"
 #include "strategies/rolling.hpp"
+#include "strategies/snapcompact.hpp"
 #include "util/config.hpp"
 #include "util/error.hpp"
 
@@ -41,10 +42,17 @@ int run_config(Context& ctx, const ConfigCliOptions& o) {
   l["fanout"] = setting(lcm.fanout, l_sec, "fanout", src);
   l["leafChunkTokens"] = setting(lcm.leaf_chunk_tokens, l_sec, "leafChunkTokens", src);
   settings["lcm"] = l;
+  SnapcompactOptions snap;
+  apply_snapcompact_config(src.value, snap);
+  Json s_sec = src.value.contains("snapcompact") ? src.value["snapcompact"] : Json(nullptr);
+  Json sc = shared(snap, s_sec, src);
+  sc["archivePercent"] = setting(snap.archive_percent, s_sec, "archivePercent", src);
+  sc["maxFrames"] = setting(snap.max_frames ? Json(*snap.max_frames) : Json(nullptr), s_sec, "maxFrames", src);
+  settings["snapcompact"] = sc;
   // Sections this build does not read are shown as given, so a typo is visible.
   Json other = Json::object();
   for (auto& [k, v] : src.value.items())
-    if (k != "rolling" && k != "lcm") other[k] = v;
+    if (k != "rolling" && k != "lcm" && k != "snapcompact") other[k] = v;
   Json out = {{"schema", "ctxfold.config/1"},
               {"file", src.path ? Json(*src.path) : Json(nullptr)},
               {"origin", src.origin},

@@ -7,6 +7,7 @@ need_transcripts
 src=$(cd "$(dirname "$0")/../.." && pwd)
 transcript="$CTXFOLD_TRANSCRIPTS/claude-code/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
 [ -f "$transcript" ] || { echo "SKIP: no $transcript" >&2; exit 0; }
+before=$(sha256sum < "$transcript")
 mkdir -p "$WORK/bin" "$WORK/base"
 ln -s "$CTXFOLD" "$WORK/bin/ctxfold"
 export PATH="$WORK/bin:$PATH"
@@ -18,7 +19,9 @@ for page in "$src"/man/*.1; do
   cmds=$(sed -n '/^\.SH EXAMPLES/,/^\.SH /p' "$page" | sed -n 's/^\$ //p' | sed 's/\\-/-/g; s/\\e/\\/g')
   [ -n "$cmds" ] || { fail "$name has no example commands"; continue; }
   dir="$WORK/$name"; mkdir -p "$dir"
-  cp "$WORK/base/ctxfold.db" "$dir/"; ln -s "$transcript" "$dir/session.jsonl"
+  # A private copy, never a link: an example that writes session.jsonl must not reach the
+  # shared transcript (root ignores its read-only mode).
+  cp "$WORK/base/ctxfold.db" "$dir/"; cp "$transcript" "$dir/session.jsonl"
   while IFS= read -r cmd; do
     out=$(cd "$dir" && bash -o pipefail -c "$cmd" 2>"$WORK/err"); rc=$?
     if [ "$rc" -eq 0 ]; then ok; else fail "$name: \`$cmd\` exit $rc: $(head -c 300 "$WORK/err")"; fi
@@ -26,4 +29,5 @@ for page in "$src"/man/*.1; do
     if [[ $cmd == *">"* ]] || [ -n "$out" ]; then ok; else fail "$name: \`$cmd\` printed nothing"; fi
   done <<<"$cmds"
 done
+expect_eq "the shared transcript is unchanged" "$before" "$(sha256sum < "$transcript")"
 finish
