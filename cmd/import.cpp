@@ -1,5 +1,9 @@
+#include <unistd.h>
+
 #include "context.hpp"
+#include "import/home.hpp"
 #include "import/import.hpp"
+#include "util/error.hpp"
 
 namespace ctxfold::cli {
 
@@ -7,22 +11,74 @@ namespace {
 struct ImportOptionsCli {
   std::vector<std::string> paths;
   ImportOptions opts;
+  std::string from;
+  bool no_progress = false;
 };
 
-int run_import(Context& ctx, const ImportOptionsCli& o) {
-  ImportResult r = import_paths(ctx.db(), o.paths, o.opts);
-  Json out = {{"schema", "ctxfold.import/1"}, {"sessions", Json::array()}, {"warnings", Json::array()}};
+Json sessions_json(const ImportResult& r) {
+  Json out = Json::array();
   for (const auto& s : r.sessions)
-    out["sessions"].push_back({{"session", s.session},
-                               {"source", s.source},
-                               {"format", s.format},
-                               {"nodes_added", s.nodes_added},
-                               {"nodes_skipped", s.nodes_skipped},
-                               {"head", s.head ? Json(*s.head) : Json(nullptr)}});
+    out.push_back({{"session", s.session},
+                   {"source", s.source},
+                   {"format", s.format},
+                   {"nodes_added", s.nodes_added},
+                   {"nodes_skipped", s.nodes_skipped},
+                   {"head", s.head ? Json(*s.head) : Json(nullptr)}});
+  return out;
+}
+
+Json warnings_json(const ImportResult& r) {
+  Json out = Json::array();
   for (const auto& w : r.warnings) {
-    out["warnings"].push_back({{"file", w.file}, {"line", w.line}, {"code", w.code}, {"message", w.message}});
+    out.push_back({{"file", w.file}, {"line", w.line}, {"code", w.code}, {"message", w.message}});
     warn(w.file + ":" + std::to_string(w.line) + ": " + w.message + " (" + w.code + ")");
   }
+  return out;
+}
+
+int run_home(Context& ctx, const ImportOptionsCli& o) {
+  if (o.paths.size() > 1)
+    throw Error(Exit::usage, "import.from", "--from takes at most one folder",
+                "name the agent home (or one folder under it), or none for the agent's default roots");
+  HomeOptions ho;
+  ho.from = o.from;
+  if (!o.paths.empty()) ho.dir = o.paths.front();
+  ho.progress = !o.no_progress && isatty(STDERR_FILENO);
+  HomeResult r = import_home(ctx.db(), ho);
+  Json counts = Json::object();
+  for (const char* k : {"new", "appended", "rewritten", "touched", "unchanged", "ignored", "failed"}) counts[k] = 0;
+  Json files = Json::array();
+  std::int64_t added = 0, bytes = 0;
+  for (const auto& f : r.files) {
+    counts[f.outcome] = counts[f.outcome].get<std::int64_t>() + 1;
+    bytes += f.bytes_read;
+    if (f.outcome == "unchanged" || f.outcome == "ignored") continue;
+    Json j = {{"path", f.path}, {"agent", f.agent}, {"outcome", f.outcome}, {"bytes_read", f.bytes_read}};
+    if (!f.error.empty()) j["error"] = f.error;
+    files.push_back(std::move(j));
+  }
+  for (const auto& s : r.import.sessions) added += s.nodes_added;
+  Json out = {{"schema", "ctxfold.import/1"},
+              {"from", o.from},
+              {"roots", r.roots},
+              {"files_seen", r.files.size()},
+              {"outcomes", counts},
+              {"bytes_read", bytes},
+              {"nodes_added", added},
+              {"files", files},
+              {"sessions", sessions_json(r.import)},
+              {"warnings", warnings_json(r.import)}};
+  emit(out);
+  return 0;
+}
+
+int run_import(Context& ctx, const ImportOptionsCli& o) {
+  if (!o.from.empty()) return run_home(ctx, o);
+  if (o.paths.empty())
+    throw Error(Exit::usage, "import.paths", "nothing to import",
+                "name transcript files, - for stdin, or --from AGENT for an agent's home");
+  ImportResult r = import_paths(ctx.db(), o.paths, o.opts);
+  Json out = {{"schema", "ctxfold.import/1"}, {"sessions", sessions_json(r)}, {"warnings", warnings_json(r)}};
   emit(out);
   return 0;
 }
@@ -30,10 +86,17 @@ int run_import(Context& ctx, const ImportOptionsCli& o) {
 
 std::function<int(Context&)> setup_import(CLI::App& sub) {
   auto o = std::make_shared<ImportOptionsCli>();
-  sub.add_option("paths", o->paths, "transcript files, or - for stdin")->required();
+  sub.add_option("paths", o->paths, "transcript files, or - for stdin; with --from, one folder to walk instead of "
+                                    "the agent's default roots");
   sub.add_option("--format", o->opts.format, "auto, claude-code, codex, gemini, openai, anthropic, openhands, ctxfold")
       ->default_val("auto");
   sub.add_flag("--strict", o->opts.strict, "any warning fails the import (exit 3) and nothing is written");
+  sub.add_option("--from", o->from,
+                 "import an agent home incrementally: claude-code, codex, gemini or all (default roots: "
+                 "$CLAUDE_CONFIG_DIR/projects or ~/.claude/projects, $CODEX_HOME/sessions and archived_sessions "
+                 "or ~/.codex/..., ~/.gemini/tmp/*/chats)")
+      ->check(CLI::IsMember({"claude-code", "codex", "gemini", "all"}));
+  sub.add_flag("--no-progress", o->no_progress, "no progress line on stderr even when it is a terminal");
   return [o](Context& ctx) { return run_import(ctx, *o); };
 }
 

@@ -52,7 +52,7 @@ class Spool {
   std::string path_;
 };
 
-using ImportFn = void (*)(const std::string&, ImportSink&);
+}  // namespace
 
 ImportFn importer_for(const std::string& format) {
   if (format == "claude-code") return import_claude_code;
@@ -65,8 +65,6 @@ ImportFn importer_for(const std::string& format) {
   throw Error(Exit::usage, "import.unknown_format", fmt::format("unknown import format '{}'", format),
               "use one of: auto, claude-code, codex, gemini, openai, anthropic, openhands, ctxfold");
 }
-
-}  // namespace
 
 ImportResult import_paths(Store& store, const std::vector<std::string>& paths, const ImportOptions& opts) {
   ImportResult result;
@@ -86,7 +84,7 @@ ImportResult import_paths(Store& store, const std::vector<std::string>& paths, c
         throw Error(Exit::environment, "io.open", fmt::format("cannot read '{}': no such file", given));
       if (fs::is_directory(given, ec))
         throw Error(Exit::usage, "import.directory", fmt::format("'{}' is a directory", given),
-                    "pass the transcript files themselves");
+                    "pass the transcript files themselves, or import the folder with --from all DIR");
     }
     std::string format = opts.format == "auto" ? detect_format(path, given == "-" ? "stdin" : given) : opts.format;
     ImportSink sink(store, result, given == "-" ? std::string("-") : given);

@@ -38,8 +38,8 @@ struct ImportResult {
   std::vector<ImportWarning> warnings;
 };
 
-/// The only way importers write: wraps the store's append with idempotence (same id and payload:
-/// skipped and counted), conflict handling (same id, different payload: stored under
+/// The only way importers write: wraps the store's append with idempotence (same id and payload,
+/// or the same payload at another place in a rewritten file: skipped and counted), conflict handling (same id, different payload: stored under
 /// "<id>~<8 hex of digest>" with metadata.duplicate_of and a warning, so nothing is lost),
 /// missing predecessors (stored as a root with metadata.missing_predecessor and a warning), and
 /// HEAD (moved with cause "import" only when the session has none or the new node extends it).
@@ -74,6 +74,9 @@ class ImportSink {
 
  private:
   SessionImport& entry(const std::string& session);
+  /// The stored node (n.id or one of its "<id>~<hex>" conflict copies) that differs from n only
+  /// in metadata.source (where in the file it was read), if any.
+  std::optional<std::string> same_but_moved(const Node& n);
   bool added_here(const std::string& id);
   Store& store_;
   ImportResult& result_;
@@ -100,6 +103,11 @@ struct ImportOptions {
 /// Imports each path (a file; "-" reads stdin, spooled to a temporary file) in its own write
 /// transaction. Claude Code main files also import their `<stem>/subagents/*.jsonl`.
 ImportResult import_paths(Store& store, const std::vector<std::string>& paths, const ImportOptions& opts);
+
+/// A per-format importer: reads path, writes through sink.
+using ImportFn = void (*)(const std::string&, ImportSink&);
+/// The importer of a format name (not "auto"); Error(usage, "import.unknown_format") otherwise.
+ImportFn importer_for(const std::string& format);
 
 // Per-format importers: read path, write through sink. They never throw on bad lines (warn and
 // keep going); they throw Error(environment) only when the file cannot be read.

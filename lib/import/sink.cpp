@@ -36,6 +36,33 @@ bool ImportSink::added_here(const std::string& id) {
   return st.step() && st.int64(0) > start_seq_;
 }
 
+std::optional<std::string> ImportSink::same_but_moved(const Node& n) {
+  // Candidates: the id itself and the conflict copies stored as "<id>~<8 hex>".
+  std::vector<std::string> ids{n.id};
+  {
+    auto& st = store_.db().cached("SELECT id FROM nodes WHERE id > ?1 AND id < ?2 ORDER BY seq");
+    ResetOnExit st_reset(st);
+    st.bind(1, n.id + "~").bind(2, n.id + "~~");
+    while (st.step()) ids.push_back(st.text(0));
+  }
+  Json want = n.metadata;
+  want.erase("source");
+  want.erase("covers");
+  want.erase("duplicate_of");
+  for (const std::string& id : ids) {
+    auto stored = store_.node(id);
+    if (!stored || stored->session != n.session || stored->kind != n.kind || stored->role != n.role ||
+        stored->predecessor != n.predecessor || stored->content != n.content || stored->covers_ids != n.covers_ids)
+      continue;
+    Json have = stored->metadata;
+    have.erase("source");
+    have.erase("covers");
+    have.erase("duplicate_of");
+    if (have == want) return id;
+  }
+  return std::nullopt;
+}
+
 std::string ImportSink::add(Node n, std::int64_t line) {
   SessionImport& e = entry(n.session);
   if (n.predecessor) {
@@ -68,6 +95,12 @@ std::string ImportSink::add(Node n, std::int64_t line) {
       return id;
     case AppendResult::conflict:
       break;
+  }
+  if (auto same = same_but_moved(n)) {
+    // A rewritten source file re-read whole: the same record at another line (Claude Code and
+    // Codex keep line numbers in metadata.source) is the node already stored, not a new one.
+    ++e.nodes_skipped;
+    return *same;
   }
   Node copy = n;
   copy.id = fmt::format("{}~{}", id, node_digest(n).substr(0, 8));

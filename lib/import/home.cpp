@@ -1,0 +1,260 @@
+// Incremental import of an agent's whole home (`ctxfold import --from AGENT [DIR]`).
+//
+// The bookkeeping is the append-only source_files table (share/schema/003): per path, the newest
+// row holds the size, modification time and the digest of the bytes read last time. A second run
+// over an unchanged home therefore costs one stat and one indexed lookup per file.
+#include "import/home.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <tuple>
+
+#include "util/digest.hpp"
+#include "util/error.hpp"
+
+namespace ctxfold {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Candidate {
+  std::string path;
+  std::string agent;  ///< known from the root, or empty: detect
+};
+
+std::string env_or_home(const char* var, const char* home_sub) {
+  if (const char* v = var ? std::getenv(var) : nullptr; v && *v) return v;
+  const char* home = std::getenv("HOME");
+  return fmt::format("{}/{}", home && *home ? home : ".", home_sub);
+}
+
+bool is_agent(const std::string& a) { return a == "claude-code" || a == "codex" || a == "gemini"; }
+
+void walk(const std::string& root, const std::string& agent, std::vector<Candidate>& out, HomeResult& res) {
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) return;
+  res.roots.push_back(root);
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    std::error_code fec;
+    if (!it->is_regular_file(fec)) continue;
+    const fs::path& p = it->path();
+    std::string ext = p.extension().string();
+    if (ext != ".jsonl" && ext != ".json") continue;
+    if (agent == "claude-code" && ext != ".jsonl") continue;
+    if (agent == "codex" && ext != ".jsonl") continue;
+    if (agent == "gemini" && p.parent_path().filename() != "chats") continue;
+    out.push_back(Candidate{fs::absolute(p).lexically_normal().string(), agent});
+  }
+  if (ec) res.import.warnings.push_back(ImportWarning{root, 0, "home.walk", fmt::format("cannot list '{}': {}", root, ec.message())});
+}
+
+struct Known {
+  std::string agent;
+  std::int64_t size = 0, mtime_ns = 0, read_bytes = 0;
+  std::string digest;
+};
+
+std::optional<Known> known(Store& st, const std::string& path) {
+  auto& q = st.db().cached(
+      "SELECT agent, size, mtime_ns, read_bytes, digest FROM source_files WHERE path=?1 ORDER BY seq DESC LIMIT 1");
+  ResetOnExit r(q);
+  q.bind(1, path);
+  if (!q.step()) return std::nullopt;
+  return Known{q.text(0), q.int64(1), q.int64(2), q.int64(3), q.text(4)};
+}
+
+void record(Store& st, const std::string& path, const std::string& agent, std::int64_t size, std::int64_t mtime,
+            std::int64_t read_bytes, const std::string& digest, const std::string& outcome) {
+  auto& q = st.db().cached(
+      "INSERT INTO source_files(path, agent, size, mtime_ns, read_bytes, digest, outcome, boundary_seq) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  ResetOnExit r(q);
+  q.bind(1, path).bind(2, agent).bind(3, size).bind(4, mtime).bind(5, read_bytes).bind(6, digest).bind(7, outcome);
+  q.bind(8, st.max_seq());
+  q.run();
+}
+
+/// Hashes the first `limit` bytes of path (fewer when it shrank meanwhile) and, on the way, its
+/// first `prefix` bytes. Throws Error(environment, "io.open") when it cannot be opened.
+struct Digests {
+  std::int64_t bytes = 0;
+  std::string full, prefix;
+};
+Digests hash_file(const std::string& path, std::int64_t limit, std::int64_t prefix) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw Error(Exit::environment, "io.open", fmt::format("cannot read '{}'", path));
+  Sha256 full, pre;
+  bool pre_done = prefix <= 0;
+  std::string buf(1 << 16, '\0');
+  std::int64_t at = 0;
+  while (at < limit) {
+    std::size_t want = static_cast<std::size_t>(std::min<std::int64_t>(buf.size(), limit - at));
+    std::size_t n = std::fread(buf.data(), 1, want, f);
+    if (n == 0) break;
+    std::string_view chunk(buf.data(), n);
+    full.update(chunk);
+    if (!pre_done) {
+      std::int64_t take = std::min<std::int64_t>(n, prefix - at);
+      pre.update(chunk.substr(0, static_cast<std::size_t>(take)));
+      if (at + take >= prefix) pre_done = true;
+    }
+    at += static_cast<std::int64_t>(n);
+  }
+  bool err = std::ferror(f);
+  std::fclose(f);
+  if (err) throw Error(Exit::environment, "io.read", fmt::format("cannot read '{}'", path));
+  Digests d;
+  d.bytes = at;
+  d.full = full.hex();
+  d.prefix = pre_done && prefix > 0 ? pre.hex() : std::string();
+  return d;
+}
+
+class Progress {
+ public:
+  Progress(bool on, std::size_t total) : on_(on), total_(total) {}
+  void tick(std::size_t done, const std::string& path) {
+    if (!on_) return;
+    std::string name = fs::path(path).filename().string();
+    if (name.size() > 40) name = name.substr(0, 37) + "...";
+    int width = 24;
+    int fill = total_ ? static_cast<int>(done * width / total_) : width;
+    std::fprintf(stderr, "\r[%s%s] %zu/%zu %-40s", std::string(fill, '#').c_str(),
+                 std::string(width - fill, '.').c_str(), done, total_, name.c_str());
+    std::fflush(stderr);
+  }
+  ~Progress() {
+    if (on_) std::fprintf(stderr, "\r%*s\r", 80, "");
+  }
+
+ private:
+  bool on_;
+  std::size_t total_;
+};
+
+}  // namespace
+
+std::vector<std::string> agent_home_roots(const std::string& agent) {
+  std::vector<std::string> roots;
+  bool all = agent == "all";
+  if (!all && !is_agent(agent))
+    throw Error(Exit::usage, "import.from", fmt::format("unknown agent '{}'", agent),
+                "use one of: claude-code, codex, gemini, all");
+  if (all || agent == "claude-code") roots.push_back(env_or_home("CLAUDE_CONFIG_DIR", ".claude") + "/projects");
+  if (all || agent == "codex") {
+    std::string h = env_or_home("CODEX_HOME", ".codex");
+    roots.push_back(h + "/sessions");
+    roots.push_back(h + "/archived_sessions");
+  }
+  if (all || agent == "gemini") roots.push_back(env_or_home(nullptr, ".gemini") + "/tmp");
+  return roots;
+}
+
+HomeResult import_home(Store& store, const HomeOptions& opts) {
+  HomeResult res;
+  std::vector<std::string> roots = agent_home_roots(opts.from);  // validates --from
+  std::vector<Candidate> cands;
+  if (opts.dir) {
+    std::error_code ec;
+    if (!fs::is_directory(*opts.dir, ec))
+      throw Error(Exit::environment, "io.open", fmt::format("'{}' is not a readable folder", *opts.dir));
+    walk(*opts.dir, "", cands, res);
+  } else {
+    std::size_t r = 0;
+    for (const std::string& a : {std::string("claude-code"), std::string("codex"), std::string("gemini")}) {
+      if (opts.from != "all" && opts.from != a) continue;
+      std::size_t n = a == "codex" ? 2 : 1;
+      for (std::size_t k = 0; k < n && r < roots.size(); ++k, ++r) walk(roots[r], a, cands, res);
+    }
+  }
+  // Main files before their sub-agent files: per folder, agent-* names last; a main file
+  // "<stem>.jsonl" sorts before its folder "<stem>/subagents/".
+  auto key = [](const Candidate& c) {
+    fs::path p(c.path);
+    std::string name = p.filename().string();
+    return std::make_tuple(p.parent_path().string(), name.rfind("agent-", 0) == 0, name);
+  };
+  std::sort(cands.begin(), cands.end(), [&](const Candidate& a, const Candidate& b) { return key(a) < key(b); });
+  cands.erase(std::unique(cands.begin(), cands.end(),
+                          [](const Candidate& a, const Candidate& b) { return a.path == b.path; }),
+              cands.end());
+
+  Progress progress(opts.progress, cands.size());
+  std::size_t done = 0;
+  for (const Candidate& c : cands) {
+    progress.tick(done++, c.path);
+    HomeFile hf{c.path, c.agent, "", 0, ""};
+    auto fail = [&](const std::string& code, const std::string& msg) {
+      hf.outcome = "failed";
+      hf.error = msg;
+      res.import.warnings.push_back(ImportWarning{c.path, 0, code, msg});
+    };
+    struct stat sb {};
+    if (::stat(c.path.c_str(), &sb) != 0) {
+      fail("source.vanished", fmt::format("'{}' vanished before it was read", c.path));
+      res.files.push_back(std::move(hf));
+      continue;
+    }
+    std::int64_t size = sb.st_size;
+    std::int64_t mtime = static_cast<std::int64_t>(sb.st_mtim.tv_sec) * 1000000000 + sb.st_mtim.tv_nsec;
+    std::optional<Known> k = known(store, c.path);
+    if (k && k->size == size && k->mtime_ns == mtime) {
+      hf.agent = k->agent;
+      hf.outcome = "unchanged";
+      res.files.push_back(std::move(hf));
+      continue;
+    }
+    std::size_t first_session = res.import.sessions.size();
+    std::size_t first_warning = res.import.warnings.size();
+    try {
+      std::string agent = c.agent;
+      if (agent.empty()) {
+        try {
+          agent = detect_format(c.path, c.path);
+        } catch (const Error& e) {
+          if (e.exit() != Exit::bad_input) throw;
+          agent = "ignored";
+        }
+        if (!is_agent(agent) || (opts.from != "all" && opts.from != agent)) agent = "ignored";
+      }
+      hf.agent = agent;
+      Digests d = hash_file(c.path, size, k ? k->read_bytes : 0);
+      hf.bytes_read = d.bytes;
+      std::string outcome;
+      if (agent == "ignored") outcome = "ignored";
+      else if (!k || k->agent == "ignored") outcome = "new";
+      else if (d.bytes >= k->read_bytes && d.prefix == k->digest) outcome = d.bytes == k->read_bytes ? "touched" : "appended";
+      else outcome = "rewritten";
+      Txn txn(store.db());
+      if (outcome == "new" || outcome == "appended" || outcome == "rewritten") {
+        ImportSink sink(store, res.import, c.path);
+        importer_for(agent)(c.path, sink);
+        for (std::size_t i = first_session; i < res.import.sessions.size(); ++i)
+          if (res.import.sessions[i].format.empty()) res.import.sessions[i].format = agent;
+      }
+      record(store, c.path, agent, size, mtime, d.bytes, d.full, outcome);
+      txn.commit();
+      hf.outcome = outcome;
+    } catch (const std::exception& e) {
+      if (auto* err = dynamic_cast<const Error*>(&e); err && err->code().rfind("db.", 0) == 0) throw;
+      res.import.sessions.resize(first_session);
+      res.import.warnings.resize(first_warning);
+      std::error_code ec;
+      bool gone = !fs::exists(c.path, ec);
+      fail(gone ? "source.vanished" : "source.unreadable",
+           gone ? fmt::format("'{}' vanished while it was read; nothing of it imported", c.path)
+                : fmt::format("'{}' could not be imported: {}", c.path, e.what()));
+    }
+    res.files.push_back(std::move(hf));
+  }
+  return res;
+}
+
+}  // namespace ctxfold

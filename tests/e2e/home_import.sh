@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Issue 10: the whole transcript tree imported as an agent home (explicit folder and the agents'
+# own roots through their environment overrides), incrementally: a second run adds nothing and
+# opens nothing; appended, rewritten and deleted sources; the sessions index with every sub-agent
+# under its parent; usage equal to an independent jq count over distinct message ids; both real
+# compactions with their dropped reports.
+source "$(dirname "$0")/lib.sh"
+need_transcripts
+T=$CTXFOLD_TRANSCRIPTS
+db=$WORK/home.db
+C() { "$CTXFOLD" --db "$db" "$@"; }
+
+# ---- the tree as a folder ----
+expect_rc "first import" 0 C import --from all "$T"
+cp "$WORK/out" "$WORK/first.json"
+agent_files=$( (find "$T/claude-code" "$T/codex" -name '*.jsonl'; find "$T/gemini" -name '*.json') | wc -l)
+expect_eq "every agent file new" "$agent_files" "$(jq .outcomes.new "$WORK/first.json")"
+expect_eq "nothing failed" "0" "$(jq .outcomes.failed "$WORK/first.json")"
+expect_eq "interchange files ignored" "2" "$(jq .outcomes.ignored "$WORK/first.json")"
+nodes1=$(sqlite3 "$db" 'select count(*) from nodes')
+expect_rc "second import" 0 C import --from all "$T"
+expect_eq "second run adds nothing" "0" "$(jq .nodes_added "$WORK/out")"
+expect_eq "second run reads nothing" "0" "$(jq .bytes_read "$WORK/out")"
+expect_eq "second run: all unchanged or ignored" "$((agent_files + 2))" "$(jq '.outcomes.unchanged + .outcomes.ignored' "$WORK/out")"
+expect_eq "node count stable" "$nodes1" "$(sqlite3 "$db" 'select count(*) from nodes')"
+expect_rc "verify" 0 C verify-invariants --all-sessions
+
+# Gemini: two files with one sessionId stay two sessions.
+expect_eq "gemini sessions by file" "3" "$(C sessions --agent gemini | jq -s length)"
+
+# ---- sessions index: every sub-agent directly under its parent ----
+C sessions >"$WORK/idx.jsonl" || fail "sessions"
+expect_eq "every sidechain has its parent in the index, listed before it" "0" "$(jq -s '. as $all
+  | [to_entries[] | select(.value.kind=="sidechain") | . as $c
+     | select([$all[0:$c.key][] | select(.id == $c.value.parent_session)] | length == 0)] | length' "$WORK/idx.jsonl")"
+expect_eq "sidechains are nested" "0" "$(jq -s '[.[] | select(.kind=="sidechain" and .depth < 1)] | length' "$WORK/idx.jsonl")"
+expect_eq "sub-agents seen" "true" "$(jq -s '[.[] | select(.kind=="sidechain")] | length >= 15' "$WORK/idx.jsonl")"
+expect_eq "timestamps from records" "true" "$(jq -s 'map(select(.id=="fa812bfe-b295-4cca-9c2f-fdf01028cb46"))[0] | (.first_timestamp|startswith("20")) and .last_timestamp >= .first_timestamp' "$WORK/idx.jsonl")"
+expect_eq "claude title record used" "agent" "$(jq -rs 'map(select(.id=="0ccf1a04-1b4c-43b6-8aa5-79e41db43a68"))[0].title_source' "$WORK/idx.jsonl")"
+expect_eq "models listed" "true" "$(jq -s 'map(select(.agent=="codex"))[0].models | index("gpt-5.3-codex") != null' "$WORK/idx.jsonl")"
+expect_eq "compaction counts" "2" "$(jq -s 'map(select(.agent=="claude-code") | .compactions.imported) | add' "$WORK/idx.jsonl")"
+expect_rc "sessions --text" 0 C sessions --text
+expect_eq "filters: --until before everything" "0" "$(C sessions --until 2000-01-01 | jq -s length)"
+expect_eq "filters: --project" "true" "$(C sessions --project USER | jq -s 'length > 0 and all(.project | contains("USER"))')"
+
+# ---- usage: totals equal the sum over distinct message ids (last line's usage), by jq ----
+for main in "$T"/claude-code/compaction_manual_v2.1.39_TRUNCATED/*.jsonl "$T"/claude-code/auto_compaction_v2.1_full/*.jsonl \
+            "$T"/claude-code/inline_sidechains_v1.0.98/fe5e1c67-*.jsonl "$T"/claude-code/async_agents_api_errors_v2.1.15/*.jsonl; do
+  stem=$(basename "$main" .jsonl)
+  files=("$main"); [ -d "$(dirname "$main")/$stem/subagents" ] && files+=("$(dirname "$main")/$stem"/subagents/*.jsonl)
+  want=$(for f in "${files[@]}"; do
+           jq -c 'select(.type=="assistant" and .message.usage != null) | {id: .message.id, u: .message.usage}' "$f" \
+             | jq -s 'group_by(.id) | map(.[-1].u | (.input_tokens // 0) + (.cache_creation_input_tokens // 0)
+                                               + (.cache_read_input_tokens // 0) + (.output_tokens // 0)) | add // 0'
+         done | jq -s add)
+  got=$(C usage | jq -r --arg s "$stem" 'select(.key==$s) | .with_subagents.tokens.total')
+  expect_eq "usage of $stem equals jq's distinct-message sum" "$want" "$got"
+done
+expect_eq "unknown price is unknown, not zero" "null" "$(C usage --by model | jq -r 'select(.key=="gpt-5.3-codex") | .cost.micro_units')"
+expect_eq "known price is an integer" "number" "$(C usage --by model | jq -r 'select(.key|startswith("claude-opus-4-6")) | .cost.micro_units | type')"
+expect_rc "usage by day" 0 C usage --by day --text
+expect_rc "usage by project" 0 C usage --by project
+
+# ---- compactions: both real Claude compactions with dropped reports ----
+for s in ae4a77f8-aedd-4bc1-888f-c94edc91af04 fa812bfe-b295-4cca-9c2f-fdf01028cb46; do
+  C compactions "$s" >"$WORK/cmp.jsonl" || fail "compactions $s"
+  expect_eq "$s: one imported compaction" "1" "$(jq -s '[.[] | select(.origin=="claude-code")] | length' "$WORK/cmp.jsonl")"
+  expect_eq "$s: measured tokens before" "measured" "$(jq -r '.tokens_before.label' "$WORK/cmp.jsonl")"
+  expect_eq "$s: dropped paths and commands" "true" "$(jq '.dropped_count.path > 0 and .dropped_count.command > 0' "$WORK/cmp.jsonl")"
+  node=$(jq -r '.dropped[0].node' "$WORK/cmp.jsonl")
+  sid=$(jq -r '.summary_id' "$WORK/cmp.jsonl")
+  expect_eq "$s: dropped item's node is covered" "1" "$(sqlite3 "$db" "select count(*) from covers c join nodes n on n.seq=c.summary_seq where n.id='$sid' and c.node_id='$node'")"
+done
+expect_eq "trigger kept" "manual auto" "$(for s in ae4a77f8-aedd-4bc1-888f-c94edc91af04 fa812bfe-b295-4cca-9c2f-fdf01028cb46; do C compactions "$s" | jq -r .trigger; done | xargs)"
+
+# ---- the agents' own roots through their environment overrides ----
+H=$WORK/h; mkdir -p "$H/cc/projects/-home-USER-p" "$H/codex/sessions/2026/02/23" "$H/codex/archived_sessions" "$H/home/.gemini/tmp/abc/chats"
+cp -r "$T/claude-code/auto_compaction_v2.1_full/." "$H/cc/projects/-home-USER-p/"
+cp "$T"/codex/*.jsonl "$H/codex/sessions/2026/02/23/"
+cp "$T"/gemini/*.json "$H/home/.gemini/tmp/abc/chats/"
+db=$WORK/roots.db
+run_roots() { CLAUDE_CONFIG_DIR="$H/cc" CODEX_HOME="$H/codex" HOME="$H/home" "$CTXFOLD" --db "$db" import --from "$@"; }
+run_roots all >"$WORK/out" 2>"$WORK/err" || fail "roots import: $(head -c 300 "$WORK/err")"
+expect_eq "roots: files" "8" "$(jq .outcomes.new "$WORK/out")"
+expect_eq "roots: four roots walked" "4" "$(jq '.roots | length' "$WORK/out")"
+run_roots codex >"$WORK/out" || fail "codex only"
+expect_eq "roots: codex only, unchanged" "1" "$(jq .outcomes.unchanged "$WORK/out")"
+
+# appended: a file grown by new lines reads as appended and gains nodes; equal to a direct import
+f=$H/cc/projects/-home-USER-p/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl
+full=$WORK/full.jsonl; cp "$f" "$full"
+head -n 1200 "$full" >"$f"
+db=$WORK/grow.db
+run_roots claude-code >/dev/null || fail "grow: first"
+cp "$full" "$f"
+run_roots claude-code >"$WORK/out" || fail "grow: second"
+expect_eq "appended outcome" "appended" "$(jq -r --arg f "$f" '.files[] | select(.path==$f) | .outcome' "$WORK/out")"
+expect_eq "appended nodes added" "true" "$(jq '.nodes_added > 0' "$WORK/out")"
+"$CTXFOLD" --db "$WORK/direct.db" import "$full" >/dev/null || fail "direct import"
+expect_eq "grown file = direct import (nodes of the main session)" \
+  "$(sqlite3 "$WORK/direct.db" "select count(*) from nodes where session='full'")" \
+  "$(sqlite3 "$db" "select count(*) from nodes where session='fa812bfe-b295-4cca-9c2f-fdf01028cb46' and id not like '%~%'")"
+# rewritten: other bytes at the front
+{ echo '{"type":"summary","summary":"rewritten title","leafUuid":"x"}'; cat "$full"; } >"$f"
+run_roots claude-code >"$WORK/out" || fail "rewrite"
+expect_eq "rewritten outcome" "rewritten" "$(jq -r --arg f "$f" '.files[] | select(.path==$f) | .outcome' "$WORK/out")"
+expect_eq "rewritten file deduplicated (lines moved, nothing new)" "0" "$(jq .nodes_added "$WORK/out")"
+# deleted: the database keeps everything
+n=$(sqlite3 "$db" 'select count(*) from nodes')
+rm -rf "$H/cc/projects"; mkdir -p "$H/cc/projects"
+run_roots claude-code >"$WORK/out" || fail "after delete"
+expect_eq "deleted source changes nothing" "$n" "$(sqlite3 "$db" 'select count(*) from nodes')"
+# a vanished file (a dangling entry is skipped) and an unreadable one (not as root)
+if [ "$(id -u)" != 0 ]; then
+  mkdir -p "$H/cc/projects/x"; cp "$full" "$H/cc/projects/x/a.jsonl"; cp "$full" "$H/cc/projects/x/b.jsonl"; chmod 000 "$H/cc/projects/x/a.jsonl"
+  run_roots claude-code >"$WORK/out" || fail "unreadable"
+  expect_eq "unreadable reported, rest imported" "1 1" "$(jq -r '"\(.outcomes.failed) \(.outcomes.new)"' "$WORK/out")"
+fi
+finish
