@@ -1,49 +1,81 @@
 #include <fmt/format.h>
 
 #include "context.hpp"
+#include "forensics/index.hpp"
 #include "session/snapshot.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold::cli {
 
 namespace {
-int run_sessions(Context& ctx, std::int64_t as_of) {
+struct SessionsCli {
+  std::int64_t as_of = kLatest;
+  SessionFilter filter;
+};
+
+Json opt(const std::optional<std::string>& v) { return v ? Json(*v) : Json(nullptr); }
+
+int run_sessions(Context& ctx, const SessionsCli& o) {
   Store& st = ctx.db();
+  const std::int64_t as_of = o.as_of;
   if (as_of != kLatest && (as_of < 0 || as_of > st.max_seq()))
     throw Error(Exit::bad_input, "as_of.out_of_range",
                 fmt::format("--as-of {} is outside the append boundary 0..{}", as_of, st.max_seq()));
-  Json list = Json::array();
-  std::string text;
-  for (const SessionInfo& s : st.sessions()) {
+  std::string text = fmt::format("{:<56} {:<11} {:<10} {:>6} {:>3} {:<20} {:<20} {}\n", "SESSION", "AGENT", "KIND",
+                                 "NODES", "CMP", "FIRST", "LAST", "TITLE");
+  for (const SessionIndexEntry& e : session_index(st, o.filter)) {
+    const SessionInfo& s = e.info;
     if (as_of != kLatest) {
       auto span = session_span(st, s.id);
       if (!span || span->first_seq > as_of) continue;  // not begun at that boundary
     }
     auto head = st.head(s.id, as_of);
-    std::int64_t count = st.node_count(s.id, as_of);
-    list.push_back({{"id", s.id},
-                    {"kind", s.kind},
-                    {"parent_session", s.parent_session ? Json(*s.parent_session) : Json(nullptr)},
-                    {"parent_node", s.parent_node ? Json(*s.parent_node) : Json(nullptr)},
-                    {"source", s.source ? Json(*s.source) : Json(nullptr)},
-                    {"format", s.format ? Json(*s.format) : Json(nullptr)},
-                    {"head", head ? Json(*head) : Json(nullptr)},
-                    {"node_count", count},
-                    {"created_seq", s.created_seq}});
-    text += fmt::format("{:<48} {:<9} {:>7} nodes  {}\n", s.id, s.kind, count, s.format.value_or(""));
+    std::int64_t count = as_of == kLatest ? e.node_count : st.node_count(s.id, as_of);
+    Json j = {{"id", s.id},
+              {"agent", e.agent},
+              {"kind", s.kind},
+              {"parent_session", opt(s.parent_session)},
+              {"parent_node", opt(s.parent_node)},
+              {"depth", e.depth},
+              {"project", opt(e.project)},
+              {"title", opt(e.title)},
+              {"title_source", e.title_source},
+              {"models", e.models},
+              {"first_timestamp", opt(e.first_timestamp)},
+              {"last_timestamp", opt(e.last_timestamp)},
+              {"node_count", count},
+              {"compactions", {{"imported", e.compactions_imported}, {"ctxfold", e.compactions_ctxfold}}},
+              {"forked_from", opt(e.forked_from)},
+              {"resumed_from", opt(e.resumed_from)},
+              {"source", opt(s.source)},
+              {"format", opt(s.format)},
+              {"head", opt(head)},
+              {"created_seq", s.created_seq}};
+    if (!ctx.text) {
+      emit(j);
+      continue;
+    }
+    std::string name = std::string(static_cast<std::size_t>(e.depth) * 2, ' ') + (e.depth ? "└ " : "") + s.id;
+    auto ts = [](const std::optional<std::string>& t) { return t ? t->substr(0, 19) : std::string("-"); };
+    text += fmt::format("{:<56} {:<11} {:<10} {:>6} {:>3} {:<20} {:<20} {}\n", name, e.agent, s.kind, count,
+                        e.compactions_imported + e.compactions_ctxfold, ts(e.first_timestamp), ts(e.last_timestamp),
+                        e.title.value_or(""));
   }
-  if (ctx.text)
-    emit_text(text);
-  else
-    emit({{"schema", "ctxfold.sessions/1"}, {"sessions", list}});
+  if (ctx.text) emit_text(text);
   return 0;
 }
 }  // namespace
 
 std::function<int(Context&)> setup_sessions(CLI::App& sub) {
-  auto as_of = std::make_shared<std::int64_t>(kLatest);
-  sub.add_option("--as-of", *as_of, "list the sessions as they were at this append boundary");
-  return [as_of](Context& ctx) { return run_sessions(ctx, *as_of); };
+  auto o = std::make_shared<SessionsCli>();
+  sub.add_option("--as-of", o->as_of, "list the sessions as they were at this append boundary");
+  sub.add_option("--since", o->filter.since,
+                 "only sessions whose last record is at or after this ISO-8601 time or date (record timestamps)");
+  sub.add_option("--until", o->filter.until,
+                 "only sessions whose first record is at or before this ISO-8601 time or date (a date includes that day)");
+  sub.add_option("--project", o->filter.project, "only sessions whose project or working directory contains this text");
+  sub.add_option("--agent", o->filter.agent, "only sessions of this agent (claude-code, codex, gemini, ...)");
+  return [o](Context& ctx) { return run_sessions(ctx, *o); };
 }
 
 }  // namespace ctxfold::cli

@@ -1,0 +1,180 @@
+// The sessions index (`ctxfold sessions`): one row per session from the ledger's own records.
+#include "forensics/index.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "model/node.hpp"
+#include "util/json.hpp"
+#include "util/utf8.hpp"
+
+namespace ctxfold {
+namespace {
+
+std::optional<std::string> opt_str(const Json& j, const char* key) {
+  auto it = j.find(key);
+  if (it != j.end() && it->is_string() && !it->get<std::string>().empty()) return it->get<std::string>();
+  return std::nullopt;
+}
+
+/// One line of at most 100 characters (whole code points) from a prompt.
+std::string title_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  auto b = s.find_first_not_of(' ');
+  s = b == std::string::npos ? std::string() : s.substr(b);
+  if (s.size() > 100) {
+    std::size_t cut = 100;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+    s = s.substr(0, cut) + "...";
+  }
+  return s;
+}
+
+/// A user text that is a prompt a person typed, not an injection (Claude meta lines, command
+/// echoes and caveats, Codex AGENTS.md / environment context, interrupted markers).
+bool is_prompt(const std::string& t) {
+  auto b = t.find_first_not_of(" \n\r\t");
+  if (b == std::string::npos) return false;
+  if (t[b] == '<') return false;
+  if (t.compare(b, 12, "# AGENTS.md ") == 0) return false;
+  if (t.compare(b, 10, "Caveat: ") == 0) return false;
+  if (t.compare(b, 9, "[Request ") == 0) return false;
+  return true;
+}
+
+}  // namespace
+
+std::vector<SessionIndexEntry> session_index(Store& store, const SessionFilter& filter) {
+  Db& db = store.db();
+  std::vector<SessionInfo> all = store.sessions();
+  std::set<std::string> ids;
+  for (const auto& s : all) ids.insert(s.id);
+
+  // Claude `summary` lines are titles; their leafUuid names the session they belong to, which
+  // can be another file's (FORMATS.md §1.6, issue #2597). The newest title record wins.
+  std::map<std::string, std::string> agent_title;
+  {
+    Stmt q = db.prepare(
+        "SELECT r.session, json_extract(r.raw,'$.summary'), n.session FROM source_records r "
+        "LEFT JOIN nodes n ON n.id = json_extract(r.raw,'$.leafUuid') "
+        "WHERE r.type='summary' AND json_valid(r.raw) ORDER BY r.seq");
+    while (q.step()) {
+      if (q.is_null(1)) continue;
+      std::string owner = q.is_null(2) ? q.text(0) : q.text(2);
+      agent_title[owner] = q.text(1);
+    }
+  }
+
+  std::map<std::string, SessionIndexEntry> by_id;
+  for (const SessionInfo& s : all) {
+    SessionIndexEntry e;
+    e.info = s;
+    e.agent = s.format.value_or("ctxfold");
+    {
+      Stmt q = db.prepare(
+          "SELECT count(*), min(json_extract(metadata,'$.timestamp')), max(json_extract(metadata,'$.timestamp')), "
+          "sum(kind='summary' AND json_extract(metadata,'$.origin')='import'), "
+          "sum(kind='summary' AND coalesce(json_extract(metadata,'$.origin'),'')<>'import') "
+          "FROM nodes WHERE session=?1");
+      q.bind(1, s.id);
+      q.step();
+      e.node_count = q.int64(0);
+      e.first_timestamp = q.opt_text(1);
+      e.last_timestamp = q.opt_text(2);
+      e.compactions_imported = q.opt_int64(3).value_or(0);
+      e.compactions_ctxfold = q.opt_int64(4).value_or(0);
+    }
+    {
+      // Models in first-seen order: node metadata (Claude, Gemini), then Codex turn_context records.
+      Stmt q = db.prepare(
+          "SELECT m FROM (SELECT json_extract(metadata,'$.model') AS m, min(seq) AS s FROM nodes "
+          "WHERE session=?1 AND role='assistant' GROUP BY m) WHERE m IS NOT NULL ORDER BY s");
+      q.bind(1, s.id);
+      while (q.step()) e.models.push_back(q.text(0));
+      Stmt r = db.prepare(
+          "SELECT m FROM (SELECT json_extract(raw,'$.payload.model') AS m, min(seq) AS s FROM source_records "
+          "WHERE session=?1 AND type='turn_context' AND json_valid(raw) GROUP BY m) WHERE m IS NOT NULL ORDER BY s");
+      r.bind(1, s.id);
+      while (r.step())
+        if (std::find(e.models.begin(), e.models.end(), r.text(0)) == e.models.end()) e.models.push_back(r.text(0));
+    }
+    e.project = opt_str(s.metadata, "cwd");
+    if (!e.project) {
+      Stmt q = db.prepare(
+          "SELECT json_extract(metadata,'$.source.parts[0].record.cwd') AS c FROM nodes "
+          "WHERE session=?1 AND c IS NOT NULL ORDER BY seq LIMIT 1");
+      q.bind(1, s.id);
+      if (q.step()) e.project = q.text(0);
+    }
+    if (!e.project) e.project = opt_str(s.metadata, "projectHash");
+
+    if (auto t = agent_title.find(s.id); t != agent_title.end()) {
+      e.title = title_line(t->second);
+      e.title_source = "agent";
+    } else if (auto t2 = opt_str(s.metadata, "summary")) {  // Gemini's session summary
+      e.title = title_line(*t2);
+      e.title_source = "agent";
+    } else {
+      Stmt q = db.prepare(
+          "SELECT content FROM nodes WHERE session=?1 AND kind='message' AND role='user' "
+          "AND coalesce(json_extract(metadata,'$.is_meta'),0)=0 AND json_extract(metadata,'$.codex_role') IS NULL "
+          "ORDER BY seq LIMIT 64");
+      q.bind(1, s.id);
+      while (q.step() && !e.title) {
+        Json content = parse_json(q.view(0));
+        if (!content.is_array()) continue;
+        for (const auto& b : content)
+          if (b.is_object() && b.value("type", "") == "text" && b.contains("text") && b["text"].is_string() &&
+              is_prompt(b["text"].get<std::string>())) {
+            e.title = title_line(b["text"].get<std::string>());
+            break;
+          }
+      }
+      e.title_source = e.title ? "first_prompt" : "none";
+    }
+    if (s.kind == "fork" && s.parent_session) e.forked_from = s.parent_session;
+    if (auto f = opt_str(s.metadata, "forked_from_id")) e.forked_from = f;
+    if (s.kind == "main") e.resumed_from = opt_str(s.metadata, "inner_session_id");
+    by_id.emplace(s.id, std::move(e));
+  }
+
+  // Tree: sub-agents (sidechains) and forks under their parent session, when it is stored.
+  std::map<std::string, std::vector<std::string>> children;
+  std::vector<std::string> roots;
+  for (const SessionInfo& s : all) {
+    const SessionIndexEntry& e = by_id[s.id];
+    std::optional<std::string> parent;
+    if ((s.kind == "sidechain" || s.kind == "fork") && s.parent_session) parent = s.parent_session;
+    else if (e.forked_from) parent = e.forked_from;
+    if (parent && ids.count(*parent) && *parent != s.id) children[*parent].push_back(s.id);
+    else roots.push_back(s.id);
+  }
+  // Sub-agent projects come from the parent when they name none.
+  std::vector<SessionIndexEntry> out;
+  std::set<std::string> seen;
+  auto matches = [&](const SessionIndexEntry& e) {
+    if (filter.agent && e.agent != *filter.agent) return false;
+    if (filter.project && (!e.project || e.project->find(*filter.project) == std::string::npos)) return false;
+    if (filter.since && (!e.last_timestamp || *e.last_timestamp < *filter.since)) return false;
+    if (filter.until && (!e.first_timestamp || e.first_timestamp->substr(0, filter.until->size()) > *filter.until))
+      return false;
+    return true;
+  };
+  std::function<void(const std::string&, int, const std::optional<std::string>&)> visit =
+      [&](const std::string& id, int depth, const std::optional<std::string>& parent_project) {
+        if (!seen.insert(id).second) return;
+        SessionIndexEntry& e = by_id[id];
+        e.depth = depth;
+        if (!e.project) e.project = parent_project;
+        if (matches(e)) out.push_back(e);
+        for (const auto& c : children[id]) visit(c, depth + 1, e.project);
+      };
+  for (const auto& r : roots) visit(r, 0, std::nullopt);
+  for (const SessionInfo& s : all) visit(s.id, 0, std::nullopt);  // cycles in parent links, if any
+  return out;
+}
+
+}  // namespace ctxfold
