@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "forensics/identifiers.hpp"
 #include "summarize/transcript.hpp"
 #include "util/error.hpp"
 #include "util/utf8.hpp"
@@ -32,21 +33,7 @@ constexpr const char* kEarlier = "Earlier summary";
 constexpr const char* kTools = "Tools used";
 const std::vector<std::string> kOrder = {kRequests, kFocus, kEarlier, kFiles, kCommands, kErrors, kDecisions, kIdents};
 
-std::string collapse(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  bool space = false;
-  for (char c : s) {
-    if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out.push_back(' ');
-    space = false;
-    out.push_back(c);
-  }
-  return out;
-}
+std::string collapse(std::string_view s) { return collapse_space(s); }
 
 std::string shorten(std::string_view s, std::size_t max_bytes) {
   if (s.size() <= max_bytes) return std::string(s);
@@ -94,58 +81,11 @@ struct Extract {
   }
 };
 
-bool path_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-         c == '/' || c == '-' || c == '~' || c == '+' || c == '@' || c == ':' || c == '=' ||
-         static_cast<unsigned char>(c) >= 0x80;
-}
-
-bool has_known_extension(std::string_view tok) {
-  static const std::set<std::string> exts = {
-      "c", "cc", "cpp", "cxx", "h", "hh", "hpp", "py", "js", "jsx", "ts", "tsx", "json", "jsonl", "md", "txt",
-      "sh", "bash", "go", "rs", "java", "kt", "toml", "yaml", "yml", "sql", "rb", "php", "html", "css", "scss",
-      "lock", "cfg", "ini", "xml", "csv", "cmake", "mk", "swift", "proto", "vue", "svelte", "lua", "pl", "env",
-      "log", "db", "png", "jpg", "jpeg", "gif", "svg", "pdf", "zip", "gz", "tar", "patch", "diff"};
-  std::size_t slash = tok.rfind('/');
-  std::string_view last = slash == std::string_view::npos ? tok : tok.substr(slash + 1);
-  std::size_t dot = last.rfind('.');
-  if (dot == std::string_view::npos || dot == 0 || dot + 1 >= last.size()) return false;
-  return exts.count(lower(last.substr(dot + 1))) > 0;
-}
-
 /// Scans a line for file paths, URLs and `backticked` identifiers.
 void scan_names(std::string_view line, Extract& ex) {
-  std::size_t i = 0;
-  while (i < line.size()) {
-    if (!path_char(line[i])) {
-      ++i;
-      continue;
-    }
-    std::size_t j = i;
-    while (j < line.size() && path_char(line[j])) ++j;
-    std::string_view tok = line.substr(i, j - i);
-    i = j;
-    while (!tok.empty() && (tok.back() == '.' || tok.back() == ':' || tok.back() == ',' || tok.back() == '='))
-      tok.remove_suffix(1);
-    while (!tok.empty() && (tok.front() == ':' || tok.front() == '=' || tok.front() == '@')) tok.remove_prefix(1);
-    if (tok.size() < 3 || tok.size() > 200) continue;
-    if (starts_with(tok, "http:") || starts_with(tok, "https:")) {
-      // URLs continue past the characters above only rarely; keep what was scanned.
-      ex.at(kIdents).add(std::string(tok));
-      continue;
-    }
-    // Drop a trailing ":LINE" so file.cpp:12 and file.cpp name the same file.
-    std::string_view path = tok;
-    if (std::size_t colon = path.find(':'); colon != std::string_view::npos) path = path.substr(0, colon);
-    if (path.size() < 3) continue;
-    bool has_alpha = std::any_of(path.begin(), path.end(), [](char c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; });
-    if (!has_alpha) continue;
-    bool rooted = starts_with(path, "/") || starts_with(path, "./") || starts_with(path, "../") || starts_with(path, "~/");
-    bool slashed = path.find('/') != std::string_view::npos && path.find("//") == std::string_view::npos;
-    if ((slashed && (rooted || has_known_extension(path))) || (!slashed && has_known_extension(path)) ||
-        (rooted && slashed && path.size() > 4))
-      ex.at(kFiles).add(std::string(path));
-  }
+  scan_paths_and_urls(
+      line, [&](std::string_view p) { ex.at(kFiles).add(std::string(p)); },
+      [&](std::string_view u) { ex.at(kIdents).add(std::string(u)); });
   // `identifiers`
   std::size_t p = 0;
   while ((p = line.find('`', p)) != std::string_view::npos) {
@@ -157,28 +97,9 @@ void scan_names(std::string_view line, Extract& ex) {
   }
 }
 
-bool is_error_line(std::string_view line) {
-  std::string l = lower(line.substr(0, 400));
-  static const char* markers[] = {"error", "failed", "failure", "exception", "traceback", "fatal", "panic",
-                                  "not found", "no such file", "denied", "exit code", "errno", "segmentation fault", "cannot ", "can't ", "undefined reference"};
-  for (const char* m : markers)
-    if (l.find(m) != std::string::npos) return true;
-  return false;
-}
-
 void add_command(const Json& input, Extract& ex) {
-  if (!input.is_object()) return;
-  for (const char* key : {"command", "cmd"}) {
-    auto it = input.find(key);
-    if (it == input.end()) continue;
-    std::string cmd;
-    if (it->is_string()) cmd = it->get<std::string>();
-    else if (it->is_array())
-      for (const auto& part : *it)
-        if (part.is_string()) cmd += (cmd.empty() ? "" : " ") + part.get<std::string>();
-    if (!cmd.empty()) ex.at(kCommands).add(shorten(collapse(cmd), kItemBytes));
-    return;
-  }
+  std::string cmd = tool_command(input);
+  if (!cmd.empty()) ex.at(kCommands).add(shorten(cmd, kItemBytes));
 }
 
 /// "[tool call NAME id=ID] INPUT"

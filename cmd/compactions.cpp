@@ -1,0 +1,82 @@
+#include <fmt/format.h>
+
+#include "context.hpp"
+#include "forensics/compactions.hpp"
+
+namespace ctxfold::cli {
+
+namespace {
+struct CompactionsCli {
+  std::string session;
+  std::int64_t limit = -1;
+};
+
+Json figure(const std::optional<TokenFigure>& f) {
+  if (!f) return nullptr;
+  return Json{{"tokens", f->value}, {"label", f->label}};
+}
+
+int run_compactions(Context& ctx, const CompactionsCli& o) {
+  Store& st = ctx.db();
+  std::string session = o.session.empty() ? ctx.resolve_session() : st.resolve_session(o.session);
+  std::string text;
+  for (const CompactionEntry& c : session_compactions(st, session)) {
+    Json found = Json::object(), dropped_count = Json::object();
+    for (const auto& [k, n] : c.found) {
+      found[k] = n;
+      dropped_count[k] = 0;
+    }
+    Json dropped = Json::array();
+    std::int64_t shown = 0;
+    for (const auto& d : c.dropped) {
+      dropped_count[d.kind] = dropped_count[d.kind].get<std::int64_t>() + 1;
+      if (o.limit >= 0 && shown >= o.limit) continue;
+      ++shown;
+      dropped.push_back({{"kind", d.kind}, {"value", d.value}, {"node", d.node}});
+    }
+    Json j = {{"session", session},
+              {"summary_id", c.summary_id},
+              {"seq", c.seq},
+              {"origin", c.origin},
+              {"strategy", c.strategy},
+              {"trigger", c.trigger ? Json(*c.trigger) : Json(nullptr)},
+              {"timestamp", c.timestamp ? Json(*c.timestamp) : Json(nullptr)},
+              {"boundary", c.boundary ? Json(*c.boundary) : Json(nullptr)},
+              {"tokens_before", figure(c.tokens_before)},
+              {"tokens_after", figure(c.tokens_after)},
+              {"covers", {{"first", c.covers_first}, {"last", c.covers_last}, {"count", c.covers_count}}},
+              {"summary_bytes", c.summary_bytes},
+              {"covered_bytes", c.covered_bytes},
+              {"found", found},
+              {"dropped_count", dropped_count},
+              {"dropped", dropped}};
+    if (!ctx.text) {
+      emit(j);
+      continue;
+    }
+    auto fig = [](const std::optional<TokenFigure>& f) {
+      return f ? fmt::format("{} ({})", f->value, f->label) : std::string("-");
+    };
+    text += fmt::format("{}  {}  {} {} trigger={}  tokens {} -> {}\n", c.timestamp.value_or("-"), c.summary_id,
+                        c.origin, c.strategy, c.trigger.value_or("-"), fig(c.tokens_before), fig(c.tokens_after));
+    text += fmt::format("  covers {} nodes: {} .. {}; summary {} bytes of {} covered\n", c.covers_count,
+                        c.covers_first, c.covers_last, c.summary_bytes, c.covered_bytes);
+    for (const auto& [k, n] : c.found)
+      text += fmt::format("  {:<13} {:>5} found {:>5} dropped\n", k, n, dropped_count[k].get<std::int64_t>());
+    for (const auto& d : dropped)
+      text += fmt::format("    - {:<13} {}  ({})\n", d["kind"].get<std::string>(), d["value"].get<std::string>(),
+                          d["node"].get<std::string>());
+  }
+  if (ctx.text) emit_text(text);
+  return 0;
+}
+}  // namespace
+
+std::function<int(Context&)> setup_compactions(CLI::App& sub) {
+  auto o = std::make_shared<CompactionsCli>();
+  sub.add_option("session", o->session, "the session (default: --session, else the only or newest main session)");
+  sub.add_option("--limit", o->limit, "list at most this many dropped identifiers per compaction (counts stay whole)");
+  return [o](Context& ctx) { return run_compactions(ctx, *o); };
+}
+
+}  // namespace ctxfold::cli

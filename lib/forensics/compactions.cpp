@@ -1,0 +1,85 @@
+#include "forensics/compactions.hpp"
+
+#include <set>
+
+#include "forensics/identifiers.hpp"
+#include "model/node.hpp"
+
+namespace ctxfold {
+namespace {
+
+std::optional<std::int64_t> int_at(const Json& j, const char* key) {
+  if (!j.is_object()) return std::nullopt;
+  auto it = j.find(key);
+  if (it != j.end() && it->is_number_integer()) return it->get<std::int64_t>();
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<CompactionEntry> session_compactions(Store& store, const std::string& session) {
+  std::vector<CompactionEntry> out;
+  // compact/summary events of ctxfold's own compactions, by summary id.
+  std::map<std::string, Json> summary_events;
+  std::map<std::string, Json> start_events;
+  for (const Event& e : store.events(session, "compact/")) {
+    if (e.type == "compact/start" && e.ref) start_events[*e.ref] = e.payload;
+    if (e.type == "compact/summary" && e.payload.contains("summary_id") && e.payload["summary_id"].is_string())
+      summary_events[e.payload["summary_id"].get<std::string>()] = e.payload;
+  }
+  for (const Node& v : store.view_nodes(session, kind::kSummary)) {
+    CompactionEntry c;
+    c.summary_id = v.id;
+    c.seq = v.seq;
+    const Json& m = v.metadata;
+    c.strategy = m.value("strategy", "rolling");
+    bool imported = m.value("origin", "") == "import";
+    c.origin = imported ? m.value("format", "import") : "ctxfold";
+    if (m.contains("timestamp") && m["timestamp"].is_string()) c.timestamp = m["timestamp"].get<std::string>();
+    if (imported) {
+      if (m.contains("trigger") && m["trigger"].is_string()) c.trigger = m["trigger"].get<std::string>();
+      if (m.contains("boundary") && m["boundary"].is_string()) c.boundary = m["boundary"].get<std::string>();
+      const Json cm = m.contains("compact_metadata") ? m["compact_metadata"] : Json::object();
+      if (auto pre = int_at(cm, "preTokens")) c.tokens_before = TokenFigure{*pre, "measured"};
+      if (auto post = int_at(cm, "postTokens")) c.tokens_after = TokenFigure{*post, "measured"};
+    } else {
+      const Json prov = m.contains("provenance") ? m["provenance"] : Json::object();
+      if (prov.contains("parameters") && prov["parameters"].is_object())
+        c.trigger = prov["parameters"].value("force", false) ? "forced" : "threshold";
+      if (m.contains("compaction") && m["compaction"].is_string()) {
+        auto st = start_events.find(m["compaction"].get<std::string>());
+        if (st != start_events.end())
+          if (auto b = int_at(st->second, "estimated_tokens_before")) c.tokens_before = TokenFigure{*b, "estimated"};
+      }
+    }
+    std::vector<std::string> covers = store.covers_of(v.seq);
+    c.covers_count = static_cast<std::int64_t>(covers.size());
+    if (!covers.empty()) {
+      c.covers_first = covers.front();
+      c.covers_last = covers.back();
+    }
+    const std::string summary = node_text(v);
+    c.summary_bytes = static_cast<std::int64_t>(summary.size());
+    std::int64_t covered_tokens = 0;
+    std::set<std::pair<std::string, std::string>> seen;
+    for (const std::string& id : covers) {
+      auto n = store.node(id, false);
+      if (!n) continue;
+      covered_tokens += n->tokens;
+      c.covered_bytes += static_cast<std::int64_t>(node_text(*n).size());
+      node_identifiers(*n, [&](const char* kind, std::string value) {
+        if (!seen.emplace(kind, value).second) return;
+        ++c.found[kind];
+        if (!summary_keeps(summary, kind, value)) c.dropped.push_back(DroppedItem{kind, std::move(value), n->id});
+      });
+    }
+    if (!c.tokens_before) c.tokens_before = TokenFigure{covered_tokens, "estimated"};
+    if (!c.tokens_after) c.tokens_after = TokenFigure{v.tokens, "estimated"};
+    if (auto se = summary_events.find(v.id); se != summary_events.end() && !imported)
+      if (auto t = int_at(se->second, "estimated_tokens")) c.tokens_after = TokenFigure{*t, "estimated"};
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace ctxfold
