@@ -1,0 +1,190 @@
+// Usage and cost from the usage the providers recorded (`ctxfold usage`).
+#include "forensics/usage.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "util/error.hpp"
+
+namespace ctxfold {
+
+std::string_view embedded_prices();  // generated (cmake/embed.cmake): share/prices.json
+
+namespace {
+
+std::int64_t num(const Json& j, const char* key) {
+  if (!j.is_object()) return 0;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return 0;
+  return it->is_number_float() ? static_cast<std::int64_t>(it->get<double>()) : it->get<std::int64_t>();
+}
+
+}  // namespace
+
+UsageTokens& UsageTokens::operator+=(const UsageTokens& o) {
+  input += o.input;
+  cache_write_5m += o.cache_write_5m;
+  cache_write_1h += o.cache_write_1h;
+  cache_read += o.cache_read;
+  output += o.output;
+  reasoning += o.reasoning;
+  return *this;
+}
+
+UsageTokens normalize_usage(const std::string& format, const Json& u) {
+  UsageTokens t;
+  if (format == "gemini") {
+    std::int64_t cached = num(u, "cached");
+    t.input = std::max<std::int64_t>(0, num(u, "input") - cached) + num(u, "tool");
+    t.cache_read = cached;
+    t.reasoning = num(u, "thoughts");
+    t.output = num(u, "output") + t.reasoning;
+    return t;
+  }
+  if (u.contains("cached_input_tokens") || u.contains("reasoning_output_tokens")) {  // OpenAI / Codex
+    std::int64_t cached = num(u, "cached_input_tokens");
+    t.input = std::max<std::int64_t>(0, num(u, "input_tokens") - cached);
+    t.cache_read = cached;
+    t.output = num(u, "output_tokens");
+    t.reasoning = num(u, "reasoning_output_tokens");
+    return t;
+  }
+  // Anthropic Messages usage.
+  t.input = num(u, "input_tokens");
+  t.cache_read = num(u, "cache_read_input_tokens");
+  t.output = num(u, "output_tokens");
+  std::int64_t creation = num(u, "cache_creation_input_tokens");
+  if (u.contains("cache_creation") && u["cache_creation"].is_object()) {
+    t.cache_write_1h = num(u["cache_creation"], "ephemeral_1h_input_tokens");
+    t.cache_write_5m = std::max<std::int64_t>(0, creation - t.cache_write_1h);
+  } else {
+    t.cache_write_5m = creation;
+  }
+  return t;
+}
+
+std::vector<UsageMessage> usage_messages(Store& store) {
+  Db& db = store.db();
+  // Codex names the model in turn_context records, written before every request.
+  std::map<std::string, std::vector<std::pair<std::int64_t, std::string>>> turn_models;
+  {
+    Stmt q = db.prepare(
+        "SELECT session, line, json_extract(raw,'$.payload.model') FROM source_records "
+        "WHERE type='turn_context' AND json_valid(raw) ORDER BY session, line");
+    while (q.step())
+      if (!q.is_null(2)) turn_models[q.text(0)].emplace_back(q.int64(1), q.text(2));
+  }
+  struct Row {
+    UsageMessage m;
+    std::int64_t line = 0;
+  };
+  std::vector<Row> rows;
+  std::map<std::pair<std::string, std::string>, std::size_t> by_message;  // (session, message id) -> row
+  Stmt q = db.prepare(
+      "SELECT n.session, coalesce(s.format,''), json_extract(n.metadata,'$.message_id'), "
+      "json_extract(n.metadata,'$.usage'), json_extract(n.metadata,'$.model'), "
+      "json_extract(n.metadata,'$.timestamp'), "
+      "coalesce((SELECT max(json_extract(p.value,'$.line')) FROM json_each(n.metadata,'$.source.parts') p), "
+      "json_extract(n.metadata,'$.source.line'), 0) "
+      "FROM nodes n JOIN sessions s ON s.id = n.session "
+      "WHERE n.role='assistant' AND json_type(n.metadata,'$.usage')='object' ORDER BY n.seq");
+  while (q.step()) {
+    Row r;
+    r.m.session = q.text(0);
+    std::string format = q.text(1);
+    Json usage = parse_json(q.view(3));
+    r.m.tokens = normalize_usage(format, usage);
+    r.m.model = q.opt_text(4).value_or("");
+    std::string ts = q.opt_text(5).value_or("");
+    r.m.day = ts.size() >= 10 ? ts.substr(0, 10) : std::string();
+    r.line = q.int64(6);
+    if (r.m.model.empty()) {
+      auto tm = turn_models.find(r.m.session);
+      if (tm != turn_models.end())
+        for (const auto& [line, model] : tm->second) {
+          if (line > r.line) break;
+          r.m.model = model;
+        }
+    }
+    if (!q.is_null(2)) {
+      auto key = std::make_pair(r.m.session, q.text(2));
+      auto it = by_message.find(key);
+      if (it != by_message.end()) {
+        // The same response again (streamed lines split over nodes, a duplicated exchange):
+        // keep the usage of its last source line.
+        if (r.line >= rows[it->second].line) rows[it->second] = std::move(r);
+        continue;
+      }
+      by_message.emplace(key, rows.size());
+    }
+    rows.push_back(std::move(r));
+  }
+  std::vector<UsageMessage> out;
+  out.reserve(rows.size());
+  for (auto& r : rows) out.push_back(std::move(r.m));
+  return out;
+}
+
+const Price* PriceTable::find(const std::string& model) const {
+  const Price* best = nullptr;
+  for (const Price& p : prices) {
+    if (p.model == model) return &p;
+    if (model.size() > p.model.size() + 1 && model.compare(0, p.model.size(), p.model) == 0 &&
+        model[p.model.size()] == '-' && (!best || p.model.size() > best->model.size()))
+      best = &p;
+  }
+  return best;
+}
+
+PriceTable parse_price_table(const std::string& text, const std::string& label) {
+  Json doc;
+  try {
+    doc = parse_json(text);
+  } catch (const std::exception& e) {
+    throw Error(Exit::bad_input, "prices.malformed", fmt::format("{}: not JSON: {}", label, e.what()));
+  }
+  if (!doc.is_object() || !doc.contains("models") || !doc["models"].is_array())
+    throw Error(Exit::bad_input, "prices.malformed", fmt::format("{}: no \"models\" array", label));
+  PriceTable t;
+  if (doc.contains("currency") && doc["currency"].is_string()) t.currency = doc["currency"].get<std::string>();
+  std::size_t i = 0;
+  for (const auto& m : doc["models"]) {
+    Price p;
+    auto field = [&](const char* key) -> std::int64_t {
+      if (!m.is_object() || !m.contains(key) || !m[key].is_number_integer() || m[key].get<std::int64_t>() < 0)
+        throw Error(Exit::bad_input, "prices.malformed",
+                    fmt::format("{}: models[{}]: \"{}\" must be a non-negative integer (micro-units per million tokens)",
+                                label, i, key));
+      return m[key].get<std::int64_t>();
+    };
+    auto str = [&](const char* key) {
+      if (!m.is_object() || !m.contains(key) || !m[key].is_string() || m[key].get<std::string>().empty())
+        throw Error(Exit::bad_input, "prices.malformed", fmt::format("{}: models[{}]: \"{}\" must be a string", label, i, key));
+      return m[key].get<std::string>();
+    };
+    p.model = str("model");
+    p.source = str("source");
+    p.date = str("date");
+    p.input = field("input");
+    p.output = field("output");
+    p.cache_read = field("cache_read");
+    p.cache_write_5m = field("cache_write_5m");
+    p.cache_write_1h = field("cache_write_1h");
+    t.prices.push_back(std::move(p));
+    ++i;
+  }
+  return t;
+}
+
+PriceTable builtin_price_table() { return parse_price_table(std::string(embedded_prices()), "share/prices.json"); }
+
+std::int64_t cost_micro(const UsageTokens& t, const Price& p) {
+  __int128 sum = static_cast<__int128>(t.input) * p.input + static_cast<__int128>(t.cache_write_5m) * p.cache_write_5m +
+                 static_cast<__int128>(t.cache_write_1h) * p.cache_write_1h +
+                 static_cast<__int128>(t.cache_read) * p.cache_read + static_cast<__int128>(t.output) * p.output;
+  return static_cast<std::int64_t>((sum + 500000) / 1000000);
+}
+
+}  // namespace ctxfold
