@@ -80,5 +80,7 @@ std::function<int(Context&)> setup_describe(CLI::App& sub);
 std::function<int(Context&)> setup_list(CLI::App& sub);
 std::function<int(Context&)> setup_tokens(CLI::App& sub);
 std::function<int(Context&)> setup_index(CLI::App& sub);
+std::function<int(Context&)> setup_compactions(CLI::App& sub);
+std::function<int(Context&)> setup_usage(CLI::App& sub);
 
 }  // namespace ctxfold::cli
