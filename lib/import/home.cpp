@@ -1,6 +1,6 @@
 // Incremental import of an agent's whole home (`ctxfold import --from AGENT [DIR]`).
 //
-// The bookkeeping is the append-only source_files table (share/schema/003): per path, the newest
+// The bookkeeping is the append-only source_files table (share/schema/004): per path, the newest
 // row holds the size, modification time and the digest of the bytes read last time. A second run
 // over an unchanged home therefore costs one stat and one indexed lookup per file.
 #include "import/home.hpp"

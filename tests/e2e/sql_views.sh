@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The documented SQL views (share/schema/004_views.sql) answer their documented example queries
+# The documented SQL views (share/schema/005_views.sql) answer their documented example queries
 # through plain sqlite3 on a database imported from the real transcript tree, and the views agree
 # with the CLI (session count, compaction count).
 source "$(dirname "$0")/lib.sh"
@@ -13,7 +13,7 @@ while IFS= read -r q; do
   n=$((n+1))
   out=$(sqlite3 -readonly "$db" "$q" 2>"$WORK/err"); rc=$?
   if [ "$rc" -eq 0 ] && [ -n "$out" ]; then ok; else fail "example $n: \`$q\` rc=$rc out='${out:0:80}' $(head -c 200 "$WORK/err")"; fi
-done < <(sed -n 's/^-- example: //p' "$src/share/schema/004_views.sql")
+done < <(sed -n 's/^-- example: //p' "$src/share/schema/005_views.sql")
 [ "$n" -ge 5 ] && ok || fail "only $n documented examples"
 expect_eq "v_sessions = sessions" "$("$CTXFOLD" --db "$db" sessions | jq -s length)" "$(sqlite3 "$db" 'select count(*) from v_sessions')"
 expect_eq "v_summaries: both Claude compactions and Codex's" "3" "$(sqlite3 "$db" "select count(*) from v_summaries where origin='import'")"

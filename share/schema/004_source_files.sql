@@ -1,4 +1,4 @@
--- ctxfold session database, schema version 3: the source files an agent-home import has read.
+-- ctxfold session database, schema version 4: the source files an agent-home import has read.
 -- One row per observation that changed something (append-only like the ledger): the newest row
 -- of a path is what the next `ctxfold import --from ...` compares against. A file whose size and
 -- modification time match its newest row is not opened again; one that grew is checked against

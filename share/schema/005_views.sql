@@ -1,4 +1,4 @@
--- ctxfold session database, schema version 4: read-only SQL views for querying a database
+-- ctxfold session database, schema version 5: read-only SQL views for querying a database
 -- directly (sqlite3, DuckDB's sqlite extension, Datasette). They derive everything from the
 -- ledger tables and store nothing. Timestamps are the records' own (metadata.timestamp, ISO-8601).
 -- The example queries below are run by tests/e2e/sql_views.sh: each "-- example:" line is one
