@@ -86,15 +86,14 @@ int run_import(Context& ctx, const ImportOptionsCli& o) {
 
 std::function<int(Context&)> setup_import(CLI::App& sub) {
   auto o = std::make_shared<ImportOptionsCli>();
-  sub.add_option("paths", o->paths, "transcript files, or - for stdin; with --from, one folder to walk instead of "
-                                    "the agent's default roots");
+  sub.add_option("paths", o->paths, "transcript files, or - for stdin");
   sub.add_option("--format", o->opts.format, "auto, claude-code, codex, gemini, openai, anthropic, openhands, ctxfold")
       ->default_val("auto");
   sub.add_flag("--strict", o->opts.strict, "any warning fails the import (exit 3) and nothing is written");
   sub.add_option("--from", o->from,
                  "import an agent home incrementally: claude-code, codex, gemini or all (default roots: "
                  "$CLAUDE_CONFIG_DIR/projects or ~/.claude/projects, $CODEX_HOME/sessions and archived_sessions "
-                 "or ~/.codex/..., ~/.gemini/tmp/*/chats)")
+                 "or ~/.codex/..., ~/.gemini/tmp/*/chats); a folder given as the path is walked instead")
       ->check(CLI::IsMember({"claude-code", "codex", "gemini", "all"}));
   sub.add_flag("--no-progress", o->no_progress, "no progress line on stderr even when it is a terminal");
   return [o](Context& ctx) { return run_import(ctx, *o); };
