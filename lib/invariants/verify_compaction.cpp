@@ -144,6 +144,7 @@ Check check_summary_coverage(Store& store, const std::vector<std::string>& sessi
     for (const auto& s : summaries_of(store, session)) {
       const bool imported = origin_of(s) == "import";
       const bool rolling = is_rolling(s);
+      const bool region = json_str(s.metadata, "strategy") == "region";
       st.reset();
       st.bind(1, s.seq);
       std::size_t i = 0;
@@ -169,9 +170,10 @@ Check check_summary_coverage(Store& store, const std::vector<std::string>& sessi
         std::string role = st.opt_text(4).value_or("");
         seqs.push_back(st.int64(6));
         if (i == 0) splice = pred;
-        if (rolling && (kind == kind::kSummary || kind == kind::kArchive || kind == kind::kNotes)) {
+        if ((rolling || region) && (kind == kind::kSummary || kind == kind::kArchive || kind == kind::kNotes)) {
           add(c, false, session, {s.id, id},
-              fmt::format("rolling summary '{}' covers view node '{}': coverage must name real turns", s.id, id));
+              fmt::format("{} summary '{}' covers view node '{}': coverage must name real turns",
+                          region ? "region" : "rolling", s.id, id));
           structural = false;
         }
         if (i > 0 && pred != before) {
@@ -267,6 +269,24 @@ Check check_summary_coverage(Store& store, const std::vector<std::string>& sessi
 Check check_active_summary(Store& store, const std::vector<std::string>& sessions) {
   Check c{"I4", "one active rolling summary", true, {}, {}};
   for (const auto& session : sessions) {
+    // Region summaries: two may not partly overlap (one containing another whole is a nesting).
+    {
+      auto regions = store.summary_ranges(session, "region");
+      std::vector<std::unordered_set<std::string>> sets;
+      for (const auto& f : regions) {
+        auto v = store.covers_of(f.seq);
+        sets.emplace_back(v.begin(), v.end());
+      }
+      for (std::size_t i = 0; i < regions.size(); ++i)
+        for (std::size_t j = i + 1; j < regions.size(); ++j) {
+          std::size_t shared = 0;
+          for (const auto& id : sets[i]) shared += sets[j].count(id);
+          if (shared > 0 && shared < sets[i].size() && shared < sets[j].size())
+            add(c, false, session, {regions[i].id, regions[j].id},
+                fmt::format("region summaries '{}' and '{}' partly overlap ({} shared nodes)", regions[i].id,
+                            regions[j].id, shared));
+        }
+    }
     std::vector<Node> rolling;
     for (auto& s : summaries_of(store, session))
       if (is_rolling(s) && covers_count(s) > 0) rolling.push_back(std::move(s));
@@ -305,6 +325,20 @@ Check check_active_summary(Store& store, const std::vector<std::string>& session
         }
       if (n > 1)
         add(c, false, session, {}, fmt::format("the render of HEAD holds {} rolling summaries, at most one is active", n));
+      // Region summaries (seed 000 §7 segmented summaries) may be active together: the ones the
+      // render substitutes stand for pairwise disjoint segments, none inside the rolling one's.
+      std::unordered_map<std::string, std::string> owner;  // covered id -> the summary rendering it
+      for (const auto& item : r.items) {
+        if (item.kind != kind::kSummary) continue;
+        for (const auto& id : store.covers_of(item.seq)) {
+          auto [it, fresh] = owner.emplace(id, item.id);
+          if (!fresh)
+            add(c, false, session, {it->second, item.id},
+                fmt::format("the render of HEAD substitutes both '{}' and '{}' for node '{}': active segments must be "
+                            "disjoint",
+                            it->second, item.id, id));
+        }
+      }
     } catch (const Error&) {
       // no HEAD: nothing is rendered, nothing consulted
     }
@@ -361,7 +395,9 @@ Check check_compaction_log(Store& store, const std::vector<std::string>& session
       if (origin == "compact") {
         std::string ref = json_str(s.metadata, "compaction");
         auto it = brackets.find(ref);
-        if (ref.empty() || it == brackets.end() || !it->second.summary_ids.count(s.id))
+        // A fork's copy keeps its compaction id, whose bracket lives in the source session.
+        const bool fork_copy = s.metadata.contains("forked_from");
+        if (!fork_copy && (ref.empty() || it == brackets.end() || !it->second.summary_ids.count(s.id)))
           add(c, false, session, {s.id},
               fmt::format("summary '{}' has no compact/summary provenance record for compaction '{}'", s.id, ref));
         const Json prov = s.metadata.contains("provenance") ? s.metadata["provenance"] : Json();

@@ -9,7 +9,7 @@ namespace ctxfold {
 
 /// Invariant 3 (PRODUCT.md §4, seed 000 §2): every summary node's covers_ids is non-empty, names
 /// nodes of its own session, is a contiguous chain segment (each covered node's predecessor is
-/// the previous covered id), names no view node when the summary is a rolling one, and the
+/// the previous covered id), names no view node when the summary is a rolling or a region one, and the
 /// summary's predecessor is the predecessor of the first covered node (its splice point). Both
 /// edges must be tool-pairing balanced (no result inside whose call lies only outside, no call
 /// inside whose results lie only outside) and the segment must not start with a tool record.
@@ -21,13 +21,17 @@ Check check_summary_coverage(Store& store, const std::vector<std::string>& sessi
 /// is the newest (store.active_summary); rendering HEAD with strategy rolling must substitute no
 /// summary other than it and at most one summary at all (a superseded summary is never consulted).
 /// A superseded rolling summary whose coverage overlaps the active one's without being contained
-/// in it gives a warning (the active summary does not extend it, seed 000 §2).
+/// in it gives a warning (the active summary does not extend it, seed 000 §2). Region summaries
+/// (metadata.strategy "region", `compact --from/--to`; seed 000 §7) may be active several at once:
+/// no two may partly overlap (one containing another whole is a nesting), and the summaries the
+/// render of HEAD substitutes must stand for pairwise disjoint sets of nodes.
 Check check_active_summary(Store& store, const std::vector<std::string>& sessions);
 
 /// Invariant 7 (seed 001 "Blocking via a log-recorded lock"): every compact/start has exactly one
 /// compact/end with its ref, or is an inert orphan (no summary landed with that compaction id;
 /// reported as a warning); no compact/end or compact/summary without its compact/start; every
-/// summary written by compact (metadata.origin "compact") has its compact/summary record naming
+/// summary written by compact (metadata.origin "compact"; a fork's copy, metadata.forked_from, has its
+/// record in the source session) has its compact/summary record naming
 /// it and a provenance (summarizer kind and model, prompt_version, input_digest); every summary
 /// is smaller (estimated tokens) than the nodes it covers (a warning for imported summaries).
 Check check_compaction_log(Store& store, const std::vector<std::string>& sessions);

@@ -450,6 +450,9 @@ std::string fold_header(const RenderedFold& f) {
     return fmt::format("[ctxfold snapcompact archive {}: the earlier conversation as text, {} source rows {} … {}; "
                        "`ctxfold expand {}` reads them]",
                        f.id, f.count, f.first, f.last, f.id);
+  if (f.kind == "region")
+    return fmt::format("[ctxfold region summary {}: {} source rows {} … {}; `ctxfold expand {}` reads them]", f.id,
+                       f.count, f.first, f.last, f.id);
   return fmt::format("[ctxfold lcm summary {}, depth {}: {} source rows {} … {}; `ctxfold expand {}` reads them]", f.id,
                      f.depth, f.count, f.first, f.last, f.id);
 }
@@ -572,6 +575,7 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   // lcm folds by their last covered id, highest tree node (largest coverage) first.
   std::unordered_map<std::string, std::vector<Store::SummaryRange>> folds_by_last;
   std::unordered_set<std::string> archive_folds;
+  std::unordered_set<std::string> region_ids;  // region summaries (seed 000 §7) among the folds
   if (eff == "rolling" || snap) {
     // A snapcompact archive is a stored fold: rolling reads it as text (seed 002 "stored folds"),
     // snapcompact as frames.
@@ -581,7 +585,11 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
     }
   }
   if (eff == "rolling" || eff == "lcm" || snap) {
-    for (auto& f : store.summary_ranges(session, "lcm", opts.as_of)) folds_by_last[f.last].push_back(std::move(f));
+    for (const char* st : {"lcm", "region"})
+      for (auto& f : store.summary_ranges(session, st, opts.as_of)) {
+        if (std::string_view(st) == "region") region_ids.insert(f.id);
+        folds_by_last[f.last].push_back(std::move(f));
+      }
     for (auto& [last, v] : folds_by_last)
       std::sort(v.begin(), v.end(), [](const Store::SummaryRange& a, const Store::SummaryRange& b) {
         return a.count != b.count ? a.count > b.count : a.seq > b.seq;
@@ -634,7 +642,8 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
         if (!first || first->seq > opts.as_of || first->predecessor != f.predecessor) {
           r.warnings.push_back(fmt::format(
               "{} '{}' was not applied: its predecessor is not the predecessor of its first covered node '{}'",
-              archive_folds.count(f.id) ? "snapcompact archive" : "lcm summary", f.id, f.first));
+              archive_folds.count(f.id) ? "snapcompact archive" : region_ids.count(f.id) ? "region summary" : "lcm summary",
+              f.id, f.first));
           continue;
         }
         // Under rolling, a fold must not swallow the rolling summary's segment (or the summary
@@ -647,6 +656,7 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
         RenderedFold rf;
         rf.id = f.id;
         if (archive_folds.count(f.id)) rf.kind = "archive";
+        if (region_ids.count(f.id)) rf.kind = "region";
         if (auto d = fold->metadata.find("depth"); d != fold->metadata.end() && d->is_number_integer())
           rf.depth = d->get<std::int64_t>();
         rf.first = f.first;

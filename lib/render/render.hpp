@@ -108,8 +108,9 @@ struct RenderedMessage {
 
 /// A stored fold substituted for its covered segment: its id, its depth in the lcm tree
 /// (metadata.depth, 1 for a leaf) and the source range it stands for (first/last covered ids and
-/// their seqs, count of covered ids). kind "lcm" (an lcm summary) or "archive" (a snapcompact
-/// archive read as text by another strategy: seed 002 "stored folds").
+/// their seqs, count of covered ids). kind "lcm" (an lcm summary), "archive" (a snapcompact
+/// archive read as text by another strategy: seed 002 "stored folds") or "region" (a region
+/// summary, `compact --from/--to`: seed 000 §7 segmented summaries).
 struct RenderedFold {
   std::string id;
   std::string kind = "lcm";

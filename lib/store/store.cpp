@@ -438,6 +438,22 @@ std::vector<Event> Store::events(const std::string& session, const std::string& 
   return out;
 }
 
+std::optional<Event> Store::last_event(const std::string& session, const std::string& type) {
+  auto st = db_.prepare(
+      "SELECT seq, session, type, ref, payload, boundary_seq FROM events WHERE session=?1 AND type=?2 "
+      "ORDER BY seq DESC LIMIT 1");
+  st.bind(1, session).bind(2, type);
+  if (!st.step()) return std::nullopt;
+  Event e;
+  e.seq = st.int64(0);
+  e.session = st.text(1);
+  e.type = st.text(2);
+  e.ref = st.opt_text(3);
+  e.payload = parse_json(st.text(4));
+  e.boundary_seq = st.int64(5);
+  return e;
+}
+
 bool Store::add_source_record(const std::string& session, const std::string& source, std::int64_t line,
                               const std::string& type, const std::string& raw) {
   auto st = db_.prepare(

@@ -156,6 +156,8 @@ class Store {
   std::int64_t log_event(const std::string& session, const std::string& type, const std::optional<std::string>& ref,
                          const Json& payload);
   std::vector<Event> events(const std::string& session, const std::string& type_prefix = {});
+  /// The session's newest event of exactly this type (one indexed lookup), nullopt when none.
+  std::optional<Event> last_event(const std::string& session, const std::string& type);
 
   // ---- verbatim source records ----
   /// Keeps a source line that is not a node; false when the same (session, line, bytes) exists.

@@ -3,6 +3,7 @@
 
 #include "summarize/command.hpp"
 #include "summarize/providers.hpp"
+#include "summarize/replay.hpp"
 #include "summarize/spec.hpp"
 #include "summarize/summarizer.hpp"
 #include "util/error.hpp"
@@ -19,6 +20,7 @@ std::unique_ptr<Summarizer> make_summarizer(const std::string& spec) {
     ProviderConfig config = anthropic_config_from_env(s.arg);
     return make_anthropic_summarizer(std::move(s.arg), std::move(config));
   }
+  if (s.kind == "replay") return make_replay_summarizer(std::move(s.arg));
   if (std::unique_ptr<Summarizer> local = make_local_summarizer(spec)) return local;  // extractive, command:
   throw Error(Exit::internal, "summarizer.spec", "no summarizer for kind '" + s.kind + "'");
 }

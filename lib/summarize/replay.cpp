@@ -1,0 +1,204 @@
+#include "summarize/replay.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "strategies/compaction.hpp"
+#include "summarize/transcript.hpp"
+#include "util/digest.hpp"
+#include "util/error.hpp"
+
+namespace ctxfold {
+
+Json request_to_json(const SummaryRequest& req) {
+  return Json{{"previous_summary", req.previous_summary},
+              {"transcript", req.transcript},
+              {"instructions", req.instructions},
+              {"max_output_tokens", req.max_output_tokens},
+              {"input_tokens", req.input_tokens},
+              {"prompt_version", req.prompt_version}};
+}
+
+SummaryRequest request_from_json(const Json& j) {
+  SummaryRequest r;
+  r.previous_summary = json_str(j, "previous_summary");
+  r.transcript = json_str(j, "transcript");
+  r.instructions = json_str(j, "instructions");
+  if (j.contains("max_output_tokens") && j["max_output_tokens"].is_number_integer())
+    r.max_output_tokens = j["max_output_tokens"].get<std::int64_t>();
+  if (j.contains("input_tokens") && j["input_tokens"].is_number_integer())
+    r.input_tokens = j["input_tokens"].get<std::int64_t>();
+  r.prompt_version = json_str(j, "prompt_version");
+  return r;
+}
+
+std::string request_digest(const SummaryRequest& req) { return sha256_hex(dump_json(request_to_json(req))); }
+
+namespace {
+
+class RecordingSummarizer : public Summarizer {
+ public:
+  RecordingSummarizer(Store& store, std::string session, std::unique_ptr<Summarizer> inner)
+      : store_(store), session_(std::move(session)), inner_(std::move(inner)) {}
+  std::string kind() const override { return inner_->kind(); }
+  std::string model() const override { return inner_->model(); }
+  std::int64_t window_tokens() const override { return inner_->window_tokens(); }
+  SummaryResult summarize(const SummaryRequest& req) override {
+    Json rec{{"compaction", nullptr},
+             {"index", index_++},
+             {"summarizer", {{"kind", inner_->kind()}, {"model", inner_->model()}}},
+             {"request", request_to_json(req)},
+             {"request_digest", request_digest(req)}};
+    if (auto start = store_.last_event(session_, "compact/start"); start && start->ref) rec["compaction"] = *start->ref;
+    try {
+      SummaryResult out = inner_->summarize(req);
+      rec["response"] = Json{{"text", out.text}, {"model", out.model}, {"usage", out.usage}};
+      store_.log_event(session_, kSummarizerCallEvent, rec["compaction"].is_string() ? std::optional<std::string>(rec["compaction"].get<std::string>()) : std::nullopt, rec);
+      return out;
+    } catch (const Error& e) {
+      rec["failure"] = Json{{"code", e.code()}, {"message", e.what()}};
+      store_.log_event(session_, kSummarizerCallEvent, rec["compaction"].is_string() ? std::optional<std::string>(rec["compaction"].get<std::string>()) : std::nullopt, rec);
+      throw;
+    }
+  }
+
+ private:
+  Store& store_;
+  std::string session_;
+  std::unique_ptr<Summarizer> inner_;
+  int index_ = 0;
+};
+
+class ReplaySummarizer : public Summarizer {
+ public:
+  explicit ReplaySummarizer(std::string dir) : dir_(std::move(dir)) {
+    if (!std::filesystem::is_directory(dir_))
+      throw Error(Exit::usage, "summarizer.spec", fmt::format("replay: '{}' is not a directory", dir_),
+                  "write one with `ctxfold replay SUMMARY_ID --export DIR`");
+  }
+  std::string kind() const override { return "replay"; }
+  std::string model() const override { return "replay:" + dir_; }
+  std::int64_t window_tokens() const override { return 128000; }
+  SummaryResult summarize(const SummaryRequest& req) override {
+    const std::string digest = request_digest(req);
+    const std::string path = (std::filesystem::path(dir_) / (digest + ".json")).string();
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+      throw Error(Exit::environment, "summarizer.replay_missing",
+                  fmt::format("replay: no recorded answer for request {} in '{}'", digest, dir_));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    Json j;
+    try {
+      j = parse_json(ss.str());
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(Exit::environment, "summarizer.malformed", fmt::format("replay: '{}' is not valid JSON: {}", path, e.what()));
+    }
+    if (json_str(j, "request_digest") != digest || !j.contains("response") || !j["response"].is_object())
+      throw Error(Exit::environment, "summarizer.malformed",
+                  fmt::format("replay: '{}' does not hold the answer to request {}", path, digest));
+    SummaryResult out;
+    out.text = json_str(j["response"], "text");
+    out.model = json_str(j["response"], "model");
+    if (j["response"].contains("usage") && j["response"]["usage"].is_object()) out.usage = j["response"]["usage"];
+    return out;
+  }
+
+ private:
+  std::string dir_;
+};
+
+void feed(Sha256& d, const std::string& s) {
+  d.update(s);
+  d.update(std::string_view("\0", 1));
+}
+
+}  // namespace
+
+std::unique_ptr<Summarizer> make_recording_summarizer(Store& store, std::string session, std::unique_ptr<Summarizer> inner) {
+  return std::make_unique<RecordingSummarizer>(store, std::move(session), std::move(inner));
+}
+
+std::unique_ptr<Summarizer> make_replay_summarizer(std::string dir) { return std::make_unique<ReplaySummarizer>(std::move(dir)); }
+
+ReplayResult replay_summary(Store& store, const std::string& summary_id) {
+  auto n = store.node(summary_id, false);
+  if (!n || n->kind != kind::kSummary)
+    throw Error(Exit::bad_input, "replay.not_summary", fmt::format("no summary '{}'", summary_id));
+  ReplayResult r;
+  r.summary_id = summary_id;
+  r.strategy = json_str(n->metadata, "strategy", "rolling");
+  r.compaction = json_str(n->metadata, "compaction");
+  const Json prov = n->metadata.contains("provenance") ? n->metadata["provenance"] : Json::object();
+  const std::string input_digest = json_str(prov, "input_digest");
+  if (r.compaction.empty() || input_digest.empty())
+    throw Error(Exit::bad_input, "replay.no_calls",
+                fmt::format("summary '{}' was not written by ctxfold compact (no compaction or input digest)", summary_id));
+  if (n->content.is_array() && !n->content.empty()) r.stored = json_str(n->content[0], "text");
+  std::vector<Json> all;
+  for (const auto& e : store.events(n->session, kSummarizerCallEvent))
+    if (json_str(e.payload, "compaction") == r.compaction) all.push_back(e.payload);
+  if (all.empty())
+    throw Error(Exit::bad_input, "replay.no_calls",
+                fmt::format("no recorded summarizer calls for summary '{}' (compaction {}): it was made before calls "
+                            "were recorded",
+                            summary_id, r.compaction));
+  for (const auto& c : all) {
+    SummaryRequest req = request_from_json(c.contains("request") ? c["request"] : Json::object());
+    if (request_digest(req) != json_str(c, "request_digest"))
+      throw Error(Exit::bad_input, "replay.digest_mismatch",
+                  fmt::format("recorded call {} of compaction {}: the request no longer hashes to its recorded digest {}",
+                              c.value("index", 0), r.compaction, json_str(c, "request_digest")));
+  }
+  // Which calls made this node, checked against the node's input digest.
+  if (r.strategy == "lcm") {
+    for (const auto& c : all) {
+      Sha256 d;
+      d.update(json_str(c["request"], "prompt_version"));
+      d.update(std::string_view("\0", 1));
+      d.update(json_str(c["request"], "transcript"));
+      d.update(std::string_view("\0", 1));
+      d.update(json_str(c["request"], "instructions"));
+      if (d.hex() == input_digest) r.calls.push_back(c);
+    }
+    if (r.calls.empty()) {
+      if (n->metadata.contains("lcm") && n->metadata["lcm"].is_object() && n->metadata["lcm"].value("pointer", false))
+        throw Error(Exit::bad_input, "replay.pointer",
+                    fmt::format("lcm summary '{}' is a source pointer: no summarizer call made it", summary_id));
+      throw Error(Exit::bad_input, "replay.digest_mismatch",
+                  fmt::format("no recorded request of compaction {} hashes to the summary's input digest {}", r.compaction,
+                              input_digest));
+    }
+  } else {
+    Sha256 d;
+    for (const auto& c : all) {
+      feed(d, json_str(c["request"], "previous_summary"));
+      feed(d, json_str(c["request"], "transcript"));
+      feed(d, json_str(c["request"], "instructions"));
+    }
+    if (d.hex() != input_digest)
+      throw Error(Exit::bad_input, "replay.digest_mismatch",
+                  fmt::format("the recorded requests of compaction {} no longer hash to the summary's input digest {}",
+                              r.compaction, input_digest));
+    r.calls = all;
+  }
+  const Json* found = nullptr;  // a partial compaction keeps the summary of its last answered call
+  for (const auto& c : r.calls)
+    if (c.contains("response")) found = &c;
+  if (!found)
+    throw Error(Exit::bad_input, "replay.no_answer",
+                fmt::format("no recorded call of compaction {} has an answer to replay", r.compaction));
+  // The answer goes through a replay of the call (the recorded response as the summarizer's
+  // output), then the same cleaning and framing as at compaction time.
+  std::string text = json_str((*found)["response"], "text");
+  if (auto bad = clean_summary_text(text))
+    throw Error(Exit::bad_input, "replay.no_answer", fmt::format("the recorded answer is rejected: {}", bad->what()));
+  r.reproduced = r.strategy == "lcm" ? text : frame_summary(text);
+  r.identical = r.reproduced == r.stored;
+  return r;
+}
+
+}  // namespace ctxfold

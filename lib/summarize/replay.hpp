@@ -1,0 +1,60 @@
+#pragma once
+// Replayable summaries (seed 001 "testing": recorded model answers): every summarizer call a
+// compaction makes is logged with its request, parameters and response, never an API key (a
+// SummaryRequest holds none), and can be answered again offline.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/store.hpp"
+#include "summarize/summarizer.hpp"
+#include "util/json.hpp"
+
+namespace ctxfold {
+
+/// Log event of one summarizer call: {"compaction" (ref of the session's newest compact/start
+/// when the call was made), "index", "summarizer":{"kind","model"}, "request" (request_to_json),
+/// "request_digest", "response":{"text","model","usage"} or "failure":{"code","message"}}.
+inline constexpr const char* kSummarizerCallEvent = "summarizer/call";
+
+/// {"previous_summary","transcript","instructions","max_output_tokens","input_tokens","prompt_version"}.
+Json request_to_json(const SummaryRequest& req);
+/// The inverse of request_to_json; missing keys stay default.
+SummaryRequest request_from_json(const Json& j);
+/// sha256 hex of the canonical request_to_json (the summarizer's kind and model are not part of
+/// it, so a recorded answer replays under replay:DIR).
+std::string request_digest(const SummaryRequest& req);
+
+/// Wraps `inner` and logs each call (kSummarizerCallEvent) in the session's event log right after
+/// it returns or fails; kind, model and window are the inner summarizer's.
+std::unique_ptr<Summarizer> make_recording_summarizer(Store& store, std::string session, std::unique_ptr<Summarizer> inner);
+
+/// `--summarizer replay:DIR`: answers a request with DIR/<request_digest>.json, a file holding
+/// {"request_digest","response":{"text","model","usage"}} (as `ctxfold replay --export DIR`
+/// writes). No network. A request with no recorded answer throws
+/// Error(environment,"summarizer.replay_missing") naming the digest. kind() is "replay".
+std::unique_ptr<Summarizer> make_replay_summarizer(std::string dir);
+
+/// What `ctxfold replay SUMMARY_ID` found.
+struct ReplayResult {
+  std::string summary_id;
+  std::string strategy;
+  std::string compaction;
+  std::vector<Json> calls;     ///< the recorded calls that produced the summary, in order
+  std::string stored;          ///< the node's text as stored
+  std::string reproduced;      ///< the text the recorded answers give
+  bool identical = false;
+};
+
+/// Re-derives a summary's text offline from its compaction's recorded calls: every recorded
+/// request must still hash to its request_digest, and the requests must hash to the summary's
+/// provenance.input_digest (rolling/region: over all the compaction's calls, as rolling chains
+/// them; lcm: the calls for this node's transcript); the last answer, cleaned as at compaction
+/// time (clean_summary_text) and framed as the strategy frames it (rolling/region:
+/// frame_summary; lcm: as is), is compared byte for byte with the stored text. Throws
+/// Error(bad_input,"replay.*") with the reason: not a summary, no recorded calls, a digest that
+/// no longer matches, an lcm source pointer (no call made it).
+ReplayResult replay_summary(Store& store, const std::string& summary_id);
+
+}  // namespace ctxfold
