@@ -37,7 +37,7 @@ expect_rc "region 2" 0 C --from u6 --to b8
 r2=$(jq -r .summary_id "$WORK/out")
 "$CTXFOLD" --db "$db" --session s render --format anthropic >"$WORK/r.json"
 expect_eq "render holds both" "$r1 $r2" "$(jq -r '[.folds[].id] | join(" ")' "$WORK/r.json")"
-expect_eq "both are region folds" "region region" "$(jq -r '[.folds[].strategy] | join(" ")' "$WORK/r.json")"
+expect_eq "both are region folds" "region region" "$(jq -r '[.folds[].kind] | join(" ")' "$WORK/r.json")"
 expect_eq "u1 and u5 still raw" "true" "$(jq '(.reads | index("u1")) != null and (.reads | index("u5")) != null and (.reads | index("u3")) == null' "$WORK/r.json")"
 expect_eq "no orphans" "0" "$(anthropic_orphans "$WORK/r.json")"
 expect_rc "verify" 0 "$CTXFOLD" --db "$db" verify-invariants
@@ -47,7 +47,7 @@ expect_eq "expand reads its rows" "true" "$(grep -q 'request 7' "$WORK/out" && e
 expect_rc "describe region" 0 "$CTXFOLD" --db "$db" describe "$r1"
 expect_eq "describe names the coverage" "true" "$(grep -q '"u2"' "$WORK/out" && echo true || echo false)"
 expect_rc "fork" 0 "$CTXFOLD" --db "$db" --session s fork --at "$(jq -r .head "$WORK/r.json")" --name f
-expect_eq "fork renders two region summaries" "2" "$("$CTXFOLD" --db "$db" --session f render | jq '[.folds[] | select(.strategy=="region")] | length')"
+expect_eq "fork renders two region summaries" "2" "$("$CTXFOLD" --db "$db" --session f render | jq '[.folds[] | select(.kind=="region")] | length')"
 expect_rc "verify after fork" 0 "$CTXFOLD" --db "$db" verify-invariants --all-sessions
 # a region that contains both whole nests them
 expect_rc "containing region" 0 C --from u1 --to b9

@@ -42,11 +42,11 @@ expect_rc "compact --strategy lcm" 0 "$CTXFOLD" --db "$db" --session s compact -
 expect_eq "recorded" "lcm" "$(count "$db" "select json_extract(payload,'$.strategy') from events where type='session/strategy' order by seq desc limit 1")"
 expect_rc "prepare follows" 0 P
 expect_eq "prepare uses lcm" "lcm lcm" "$(jq -r '"\(.prepare.strategy) \(.strategy)"' "$WORK/out")"
-expect_eq "render defaults to it" "lcm" "$("$CTXFOLD" --db "$db" --session s render | jq -r .strategy)"
+expect_eq "prepare again: lcm" "lcm" "$("$CTXFOLD" --db "$db" --session s prepare | jq -r .prepare.strategy)"
 expect_rc "compact without --strategy runs lcm" 0 "$CTXFOLD" --db "$db" --session s compact --force
 expect_eq "lcm ran" "lcm" "$(jq -r .strategy "$WORK/out")"
 expect_rc "back to rolling" 0 "$CTXFOLD" --db "$db" --session s compact --strategy rolling --dry-run --force
-expect_eq "dry run records nothing" "lcm" "$("$CTXFOLD" --db "$db" --session s render | jq -r .strategy)"
+expect_eq "dry run records nothing" "lcm" "$("$CTXFOLD" --db "$db" --session s prepare | jq -r .prepare.strategy)"
 
 # System prompt and tools (seed 002 "evicted capability notes").
 db2="$WORK/b.db"
