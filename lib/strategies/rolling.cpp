@@ -92,18 +92,21 @@ std::optional<std::vector<std::string>> covered_ids(Store& store, const Plan& p,
   if (cut <= p.region_start) return out;
   std::string stop_after;  // walk back until this id (exclusive) ...
   std::string stop_at;     // ... or including this one
-  // A stored fold (an lcm node, a snapcompact archive read as text, a region summary) at either
-  // end is not on the chain: it stands for its covered rows, and the walk runs over them.
-  auto edge = [&](const Node& n, bool last) {
-    if (!n.is_view()) return n.id;
-    std::vector<std::string> c = n.covers_ids.empty() ? store.covers_of(n.seq) : n.covers_ids;
-    return c.empty() ? n.id : (last ? c.back() : c.front());
-  };
   if (p.old_summary) stop_after = p.old_covers.empty() ? std::string() : p.old_covers.back();
-  else stop_at = edge(p.items[p.region_start], false);
+  else stop_at = p.items[p.region_start].id;
+  // A stored fold of another strategy (an lcm summary, a snapcompact archive) at the start is not
+  // on the chain: the segment starts at the first node it covers, and the walk passes its rows.
+  std::int64_t bound = p.r.spine_length + 2;
+  for (const auto& f : p.r.folds) {
+    bound += f.count;
+    if (!p.old_summary && f.id == stop_at) stop_at = f.first;
+  }
   std::vector<std::string> rev;
-  std::optional<std::string> cur = edge(p.items[cut - 1], true);
-  const std::int64_t bound = p.boundary + 2;  // rows under a stored fold are walked too: bound by the node count
+  std::optional<std::string> cur = p.items[cut - 1].id;
+  // A region summary (compact --from/--to) at the end stands for its rows: the walk starts at its
+  // last covered node.
+  for (const auto& f : p.r.folds)
+    if (f.kind == "region" && f.id == *cur) cur = f.last;
   for (std::int64_t steps = 0; cur; ++steps) {
     if (steps > bound) {
       why = "the chain behind the cut is longer than the rendered spine";

@@ -43,7 +43,7 @@ sid=$(jq -r .summary_id "$WORK/c.json")
 expect_eq "estimate shrank" "true" "$(jq --argjson b "$before" '.estimated_tokens_after < $b and .estimated_tokens_before == $b' "$WORK/c.json")"
 expect_eq "head never moves" "$head0" "$(count "$db" "select node_id from head_moves where session='s' order by seq desc limit 1")"
 expect_eq "no head move by compaction" "0" "$(count "$db" "select count(*) from head_moves where cause not in ('append','import')")"
-expect_eq "bracket" "compact/start compact/summary compact/end" "$(count "$db" 'select type from events order by seq' | xargs)"
+expect_eq "bracket" "compact/start compact/summary compact/end" "$(count "$db" "select type from events where type like 'compact/%' order by seq" | xargs)"
 
 "$CTXFOLD" --db "$db" render --format openai >"$WORK/r1.json"
 expect_eq "render substitutes the summary" "$sid" "$(jq -r .summary "$WORK/r1.json")"
