@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   app.add_option("--compact-tail", tail_s,
                  "append a compact_boundary + isCompactSummary pair so one summary covers all but the last ~K nodes");
   app.add_flag("--synthetic", o.synthetic, "no input files: a plausible session from built-in templates");
+  app.add_flag("--text-dense", o.text_dense, "drop thinking, image blocks and toolUseResult copies: mostly searchable text");
   app.add_flag("--cjk", o.cjk, "also replay 3 built-in turns in Chinese, Japanese and Korean (one more source)");
   app.add_option("--transcripts", dir, "directory of Claude Code transcripts (default ../shared/data/transcripts/claude-code)");
   app.add_option("-o,--out", out_path, "write here instead of stdout");

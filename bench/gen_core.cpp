@@ -211,7 +211,9 @@ bool is_remapped_id(const std::string& v) {
 
 class Compiler {
  public:
-  Compiler(std::string name, GenStats& stats) : stats_(stats) { f_.name = std::move(name); }
+  Compiler(std::string name, GenStats& stats, bool text_dense = false) : text_dense_(text_dense), stats_(stats) {
+    f_.name = std::move(name);
+  }
 
   File compile(const std::vector<std::string>& raw) {
     std::vector<OJson> docs;
@@ -223,6 +225,7 @@ class Compiler {
       try {
         OJson j = OJson::parse(s);
         if (!j.is_object()) throw std::runtime_error("not an object");
+        if (text_dense_) strip_unsearchable(j);
         docs.push_back(std::move(j));
       } catch (const std::exception& e) {
         stats_.warnings.push_back(f_.name + ":" + std::to_string(i + 1) + ": skipped: " + e.what());
@@ -490,6 +493,24 @@ class Compiler {
     add_literal(std::string_view(d).substr(from));
   }
 
+  bool text_dense_ = false;
+
+  /// --text-dense: removes thinking, redacted_thinking and image blocks and toolUseResult.
+  static void strip_unsearchable(OJson& j) {
+    j.erase("toolUseResult");
+    auto m = j.find("message");
+    if (m == j.end() || !m->is_object()) return;
+    auto c = m->find("content");
+    if (c == m->end() || !c->is_array()) return;
+    OJson kept = OJson::array();
+    for (auto& b : *c) {
+      const std::string t = b.is_object() ? b.value("type", "") : "";
+      if (t == "thinking" || t == "redacted_thinking" || t == "image") continue;
+      kept.push_back(std::move(b));
+    }
+    if (kept.empty()) kept.push_back(OJson{{"type", "text"}, {"text", "(thinking)"}});
+    *c = std::move(kept);
+  }
   GenStats& stats_;
   File f_;
   std::unordered_map<std::string, std::uint32_t> dict_;
@@ -757,7 +778,7 @@ GenStats generate(const GenOptions& opts, const std::function<void(std::string_v
   } else {
     if (opts.paths.empty()) throw std::runtime_error("no source transcripts (give paths, or --synthetic)");
     for (const std::string& p : opts.paths) {
-      File f = Compiler(p, stats).compile(read_lines(p));
+      File f = Compiler(p, stats, opts.text_dense).compile(read_lines(p));
       if (f.counted > 0) files.push_back(std::move(f));
     }
   }

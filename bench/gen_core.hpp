@@ -22,6 +22,10 @@ struct GenOptions {
   std::optional<std::uint64_t> compact_tail;  ///< append boundary+summary leaving ~K nodes after it
   bool synthetic = false;                 ///< built-in templates instead of files
   bool cjk = false;                       ///< also replay cjk_source() (one more source file)
+  /// Drop from each source line what grep never searches (thinking and redacted_thinking blocks,
+  /// image blocks, the toolUseResult metadata copy of a tool result), so the history's bytes are
+  /// mostly searchable text: a 500 MB text corpus without a 3.5 GB history.
+  bool text_dense = false;
 };
 
 struct GenStats {

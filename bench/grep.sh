@@ -8,14 +8,17 @@
 #   expand: a page at 90% of the covered range vs the first page (same summary). Target: <= 2x.
 # Results: bench/out/grep-results.json and a Markdown table on stdout. Method: bench/README.md.
 #
-# usage: bench/grep.sh [--nodes N] [--runs N] [--no-build] [--keep] [--work DIR]
+# usage: bench/grep.sh [--nodes N] [--runs N] [--full-history] [--no-build] [--keep] [--work DIR]
+#   --full-history: replay the transcripts whole (thinking, images, tool metadata); by default
+#   ctxfold-gen --text-dense keeps mostly searchable text, so a 500 MB text corpus fits on disk.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 build=${BUILD_DIR:-$repo/build-bench}
-nodes=600k
+nodes=1200k
 runs=3
+dense=--text-dense
 do_build=1
 keep=0
 work=""
@@ -23,10 +26,11 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --nodes) nodes=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
+    --full-history) dense=""; shift ;;
     --no-build) do_build=0; shift ;;
     --keep) keep=1; shift ;;
     --work) work=$2; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "bench/grep.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -53,7 +57,7 @@ secs() { python3 -c "import sys; print(f'{float(sys.argv[1]):.3f}')" "$1"; }
 db="$work/h.db"; txt="$work/h.txt"; jsonl="$work/h.jsonl"
 if [ ! -s "$db" ]; then
   log "generate $nodes nodes (real transcripts + --cjk, one compaction leaving 50 nodes)"
-  "$GEN" --nodes "$nodes" --cjk --compact-tail 50 --seed 1 -o "$jsonl" 2> "$work/gen.json"
+  "$GEN" --nodes "$nodes" --cjk $dense --compact-tail 50 --seed 1 -o "$jsonl" 2> "$work/gen.json"
   log "import $(du -h "$jsonl" | cut -f1)"
   t0=$(date +%s.%N)
   "$CTXFOLD" --db "$db" import "$jsonl" > /dev/null

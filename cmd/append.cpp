@@ -5,12 +5,16 @@
 #include <sstream>
 
 #include "context.hpp"
+#include "recall/text_packs.hpp"
 #include "session/append.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold::cli {
 
 namespace {
+
+/// Unpacked nodes an append leaves for grep to read from their JSON before it packs them.
+constexpr std::int64_t kAppendPackTail = 2048;
 
 std::string new_node_id() {
   std::random_device rd;
@@ -28,6 +32,9 @@ int run_append(Context& ctx) {
   if (!default_session && !st.sessions().empty()) default_session = st.resolve_session(std::nullopt);
   AppendOutcome out = append_records(st, records, default_session, new_node_id);
   txn.commit();
+  // Pack the searchable text for grep once the unpacked tail is long enough; a shorter tail is
+  // scanned from the nodes themselves.
+  update_text_packs(st, kAppendPackTail);
   for (const auto& e : out.errors) fmt::print(stderr, "ctxfold: error: stdin:{}: {}\n", e.line, e.message);
   Json heads = Json::object();
   for (const auto& s : out.sessions) {

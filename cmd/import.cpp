@@ -3,6 +3,7 @@
 #include "context.hpp"
 #include "import/home.hpp"
 #include "import/import.hpp"
+#include "recall/text_packs.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold::cli {
@@ -45,6 +46,7 @@ int run_home(Context& ctx, const ImportOptionsCli& o) {
   if (!o.paths.empty()) ho.dir = o.paths.front();
   ho.progress = !o.no_progress && isatty(STDERR_FILENO);
   HomeResult r = import_home(ctx.db(), ho);
+  update_text_packs(ctx.db());  // grep scans the packed text, not the nodes' JSON
   Json counts = Json::object();
   for (const char* k : {"new", "appended", "rewritten", "touched", "unchanged", "ignored", "failed"}) counts[k] = 0;
   Json files = Json::array();
@@ -78,6 +80,7 @@ int run_import(Context& ctx, const ImportOptionsCli& o) {
     throw Error(Exit::usage, "import.paths", "nothing to import",
                 "name transcript files, - for stdin, or --from AGENT for an agent's home");
   ImportResult r = import_paths(ctx.db(), o.paths, o.opts);
+  update_text_packs(ctx.db());  // grep scans the packed text, not the nodes' JSON
   Json out = {{"schema", "ctxfold.import/1"}, {"sessions", sessions_json(r)}, {"warnings", warnings_json(r)}};
   emit(out);
   return 0;

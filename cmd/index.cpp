@@ -1,5 +1,6 @@
 #include "context.hpp"
 #include "recall/text_index.hpp"
+#include "recall/text_packs.hpp"
 
 #include <chrono>
 
@@ -12,6 +13,7 @@ struct IndexOptions {
 
 int run_index(Context& ctx, const IndexOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
+  PackReport p = update_text_packs(ctx.db(), 0, o.rebuild);  // backfills a database from before schema 3
   IndexReport r = update_text_index(ctx.db(), o.rebuild);
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   emit({{"schema", "ctxfold.index/1"},
@@ -19,7 +21,10 @@ int run_index(Context& ctx, const IndexOptions& o) {
         {"through_seq", r.through_seq},
         {"text_bytes", r.text_bytes},
         {"fts", r.fts},
+        {"packed", p.packed},
+        {"packed_through", p.through_seq},
         {"rebuilt", r.rebuilt},
+        {"optimized", r.optimized},
         {"reason", r.reason.empty() ? Json(nullptr) : Json(r.reason)},
         {"elapsed_ms", ms}});
   return 0;

@@ -19,6 +19,9 @@ inline constexpr const char* kSummary = "summary";
 inline constexpr const char* kArchive = "archive";
 inline constexpr const char* kNotes = "notes";
 inline constexpr const char* kEvent = "event";
+
+/// Whether a kind names a view node (summary, archive, notes).
+inline bool is_view(std::string_view k) { return k == kSummary || k == kArchive || k == kNotes; }
 }  // namespace kind
 
 /// Message roles. A `tool` node carries only tool_result blocks.

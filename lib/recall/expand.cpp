@@ -13,8 +13,6 @@ namespace ctxfold {
 
 namespace {
 
-bool is_view_kind(std::string_view k) { return k == kind::kSummary || k == kind::kArchive || k == kind::kNotes; }
-
 bool has_successor(Store& st, const std::string& id) {
   auto& q = st.db().cached("SELECT 1 FROM nodes WHERE predecessor=?1 LIMIT 1");
   ResetOnExit reset(q);
@@ -35,7 +33,7 @@ void collect(Store& st, std::int64_t view_seq, Coverage& out, std::unordered_set
   while (q.step()) {
     std::string id = q.text(0);
     const bool found = !q.is_null(1);
-    if (found && is_view_kind(q.view(2)) && !q.is_null(3)) {
+    if (found && kind::is_view(q.view(2)) && !q.is_null(3)) {
       // A view node the chain continues from (an imported summary written into the transcript)
       // is one of the covered rows, not a child summary to open.
       if (has_successor(st, id)) {
@@ -91,7 +89,7 @@ Coverage resolve_coverage(Store& st, const std::string& id) {
   std::int64_t seq = q.int64(0);
   std::string k = q.text(1);
   q.reset();
-  if (!is_view_kind(k))
+  if (!kind::is_view(k))
     throw Error(Exit::bad_input, "node.not_view", fmt::format("node '{}' is a {}, not a summary", id, k),
                 "expand takes a summary, archive or notes id (see `ctxfold list`)");
   Coverage c;

@@ -10,6 +10,7 @@
 
 #include "recall/expand.hpp"
 #include "recall/text_index.hpp"
+#include "recall/text_packs.hpp"
 #include "util/error.hpp"
 #include "util/graphemes.hpp"
 #include "util/utf8.hpp"
@@ -38,7 +39,6 @@ std::string fold_regex(std::string_view pattern) {
   return out;
 }
 
-bool is_view_kind(std::string_view k) { return k == kind::kSummary || k == kind::kArchive || k == kind::kNotes; }
 
 /// Length in bytes of the UTF-8 sequence starting with lead byte c (1 for anything unexpected).
 std::size_t cp_len(unsigned char c) { return c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4; }
@@ -254,35 +254,6 @@ std::optional<std::size_t> Matcher::find_grapheme(std::string_view text) const {
 
 namespace {
 
-/// Code points >= U+0080 whose casefold (CASEFOLD|COMPOSE) holds an ASCII character: ß İ ŉ ſ
-/// GREEK QUESTION MARK ẚ ẞ GREEK VARIA KELVIN SIGN ﬀ-ﬆ (tests enumerate every code point).
-constexpr std::uint32_t kFoldsToAscii[] = {0x00DF, 0x0130, 0x0149, 0x017F, 0x037E, 0x1E9A, 0x1E9E, 0x1FEF,
-                                           0x212A, 0xFB00, 0xFB01, 0xFB02, 0xFB03, 0xFB04, 0xFB05, 0xFB06};
-
-bool any_folds_to_ascii(std::string_view raw) {
-  const auto* p = reinterpret_cast<const unsigned char*>(raw.data());
-  const std::size_t n = raw.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    const unsigned char c = p[i];
-    if (c < 0xC3) continue;
-    if (c != 0xC3 && c != 0xC4 && c != 0xC5 && c != 0xCD && c != 0xE1 && c != 0xE2 && c != 0xEF) continue;
-    const std::uint32_t cp = cp_at(raw, i);
-    for (std::uint32_t s : kFoldsToAscii)
-      if (cp == s) return true;
-  }
-  return false;
-}
-
-/// CJK compatibility ideographs: NFC maps them to unified ideographs.
-bool any_cjk_compat(std::string_view raw) {
-  const auto* p = reinterpret_cast<const unsigned char*>(raw.data());
-  for (std::size_t i = 0; i + 2 < raw.size(); ++i) {
-    if (p[i] == 0xEF && p[i + 1] >= 0xA4 && p[i + 1] <= 0xAB) return true;              // U+F900-FAFF
-    if (p[i] == 0xF0 && p[i + 1] == 0xAF && p[i + 2] >= 0xA0 && p[i + 2] <= 0xA8) return true;  // U+2F800-2FA1F
-  }
-  return false;
-}
-
 /// Whether `lowered` (ASCII lower case) occurs in hay with ASCII case ignored: candidates from
 /// memchr on the first byte's two cases, then a case-blind compare.
 bool find_ascii_icase(std::string_view hay, std::string_view lowered) {
@@ -329,7 +300,11 @@ bool has_text_changing_escape(std::string_view raw) {
 
 }  // namespace
 
-std::optional<RawFilter> Matcher::raw_filter() const {
+std::optional<RawFilter> Matcher::raw_filter() const { return filter(true); }
+std::optional<RawFilter> Matcher::text_filter() const { return filter(false); }
+bool Matcher::literal() const { return !impl_->regex; }
+
+std::optional<RawFilter> Matcher::filter(bool json) const {
   const Impl& m = *impl_;
   std::string lit;
   if (!m.regex) {
@@ -341,9 +316,11 @@ std::optional<RawFilter> Matcher::raw_filter() const {
     }
   }
   if (lit.empty()) return std::nullopt;
-  for (unsigned char c : lit)
-    if (c < 0x20 || c == '"' || c == '\\') return std::nullopt;  // escaped in JSON: not verbatim in the raw column
-  if (lit.find("\xEF\xBF\xBD") != std::string::npos) return std::nullopt;  // U+FFFD: may stand for replaced bytes
+  if (json) {
+    for (unsigned char c : lit)
+      if (c < 0x20 || c == '"' || c == '\\') return std::nullopt;  // escaped in JSON: not verbatim in the raw column
+    if (lit.find("\xEF\xBF\xBD") != std::string::npos) return std::nullopt;  // U+FFFD: may stand for replaced bytes
+  }
   RawFilter f;
   f.ignore_case = m.ignore_case;
   if (m.ignore_case) {
@@ -429,6 +406,81 @@ std::string snippet_at(std::string_view text, std::size_t grapheme) {
 }
 }  // namespace
 
+namespace {
+
+/// ASCII lower case of `in` into `out` (same length, bytes >= 0x80 unchanged).
+void ascii_lower_into(std::string_view in, std::string& out) {
+  out.resize(in.size());
+  const auto* src = reinterpret_cast<const unsigned char*>(in.data());
+  auto* dst = reinterpret_cast<unsigned char*>(out.data());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const unsigned char c = src[i];
+    dst[i] = static_cast<unsigned char>(c + (static_cast<unsigned char>(c - 'A') < 26 ? 32 : 0));
+  }
+}
+
+/// The scan over text packs of the nodes with seq > `after` (of o.session, or all): calls
+/// on_match(seq, view) for every matching node in seq order and counts the nodes read in
+/// totals.nodes_scanned. With a text filter the pack's text (ASCII-lowered under -i) is searched
+/// for the filter's literal in one pass, hits mapped to nodes by the end offsets; a hit inside
+/// one node is a match for a literal pattern on a node without non-ASCII text (or always when
+/// case matters), else the node's text is matched. Nodes whose flags say folding could create
+/// the literal (kFoldsToAscii, kCjkCompat) are matched whether or not they hold it.
+void scan_packs(Store& st, const Matcher& m, const GrepOptions& o, std::int64_t after, bool want_raw, bool want_views,
+                GrepTotals& totals, const std::function<void(std::int64_t, bool)>& on_match) {
+  const std::optional<RawFilter> f = m.text_filter();
+  std::uint8_t must_check = 0;
+  if (f && f->ignore_case) must_check |= pack_flag::kFoldsToAscii;
+  if (f && f->needs_cjk_check) must_check |= pack_flag::kCjkCompat;
+  std::vector<std::pair<std::int64_t, bool>> found;
+  std::string lowered;
+  std::vector<char> hit;
+  for_each_text_pack(st, o.session, after, [&](const TextPack& p) {
+    const std::size_t n = p.size();
+    std::size_t first = 0;
+    while (first < n && p.seq(first) <= after) ++first;
+    auto wanted = [&](std::size_t k) { return (p.flags(k) & pack_flag::kView) ? want_views : want_raw; };
+    for (std::size_t k = first; k < n; ++k) totals.nodes_scanned += wanted(k) ? 1 : 0;
+    if (!f) {
+      for (std::size_t k = first; k < n; ++k)
+        if (wanted(k) && m.matches(p.node_text(k))) found.emplace_back(p.seq(k), (p.flags(k) & pack_flag::kView) != 0);
+      return;
+    }
+    std::string_view hay = p.text;
+    if (f->ignore_case) {
+      ascii_lower_into(hay, lowered);
+      hay = lowered;
+    }
+    hit.assign(n, 0);
+    const std::string& lit = f->literal;
+    std::size_t pos = first < n ? p.begin(first) : hay.size();
+    std::size_t k = first;
+    while (pos + lit.size() <= hay.size()) {
+      const void* at_p = ::memmem(hay.data() + pos, hay.size() - pos, lit.data(), lit.size());
+      if (!at_p) break;
+      const std::size_t at = static_cast<std::size_t>(static_cast<const char*>(at_p) - hay.data());
+      while (p.end(k) <= at) ++k;  // the node holding byte `at` (at < the text's size)
+      if (at + lit.size() <= p.end(k)) {
+        hit[k] = 1;
+        pos = p.end(k);
+        ++k;
+      } else {
+        pos = at + 1;  // straddles two nodes: not a match of either
+      }
+    }
+    for (k = first; k < n; ++k) {
+      const std::uint8_t fl = p.flags(k);
+      if (!wanted(k) || (!hit[k] && !(fl & must_check))) continue;
+      const bool exact = hit[k] && m.literal() && (!f->ignore_case || !(fl & pack_flag::kNonAscii));
+      if (exact || m.matches(p.node_text(k))) found.emplace_back(p.seq(k), (fl & pack_flag::kView) != 0);
+    }
+  });
+  if (!o.session) std::sort(found.begin(), found.end());  // packs of different sessions interleave
+  for (const auto& [seq, view] : found) on_match(seq, view);
+}
+
+}  // namespace
+
 GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const GrepMatch&)>& on_match) {
   const auto t0 = std::chrono::steady_clock::now();
   Matcher m(o.pattern, o.regex, o.ignore_case);
@@ -458,7 +510,7 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
   // falls inside the page. `text` is computed from `content` when empty.
   auto report = [&](std::int64_t seq, std::string_view id, std::string_view session, std::string_view k,
                     std::string_view role, std::string_view content, std::string text) {
-    const bool raw = !is_view_kind(k);
+    const bool raw = !kind::is_view(k);
     std::int64_t& count = raw ? totals.raw_matches : totals.summary_matches;
     const std::int64_t index = count++;
     if (!in_page(index)) return;  // outside the page: counted only
@@ -481,7 +533,7 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
   const std::optional<RawFilter> prefilter = o.exhaustive ? std::nullopt : m.raw_filter();
   auto consider = [&](std::int64_t seq, std::string_view id, std::string_view session, std::string_view k,
                       std::string_view role, std::string_view content) {
-    const bool raw = !is_view_kind(k);
+    const bool raw = !kind::is_view(k);
     if (raw ? !want_raw : !want_views) return;
     ++totals.nodes_scanned;
     if (prefilter && !prefilter->may_match(content)) return;
@@ -491,11 +543,11 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
   };
   const char* kRow = "SELECT seq, id, session, kind, coalesce(role,''), content FROM nodes WHERE seq=?1";
   // An index hit: exact ones are reported without reading the text unless they are in the page.
-  auto on_hit = [&](std::int64_t seq, bool view) {
+  auto on_hit = [&](std::int64_t seq, bool view, bool exact, bool from_pack = false) {
     if (view ? !want_views : !want_raw) return;
     auto& q = st.db().cached(kRow);
     ResetOnExit reset(q);
-    if (iq->exact) {
+    if (exact) {
       std::int64_t& count = view ? totals.summary_matches : totals.raw_matches;
       if (!in_page(count)) {
         ++count;
@@ -504,8 +556,8 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
     }
     q.bind(1, seq);
     if (!q.step()) return;
-    if (iq->exact) {
-      ++totals.nodes_scanned;
+    if (exact) {
+      if (!from_pack) ++totals.nodes_scanned;  // scan_packs counted it
       report(q.int64(0), q.view(1), q.view(2), q.view(3), q.view(4), q.view(5), {});
     } else {
       consider(q.int64(0), q.view(1), q.view(2), q.view(3), q.view(4), q.view(5));
@@ -540,7 +592,7 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
         if (!q.step()) continue;
         const bool view = q.int64(0) != 0;
         q.reset();
-        on_hit(seq, view);
+        on_hit(seq, view, iq->exact);
         continue;
       }
       auto q = st.db().prepare(kRow);
@@ -556,7 +608,20 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
           "AND (CASE WHEN t.view THEN ?5 ELSE ?4 END) ORDER BY f.rowid");
       q.bind(1, iq->match).bind(2, through).bind(3, o.session.value_or(""));
       q.bind(4, std::int64_t{want_raw}).bind(5, std::int64_t{want_views});
-      while (q.step()) on_hit(q.int64(0), q.int64(1) != 0);
+      while (q.step()) on_hit(q.int64(0), q.int64(1) != 0, iq->exact);
+    }
+    // Then the text packs (import, append and `ctxfold index` keep them) from there on: a few
+    // large reads and one substring search per pack instead of a JSON parse per node.
+    std::int64_t scanned = through;
+    if (!o.exhaustive && !o.no_packs) {
+      const std::int64_t packed = text_pack_through(st);
+      if (packed > through) {
+        scan_packs(st, m, o, through, want_raw, want_views, totals, [&](std::int64_t seq, bool view) {
+          on_hit(seq, view, true, true);
+        });
+        scanned = packed;
+        totals.packed_through = packed;
+      }
     }
     // Nodes are streamed from one statement; kinds outside --in are filtered in SQL.
     const std::string where =
@@ -566,7 +631,7 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
                                        : "SELECT seq, id, session, kind, coalesce(role,''), content FROM nodes "
                                          "WHERE ?1 = '' AND " + where + " ORDER BY seq");
     q.bind(1, o.session.value_or("")).bind(2, std::int64_t{want_raw}).bind(3, std::int64_t{want_views});
-    q.bind(4, through);
+    q.bind(4, scanned);
     while (q.step()) consider(q.int64(0), q.view(1), q.view(2), q.view(3), q.view(4), q.view(5));
   }
   totals.elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();

@@ -65,8 +65,16 @@ class Matcher {
   /// without a literal run, a literal with JSON-escaped characters or U+FFFD, a non-ASCII,
   /// non-CJK literal under -i.
   std::optional<RawFilter> raw_filter() const;
+  /// The same shortcut over a node's searchable text itself (the text packs, lib/recall/
+  /// text_packs.hpp) rather than its JSON: no JSON escaping to fear, so literals with quotes,
+  /// backslashes, controls or U+FFFD qualify; may_match's JSON checks do not apply (the caller
+  /// consults the pack flags instead).
+  std::optional<RawFilter> text_filter() const;
+  /// A literal pattern (not --regex): a filter hit is then a match, up to case folding.
+  bool literal() const;
 
  private:
+  std::optional<RawFilter> filter(bool json) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
@@ -90,6 +98,8 @@ struct GrepOptions {
   bool no_index = false;
   /// Read and match every node: no index, no raw-content prefilter (the tests' reference).
   bool exhaustive = false;
+  /// Ignore the text packs: scan the nodes' JSON (with the raw-content prefilter).
+  bool no_packs = false;
 };
 
 /// One matching node (one record per matching node; offset/snippet describe its first match).
@@ -110,6 +120,7 @@ struct GrepTotals {
   std::string index = "scan";       ///< "fts5": the index answered up to indexed_through; "scan"
   std::int64_t indexed_through = 0; ///< nodes after this seq were scanned (0: all were)
   std::string index_note;           ///< why an existing index was not used, if it was not
+  std::int64_t packed_through = 0;  ///< nodes after indexed_through up to this seq were scanned from text packs
 };
 
 /// Finds the nodes whose searchable_text matches, in seq order, and calls on_match for the matches

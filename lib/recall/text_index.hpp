@@ -42,6 +42,7 @@ struct IndexReport {
   std::int64_t text_bytes = 0;    ///< bytes of searchable text added
   bool fts = false;               ///< grep_fts is maintained
   bool rebuilt = false;           ///< the old derived data was cleared first
+  bool optimized = false;         ///< grep_fts was merged into one segment (after >= 16 MiB of new text)
   std::string reason;             ///< why it was rebuilt, or why fts is off
 };
 
@@ -54,7 +55,8 @@ struct IndexReport {
 /// version differs from text_fold_version(), or when FTS5 trigram became available after an
 /// index was made without it. Nodes are append-only with increasing seq, so a node with
 /// seq <= through_seq can never appear later: max seq indexed is the whole staleness test.
-/// progress(done, total) is called after each batch. Requires a writable store.
+/// After a run that added at least 16 MiB of text, grep_fts is optimized (FTS5 'optimize':
+/// one segment). progress(done, total) is called after each batch. Requires a writable store.
 IndexReport update_text_index(Store& st, bool rebuild, std::int64_t batch_bytes = 64 << 20,
                               const std::function<void(std::int64_t, std::int64_t)>& progress = {});
 

@@ -50,6 +50,12 @@ Stmt& Stmt::bind(int i, std::string_view v) {
 Stmt& Stmt::bind(int i, const std::optional<std::string>& v) {
   return v ? bind(i, std::string_view(*v)) : bind_null(i);
 }
+Stmt& Stmt::bind_blob(int i, std::string_view v) {
+  // An empty view may have no data pointer, which SQLite would bind as NULL.
+  const int rc = v.empty() ? sqlite3_bind_zeroblob(st_, i, 0) : sqlite3_bind_blob64(st_, i, v.data(), v.size(), SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK) fail(db_, rc, "bind");
+  return *this;
+}
 Stmt& Stmt::bind_null(int i) {
   if (int rc = sqlite3_bind_null(st_, i); rc != SQLITE_OK) fail(db_, rc, "bind");
   return *this;
@@ -74,6 +80,10 @@ std::string Stmt::text(int col) const {
 }
 std::string_view Stmt::view(int col) const {
   auto p = reinterpret_cast<const char*>(sqlite3_column_text(st_, col));
+  return p ? std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(st_, col))) : std::string_view();
+}
+std::string_view Stmt::blob(int col) const {
+  auto p = static_cast<const char*>(sqlite3_column_blob(st_, col));
   return p ? std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(st_, col))) : std::string_view();
 }
 std::optional<std::string> Stmt::opt_text(int col) const {

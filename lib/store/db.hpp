@@ -26,6 +26,8 @@ class Stmt {
   Stmt& bind(int i, const std::string& v) { return bind(i, std::string_view(v)); }
   Stmt& bind(int i, const std::optional<std::string>& v);
   Stmt& bind_null(int i);
+  /// Binds bytes as a BLOB (no text affinity, no encoding).
+  Stmt& bind_blob(int i, std::string_view v);
 
   bool step();
   void run() { while (step()) {} }
@@ -36,6 +38,9 @@ class Stmt {
   /// The column's bytes without a copy; valid until the next step(), reset() or column read of
   /// another type.
   std::string_view view(int col) const;
+  /// The column's bytes as a BLOB (sqlite3_column_blob: no NUL terminator added, no copy for
+  /// a BLOB column); valid like view().
+  std::string_view blob(int col) const;
   std::optional<std::string> opt_text(int col) const;
   std::optional<std::int64_t> opt_int64(int col) const;
   bool is_null(int col) const;

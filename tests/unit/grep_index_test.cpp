@@ -13,6 +13,7 @@
 #include "recall/expand.hpp"
 #include "recall/grep.hpp"
 #include "recall/text_index.hpp"
+#include "recall/text_packs.hpp"
 #include "store/store.hpp"
 #include "util/error.hpp"
 #include "util/graphemes.hpp"
@@ -222,7 +223,10 @@ class GrepIndexTest : public ::testing::Test {
     scan.exhaustive = true;
     GrepOptions pre = o;
     pre.no_index = true;
-    Result a = run(st, o), b = run(st, scan), c = run(st, pre);
+    pre.no_packs = true;
+    GrepOptions packed = o;
+    packed.no_index = true;
+    Result a = run(st, o), b = run(st, scan), c = run(st, pre), d = run(st, packed);
     std::string what = "pattern '" + o.pattern + "' i=" + std::to_string(o.ignore_case) +
                        " re=" + std::to_string(o.regex) + " scope=" + o.scope.value_or("-") +
                        " session=" + o.session.value_or("*");
@@ -235,6 +239,10 @@ class GrepIndexTest : public ::testing::Test {
     EXPECT_EQ(c.lines, b.lines) << what << " (prefiltered scan)";
     EXPECT_EQ(c.totals.raw_matches, b.totals.raw_matches) << what << " (prefiltered scan)";
     EXPECT_EQ(c.totals.summary_matches, b.totals.summary_matches) << what << " (prefiltered scan)";
+    EXPECT_EQ(d.error, b.error) << what;
+    EXPECT_EQ(d.lines, b.lines) << what << " (text packs)";
+    EXPECT_EQ(d.totals.raw_matches, b.totals.raw_matches) << what << " (text packs)";
+    EXPECT_EQ(d.totals.summary_matches, b.totals.summary_matches) << what << " (text packs)";
     if (expect_index && a.error.empty()) EXPECT_EQ(a.totals.index, "fts5") << what;
   }
 
@@ -386,6 +394,95 @@ TEST_F(GrepIndexTest, IndexAnswersEqualScanAnswersOverManyPatterns) {
   ASSERT_EQ(bad.lines.size(), 1u);
   EXPECT_NE(bad.lines[0].find("|bad|"), std::string::npos);
   EXPECT_EQ(bad.totals.index, "fts5");
+}
+
+TEST_F(GrepIndexTest, TextPacksAnswerEqualScanAnswersWithATailAndSmallPacks) {
+  {
+    Store st = Store::open(path_, Store::Mode::read_write);
+    st.create_session(SessionInfo{"s"});
+    st.create_session(SessionInfo{"s2"});
+    fill(st, 160, 11);
+    add_bad_utf8(st, "bad");
+    PackReport r = update_text_packs(st, 0, false, 600);  // small packs: hits straddle pack and node ends
+    EXPECT_EQ(r.through_seq, st.max_seq());
+    EXPECT_GT(r.packs, 10);
+    update_text_index(st, false);
+    fill(st, 70, 12, 160);  // the FTS index and the packs stop here
+    PackReport tail = update_text_packs(st, 1000);  // fewer than 1000 new nodes: left unpacked
+    EXPECT_EQ(tail.packed, 0);
+    EXPECT_EQ(tail.through_seq, r.through_seq);
+  }
+  Store st = Store::open(path_, Store::Mode::read_only);
+  const std::int64_t packed = text_pack_through(st);
+  ASSERT_GT(packed, 0);
+  ASSERT_LT(packed, st.max_seq());
+  int compared = 0;
+  for (GrepOptions o : patterns(13)) {
+    expect_same(st, o, indexable(o));
+    GrepOptions one = o;
+    one.session = compared % 2 ? "s" : "s2";
+    expect_same(st, one, indexable(o));
+    if (compared % 5 == 0) {
+      GrepOptions paged = o;
+      paged.offset = 1;
+      paged.limit = 2;
+      expect_same(st, paged, indexable(o));
+      GrepOptions w = o;
+      w.in = compared % 10 ? GrepIn::raw : GrepIn::summaries;
+      expect_same(st, w, indexable(o));
+    }
+    ++compared;
+    if (HasFailure()) break;
+  }
+  GrepOptions o;
+  o.pattern = "error";
+  o.no_index = true;
+  EXPECT_EQ(run(st, o).totals.packed_through, packed);
+}
+
+TEST_F(GrepIndexTest, PacksAreResumedRebuiltAndIgnoredUnderAnotherFormat) {
+  Store st = Store::open(path_, Store::Mode::read_write);
+  st.create_session(SessionInfo{"s"});
+  st.create_session(SessionInfo{"s2"});
+  fill(st, 60, 21);
+  // A database from before the packs: nothing packed, grep reads the nodes' JSON.
+  EXPECT_EQ(text_pack_through(st), 0);
+  GrepOptions o;
+  o.pattern = "error";
+  o.ignore_case = true;
+  Result before = run(st, o);
+  EXPECT_EQ(before.totals.packed_through, 0);
+  PackReport a = update_text_packs(st);
+  EXPECT_EQ(a.packed, st.max_seq());
+  EXPECT_EQ(update_text_packs(st).packed, 0);  // resumed: nothing new
+  fill(st, 10, 22, 60);
+  PackReport b = update_text_packs(st);
+  EXPECT_EQ(b.packed, st.max_seq() - a.through_seq);
+  Result after = run(st, o);
+  EXPECT_EQ(after.totals.packed_through, st.max_seq());
+  EXPECT_GT(after.totals.raw_matches, 0);
+  // Same answer as the JSON scan, page for page.
+  GrepOptions json = o;
+  json.no_packs = true;
+  EXPECT_EQ(after.lines, run(st, json).lines);
+  {
+    auto q = st.db().prepare("SELECT count(*), sum(nodes) FROM text_pack");
+    ASSERT_TRUE(q.step());
+    EXPECT_EQ(q.int64(1), st.max_seq());
+  }
+  // Another layout is not read, and the next writer repacks everything.
+  st.db().exec("UPDATE text_pack_state SET format='pack0'");
+  EXPECT_EQ(text_pack_through(st), 0);
+  EXPECT_EQ(run(st, o).totals.packed_through, 0);
+  PackReport c = update_text_packs(st);
+  EXPECT_TRUE(c.repacked);
+  EXPECT_EQ(c.packed, st.max_seq());
+  PackReport d = update_text_packs(st, 0, true);
+  EXPECT_TRUE(d.repacked);
+  EXPECT_EQ(d.packed, st.max_seq());
+  // A pack whose arrays disagree with its text is an error, never a silent miss.
+  st.db().exec("UPDATE text_pack SET nodes = nodes + 1 WHERE id = (SELECT min(id) FROM text_pack)");
+  EXPECT_EQ(run(st, o).error, "pack.corrupt");
 }
 
 TEST_F(GrepIndexTest, StaleIndexIsUsedForWhatItCoversAndTheTailIsScanned) {

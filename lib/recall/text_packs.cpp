@@ -1,0 +1,212 @@
+#include "recall/text_packs.hpp"
+
+#include <fmt/format.h>
+
+#include <unordered_map>
+#include <vector>
+
+#include "recall/text_index.hpp"
+#include "util/error.hpp"
+
+namespace ctxfold {
+
+namespace {
+
+/// Code points >= U+0080 whose casefold (CASEFOLD|COMPOSE) holds an ASCII character.
+constexpr std::uint32_t kFoldsToAscii[] = {0x00DF, 0x0130, 0x0149, 0x017F, 0x037E, 0x1E9A, 0x1E9E, 0x1FEF,
+                                           0x212A, 0xFB00, 0xFB01, 0xFB02, 0xFB03, 0xFB04, 0xFB05, 0xFB06};
+
+std::uint32_t cp_at(std::string_view s, std::size_t i) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const unsigned char c = p[i];
+  const std::size_t n = c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+  if (n == 1 || i + n > s.size()) return c;
+  std::uint32_t cp = c & (0xFF >> (n + 1));
+  for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (p[i + k] & 0x3F);
+  return cp;
+}
+
+bool has_table(Db& db, const char* name) {
+  auto q = db.prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?1");
+  q.bind(1, name);
+  return q.step();
+}
+
+void put_le(std::string& out, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+}  // namespace
+
+bool any_folds_to_ascii(std::string_view raw) {
+  const auto* p = reinterpret_cast<const unsigned char*>(raw.data());
+  const std::size_t n = raw.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const unsigned char c = p[i];
+    if (c < 0xC3) continue;
+    if (c != 0xC3 && c != 0xC4 && c != 0xC5 && c != 0xCD && c != 0xE1 && c != 0xE2 && c != 0xEF) continue;
+    const std::uint32_t cp = cp_at(raw, i);
+    for (std::uint32_t s : kFoldsToAscii)
+      if (cp == s) return true;
+  }
+  return false;
+}
+
+bool any_cjk_compat(std::string_view raw) {
+  const auto* p = reinterpret_cast<const unsigned char*>(raw.data());
+  for (std::size_t i = 0; i + 2 < raw.size(); ++i) {
+    if (p[i] == 0xEF && p[i + 1] >= 0xA4 && p[i + 1] <= 0xAB) return true;                      // U+F900-FAFF
+    if (p[i] == 0xF0 && p[i + 1] == 0xAF && p[i + 2] >= 0xA0 && p[i + 2] <= 0xA8) return true;  // U+2F800-2FA1F
+  }
+  return false;
+}
+
+std::uint8_t text_pack_flags(std::string_view text, bool view) {
+  std::uint8_t f = view ? pack_flag::kView : 0;
+  bool non_ascii = false;
+  for (unsigned char c : text)
+    if (c >= 0x80) {
+      non_ascii = true;
+      break;
+    }
+  if (non_ascii) {
+    f |= pack_flag::kNonAscii;
+    if (any_folds_to_ascii(text)) f |= pack_flag::kFoldsToAscii;
+    if (any_cjk_compat(text)) f |= pack_flag::kCjkCompat;
+  }
+  return f;
+}
+
+std::int64_t text_pack_through(Store& st) {
+  Db& db = st.db();
+  if (!has_table(db, "text_pack_state")) return 0;
+  auto q = db.prepare("SELECT through_seq, format FROM text_pack_state WHERE id=1");
+  if (!q.step() || q.view(1) != kTextPackFormat) return 0;
+  return q.int64(0);
+}
+
+PackReport update_text_packs(Store& st, std::int64_t min_tail, bool rebuild, std::int64_t pack_bytes) {
+  if (st.read_only()) throw Error(Exit::usage, "index.read_only", "the text packs need a writable database");
+  Db& db = st.db();
+  PackReport rep;
+  std::int64_t through = 0;
+  {
+    Txn t(db);
+    auto q = db.prepare("SELECT through_seq, format FROM text_pack_state WHERE id=1");
+    if (q.step()) {
+      through = q.int64(0);
+      if (q.view(1) != kTextPackFormat) rebuild = true;
+    }
+    q.reset();
+    if (rebuild) {
+      db.exec("DELETE FROM text_pack");
+      through = 0;
+      rep.repacked = true;
+    }
+    auto put = db.prepare(
+        "INSERT INTO text_pack_state(id, through_seq, format) VALUES (1, ?1, ?2) "
+        "ON CONFLICT(id) DO UPDATE SET through_seq=excluded.through_seq, format=excluded.format");
+    put.bind(1, through).bind(2, kTextPackFormat);
+    put.run();
+    t.commit();
+  }
+  rep.through_seq = through;
+  const std::int64_t total = st.max_seq();
+  if (total <= through || total - through < min_tail) return rep;
+
+  struct Open {
+    std::string text, seqs, ends, flags;
+    std::int64_t first = 0, last = 0, n = 0;
+  };
+  std::unordered_map<std::string, Open> open;
+  constexpr std::int64_t kBatchBytes = 64 << 20;
+  while (through < total) {
+    Txn t(db);
+    auto read = db.prepare("SELECT seq, session, kind, content FROM nodes WHERE seq > ?1 ORDER BY seq");
+    read.bind(1, through);
+    auto put = db.prepare(
+        "INSERT INTO text_pack(session, first_seq, last_seq, nodes, seqs, ends, flags, text) "
+        "VALUES (?1,?2,?3,?4,?5,?6,?7,?8)");
+    auto flush = [&](const std::string& session, Open& p) {
+      if (p.n == 0) return;
+      put.bind(1, session).bind(2, p.first).bind(3, p.last).bind(4, p.n);
+      put.bind_blob(5, p.seqs).bind_blob(6, p.ends).bind_blob(7, p.flags).bind_blob(8, p.text);
+      put.run();
+      put.reset();
+      ++rep.packs;
+      p = Open{};
+    };
+    std::int64_t bytes = 0;
+    std::int64_t last = through;
+    while (bytes < kBatchBytes && read.step()) {
+      const std::int64_t seq = read.int64(0);
+      const std::string session = read.text(1);
+      const std::string text = searchable_text(read.text(3));
+      Open& p = open[session];
+      if (p.n == 0) p.first = seq;
+      p.last = seq;
+      ++p.n;
+      p.text += text;
+      if (p.text.size() > 0xFFFFFFFFu) throw Error(Exit::internal, "pack.too_large", "a text pack exceeds 4 GiB");
+      put_le(p.seqs, static_cast<std::uint64_t>(seq), 8);
+      put_le(p.ends, p.text.size(), 4);
+      p.flags.push_back(static_cast<char>(text_pack_flags(text, kind::is_view(read.view(2)))));
+      if (static_cast<std::int64_t>(p.text.size()) >= pack_bytes) flush(session, p);
+      bytes += static_cast<std::int64_t>(text.size()) + 16;
+      rep.text_bytes += static_cast<std::int64_t>(text.size());
+      ++rep.packed;
+      last = seq;
+    }
+    read.reset();
+    for (auto& [session, p] : open) flush(session, p);
+    open.clear();
+    if (last == through) break;
+    through = last;
+    auto q = db.prepare("UPDATE text_pack_state SET through_seq=?1 WHERE id=1");
+    q.bind(1, through);
+    q.run();
+    t.commit();
+  }
+  rep.through_seq = through;
+  return rep;
+}
+
+void for_each_text_pack(Store& st, const std::optional<std::string>& session, std::int64_t after,
+                        const std::function<void(const TextPack&)>& fn) {
+  Db& db = st.db();
+  std::vector<std::int64_t> ids;
+  {
+    // Ids first: ordering the rows themselves could make SQLite sort whole packs.
+    auto q = session ? db.prepare("SELECT id FROM text_pack WHERE session=?1 AND last_seq > ?2 ORDER BY first_seq")
+                     : db.prepare("SELECT id FROM text_pack WHERE ?1 = '' AND last_seq > ?2 ORDER BY id");
+    q.bind(1, session.value_or("")).bind(2, after);
+    while (q.step()) ids.push_back(q.int64(0));
+  }
+  auto q = db.prepare("SELECT nodes, seqs, ends, flags, text FROM text_pack WHERE id=?1");
+  for (std::int64_t id : ids) {
+    q.bind(1, id);
+    if (!q.step()) {
+      q.reset();
+      continue;
+    }
+    TextPack p;
+    const std::int64_t n = q.int64(0);
+    p.seqs = q.blob(1);
+    p.ends = q.blob(2);
+    p.flag_bytes = q.blob(3);
+    p.text = q.blob(4);
+    p.n = static_cast<std::size_t>(n);
+    if (n < 0 || p.seqs.size() != 8 * p.n || p.ends.size() != 4 * p.n || p.flag_bytes.size() != p.n ||
+        (p.n > 0 && p.end(p.n - 1) != p.text.size()))
+      throw Error(Exit::bad_input, "pack.corrupt", fmt::format("text pack {} is inconsistent", id),
+                  "run `ctxfold index --rebuild`");
+    for (std::size_t k = 1; k < p.n; ++k)
+      if (p.end(k) < p.end(k - 1))
+        throw Error(Exit::bad_input, "pack.corrupt", fmt::format("text pack {} is inconsistent", id),
+                    "run `ctxfold index --rebuild`");
+    fn(p);
+    q.reset();
+  }
+}
+
+}  // namespace ctxfold
