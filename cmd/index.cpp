@@ -13,7 +13,7 @@ struct IndexOptions {
 
 int run_index(Context& ctx, const IndexOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
-  PackReport p = update_text_packs(ctx.db(), 0, o.rebuild);  // backfills a database from before schema 3
+  PackReport p = update_text_packs(ctx.db(), 0, o.rebuild);  // backfills a database from before schema 4
   IndexReport r = update_text_index(ctx.db(), o.rebuild);
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   emit({{"schema", "ctxfold.index/1"},

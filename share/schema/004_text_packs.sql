@@ -1,4 +1,4 @@
--- ctxfold session database, schema version 3: the searchable text of nodes, packed for scanning.
+-- ctxfold session database, schema version 4: the searchable text of nodes, packed for scanning.
 -- Derived data like schema 002 (no append-only triggers; `ctxfold index --rebuild` clears and
 -- rebuilds it): `import`, `append` and `index` write it, grep reads it instead of parsing every
 -- node's JSON content (lib/recall/text_packs.hpp).
