@@ -10,7 +10,7 @@
 
 namespace ctxfold {
 
-/// Per-node flags of a text pack (share/schema/004_text_packs.sql, column `flags`): what a scan
+/// Per-node flags of a text pack (share/schema/006_text_packs.sql, column `flags`): what a scan
 /// must know about a node without reading it.
 namespace pack_flag {
 inline constexpr std::uint8_t kView = 1;          ///< a view node (summary, archive, notes)
@@ -37,7 +37,7 @@ std::uint8_t text_pack_flags(std::string_view text, bool view);
 inline constexpr const char* kTextPackFormat = "pack1";
 
 /// How far the packs reach, as a reader finds them: every node with seq <= through_seq is in
-/// exactly one pack (0: none is, also for a database from before schema 4 or packs of another
+/// exactly one pack (0: none is, also for a database from before schema 6 or packs of another
 /// format). Read-only.
 std::int64_t text_pack_through(Store& st);
 
