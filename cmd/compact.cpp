@@ -9,10 +9,37 @@
 #include "summarize/replay.hpp"
 #include "summarize/summarizer.hpp"
 #include "util/error.hpp"
+#include "util/progress.hpp"
 
 namespace ctxfold::cli {
 
 namespace {
+
+/// A summarizer that draws "ctxfold: compact N call(s) (KIND MODEL)" on a terminal while a
+/// compaction waits for its model (PRODUCT.md §3: progress on stderr, only on a TTY).
+class ProgressSummarizer : public Summarizer {
+ public:
+  explicit ProgressSummarizer(std::unique_ptr<Summarizer> inner) : inner_(std::move(inner)), bar_("compact") {}
+  std::string kind() const override { return inner_->kind(); }
+  std::string model() const override { return inner_->model(); }
+  std::int64_t window_tokens() const override { return inner_->window_tokens(); }
+  SummaryResult summarize(const SummaryRequest& req) override {
+    bar_.update(calls_, 0, fmt::format("summarizer call(s), waiting for {} {}", inner_->kind(), inner_->model()));
+    SummaryResult r = inner_->summarize(req);
+    bar_.update(++calls_, 0, fmt::format("summarizer call(s) answered by {} {}", inner_->kind(), inner_->model()));
+    return r;
+  }
+
+ private:
+  std::unique_ptr<Summarizer> inner_;
+  Progress bar_;
+  std::int64_t calls_ = 0;
+};
+
+std::unique_ptr<Summarizer> with_progress(std::unique_ptr<Summarizer> s) {
+  if (!progress_wanted()) return s;
+  return std::make_unique<ProgressSummarizer>(std::move(s));
+}
 
 /// compact --from ID --to ID: a region summary over exactly that segment (seed 001 compactRegion).
 int run_region(Context& ctx, const CompactCliOptions& o, const std::string& from, const std::string& to) {
@@ -27,7 +54,7 @@ int run_region(Context& ctx, const CompactCliOptions& o, const std::string& from
   ro.from = from;
   ro.to = to;
   std::unique_ptr<Summarizer> summarizer =
-      make_recording_summarizer(ctx.db(), session, make_summarizer(o.summarizer));
+      with_progress(make_recording_summarizer(ctx.db(), session, make_summarizer(o.summarizer)));
   CompactResult r = compact_region(ctx.db(), session, *summarizer, ro, session_strategy(ctx.db(), session));
   if (ctx.text)
     emit_text(fmt::format("{}: {}{}\n", r.status, r.reason,
@@ -65,7 +92,7 @@ int run_compact(Context& ctx, const CompactCliOptions& o) {
   else if (strategy == "snapcompact") sopts = snapcompact_options(o);
   else ropts = rolling_options(o);
   std::unique_ptr<Summarizer> summarizer =
-      make_recording_summarizer(ctx.db(), session, make_summarizer(o.summarizer));
+      with_progress(make_recording_summarizer(ctx.db(), session, make_summarizer(o.summarizer)));
   if (o.strategy && !o.dry_run) record_session_strategy(ctx.db(), session, strategy);
   CompactResult r = compact_session(ctx.db(), session, strategy, *summarizer, ropts, lopts, sopts);
   if (o.notes && r.status == "compacted") {

@@ -47,7 +47,8 @@ need_transcripts
 f="$CTXFOLD_TRANSCRIPTS/claude-code/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
 [ -f "$f" ] || { echo "SKIP: no $f" >&2; finish; }
 "$CTXFOLD" import "$f" >/dev/null
-s=$("$CTXFOLD" sessions | jq -r '[.sessions[] | select(.kind=="main")][0].id'); export CTXFOLD_SESSION=$s
+s=$("$CTXFOLD" sessions | jq -rs '[.[] | select(.kind=="main")][0].id')
+case "$s" in ""|null) fail "no main session found"; finish ;; esac; export CTXFOLD_SESSION=$s
 echo '{"rolling":{"contextWindowTokens":40000}}' > "$XDG_CONFIG_HOME/ctxfold/config.json"
 expect_eq "compact takes the window from the user file" planned "$("$CTXFOLD" compact --dry-run | jq -r .status)"
 expect_eq "a flag overrides the file" noop "$("$CTXFOLD" compact --dry-run --window 400000 | jq -r .status)"

@@ -8,7 +8,8 @@ f="$CTXFOLD_TRANSCRIPTS/claude-code/auto_compaction_v2.1_full/fa812bfe-b295-4cca
 [ -f "$f" ] || { echo "SKIP: no $f" >&2; exit 0; }
 cd "$WORK"
 "$CTXFOLD" import "$f" >/dev/null || fail "import"
-s=$("$CTXFOLD" sessions | jq -r '[.sessions[] | select(.kind=="main")][0].id')
+s=$("$CTXFOLD" sessions | jq -rs '[.[] | select(.kind=="main")][0].id')
+case "$s" in ""|null) fail "no main session found"; finish ;; esac
 export CTXFOLD_SESSION=$s
 before=$(sha256sum ctxfold.db)
 "$CTXFOLD" context --window 60000 > c.json || fail "context"

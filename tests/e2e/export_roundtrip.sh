@@ -21,9 +21,11 @@ while IFS= read -r f; do
   "$CTXFOLD" --db "$d/b.db" import --format ctxfold "$d/x.jsonl" >"$d/reimport.json" 2>"$d/reimport.err" \
     || { fail "$f: re-import: $(head -c 300 "$d/reimport.err")"; continue; }
   [ ! -s "$d/reimport.err" ] && ok || fail "$f: re-import warned: $(head -c 300 "$d/reimport.err")"
-  expect_eq "$f: same sessions" "$("$CTXFOLD" --db "$d/a.db" sessions | jq -c '[.sessions[] | [.id,.kind,.parent_session,.head]]')" \
-    "$("$CTXFOLD" --db "$d/b.db" sessions | jq -c '[.sessions[] | [.id,.kind,.parent_session,.head]]')"
-  for s in $("$CTXFOLD" --db "$d/a.db" sessions | jq -r '.sessions[] | select(.head != null) | .id'); do
+  expect_eq "$f: same sessions" "$("$CTXFOLD" --db "$d/a.db" sessions | jq -cs '[.[] | [.id,.kind,.parent_session,.head]]')" \
+    "$("$CTXFOLD" --db "$d/b.db" sessions | jq -cs '[.[] | [.id,.kind,.parent_session,.head]]')"
+  ss=$("$CTXFOLD" --db "$d/a.db" sessions | jq -r 'select(.head != null) | .id')
+  [ -n "$ss" ] && ok || fail "$f: no session with a HEAD to compare"
+  for s in $ss; do
     for strat in rolling raw; do
       ra=$("$CTXFOLD" --db "$d/a.db" --session "$s" render --strategy $strat --format openai)
       rb=$("$CTXFOLD" --db "$d/b.db" --session "$s" render --strategy $strat --format openai)

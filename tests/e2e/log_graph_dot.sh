@@ -41,7 +41,7 @@ need_transcripts
 f="$CTXFOLD_TRANSCRIPTS/claude-code/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
 [ -f "$f" ] || { echo "SKIP: no $f" >&2; finish; }
 "$CTXFOLD" --db real.db import "$f" >/dev/null || fail "import real"
-s=$("$CTXFOLD" --db real.db sessions | jq -r '[.sessions[] | select(.kind=="main")][0].id')
+s=$("$CTXFOLD" --db real.db sessions | jq -rs '[.[] | select(.kind=="main")][0].id')
 before=$(sha256sum real.db)
 "$CTXFOLD" --db real.db --session "$s" log --graph --format dot > real.dot 2>/dev/null || fail "log --graph on the real session"
 expect_eq "read-only" "$before" "$(sha256sum real.db)"

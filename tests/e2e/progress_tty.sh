@@ -28,4 +28,14 @@ script -qec "'$CTXFOLD' verify-invariants --all-sessions 2>/dev/null" j.log >/de
 "$CTXFOLD" verify-invariants --all-sessions > j.json 2>/dev/null
 expect_eq "same checks on a terminal" "$(jq -c '[.checks[] | [.id, .ok]]' j.json)" \
   "$(tr -d '\r' < j.log | grep -a '^{' | jq -c '[.checks[] | [.id, .ok]]')"
+# a compaction shows its summarizer calls on a terminal, and nothing when piped
+f="$CTXFOLD_TRANSCRIPTS/claude-code/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+"$CTXFOLD" --db c1.db import "$f" >/dev/null 2>&1 && cp c1.db c2.db
+s=fa812bfe-b295-4cca-9c2f-fdf01028cb46
+script -qec "'$CTXFOLD' --db c1.db --session $s compact --window 20000" comp.log >/dev/null 2>&1 </dev/null
+grep -qa 'ctxfold: compact [0-9]* summarizer call(s)' comp.log && ok || fail "no compaction progress on a terminal: $(head -c 300 comp.log)"
+grep -qa '"status":"compacted"' comp.log && ok || fail "the compaction under a terminal did not compact"
+"$CTXFOLD" --db c2.db --session $s compact --window 20000 > comp.json 2> comp.err
+expect_eq "piped: same outcome" compacted "$(jq -r .status comp.json)"
+if grep -qa 'ctxfold: compact' comp.err; then fail "compaction progress in piped stderr"; else ok; fi
 finish
