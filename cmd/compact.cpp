@@ -8,6 +8,7 @@
 #include "strategies/region.hpp"
 #include "summarize/replay.hpp"
 #include "summarize/summarizer.hpp"
+#include "util/config.hpp"
 #include "util/error.hpp"
 #include "util/progress.hpp"
 
@@ -95,12 +96,14 @@ int run_compact(Context& ctx, const CompactCliOptions& o) {
       with_progress(make_recording_summarizer(ctx.db(), session, make_summarizer(o.summarizer)));
   if (o.strategy && !o.dry_run) record_session_strategy(ctx.db(), session, strategy);
   CompactResult r = compact_session(ctx.db(), session, strategy, *summarizer, ropts, lopts, sopts);
-  if (o.notes && r.status == "compacted") {
+  NotesOptions no;
+  apply_notes_config(load_config(o.config).value, no);
+  if (o.notes) no.enabled = true;
+  if (o.notes_budget) no.budget_tokens = *o.notes_budget;
+  if (no.enabled && r.status == "compacted") {
     // The notes layer (seed 002 "notes"): rewritten after the strategy committed; a failure keeps
     // the old notes, is said in the output, and never fails the compaction.
     std::unique_ptr<Summarizer> notes_summarizer = make_summarizer(o.summarizer);
-    NotesOptions no;
-    no.budget_tokens = o.notes_budget;
     no.instructions = o.instructions;
     if (o.summarizer_window) no.summarizer_window = *o.summarizer_window;
     Json n = rewrite_notes(ctx.db(), r.session, r, *notes_summarizer, no);
@@ -136,7 +139,6 @@ std::function<int(Context&)> setup_compact(CLI::App& sub) {
   add_compaction_flags(sub, *o);
   sub.add_flag("--notes", o->notes, "also rewrite the session's notes (seed 002 notes layer) after the compaction");
   sub.add_option("--notes-budget", o->notes_budget, "notes budget in tokens (notes.budgetTokens, default 2000)")
-      ->default_val(2000)
       ->check(CLI::Range(std::int64_t(64), std::int64_t(1000000)));
   sub.add_flag("--dry-run", o->dry_run, "print the plan; write nothing and call no summarizer");
   auto from = std::make_shared<std::string>();

@@ -26,7 +26,7 @@ struct CompactCliOptions {
   std::optional<int> max_frames;
   std::string model;
   bool notes = false;              ///< compact --notes: rewrite the notes layer after compacting
-  std::int64_t notes_budget = 2000;
+  std::optional<std::int64_t> notes_budget;  ///< --notes-budget; absent: notes.budgetTokens, else 2000
   bool force = false;
   bool dry_run = false;
   std::string instructions;

@@ -4,6 +4,7 @@
 
 #include "context.hpp"
 #include "strategies/lcm.hpp"
+#include "strategies/notes.hpp"
 #include "strategies/rolling.hpp"
 #include "strategies/snapcompact.hpp"
 #include "util/config.hpp"
@@ -49,10 +50,15 @@ int run_config(Context& ctx, const ConfigCliOptions& o) {
   sc["archivePercent"] = setting(snap.archive_percent, s_sec, "archivePercent", src);
   sc["maxFrames"] = setting(snap.max_frames ? Json(*snap.max_frames) : Json(nullptr), s_sec, "maxFrames", src);
   settings["snapcompact"] = sc;
+  NotesOptions notes;
+  apply_notes_config(src.value, notes);
+  Json n_sec = src.value.contains("notes") ? src.value["notes"] : Json(nullptr);
+  settings["notes"] = {{"enabled", setting(notes.enabled, n_sec, "enabled", src)},
+                       {"budgetTokens", setting(notes.budget_tokens, n_sec, "budgetTokens", src)}};
   // Sections this build does not read are shown as given, so a typo is visible.
   Json other = Json::object();
   for (auto& [k, v] : src.value.items())
-    if (k != "rolling" && k != "lcm" && k != "snapcompact") other[k] = v;
+    if (k != "rolling" && k != "lcm" && k != "snapcompact" && k != "notes") other[k] = v;
   Json out = {{"schema", "ctxfold.config/1"},
               {"file", src.path ? Json(*src.path) : Json(nullptr)},
               {"origin", src.origin},

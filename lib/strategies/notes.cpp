@@ -1,4 +1,5 @@
 #include "strategies/notes.hpp"
+#include "strategies/compaction.hpp"
 
 #include <fmt/format.h>
 
@@ -9,6 +10,18 @@
 #include "util/digest.hpp"
 
 namespace ctxfold {
+
+void apply_notes_config(const Json& config, NotesOptions& opts) {
+  if (!config.is_object() || !config.contains("notes") || config["notes"].is_null()) return;
+  const Json& sec = config["notes"];
+  if (!sec.is_object()) throw Error(Exit::bad_input, "config.invalid", "config section \"notes\" must be an object");
+  if (auto it = sec.find("enabled"); it != sec.end() && !it->is_null()) {
+    if (!it->is_boolean()) throw Error(Exit::bad_input, "config.invalid", "notes.enabled must be true or false");
+    opts.enabled = it->get<bool>();
+  }
+  if (auto b = config_int(sec, "notes", "budgetTokens", 64, 1000000)) opts.budget_tokens = *b;
+}
+
 
 std::optional<Node> session_notes(Store& store, const std::string& session, std::int64_t as_of) {
   auto st = store.db().prepare("SELECT id FROM nodes WHERE session=?1 AND kind=?2 AND seq<=?3 ORDER BY seq DESC LIMIT 1");

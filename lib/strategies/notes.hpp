@@ -21,10 +21,16 @@ inline constexpr const char* kNotesHeader =
 
 /// notes.budgetTokens (seed 002, default 2000).
 struct NotesOptions {
+  bool enabled = false;  ///< notes.enabled in the config file, or `compact --notes`
   std::int64_t budget_tokens = 2000;
   std::string instructions;            ///< --instructions, passed on
   std::int64_t summarizer_window = 0;  ///< chunk to half of it (0: the summarizer's own)
 };
+
+/// Reads {"notes":{"enabled","budgetTokens"}} (seed 002 "notes": budgetTokens, default 2000)
+/// into opts, leaving absent keys as they are. Throws Error(bad_input,"config.invalid") for a
+/// section that is not an object, enabled that is not a boolean, or budgetTokens outside 64..10^6.
+void apply_notes_config(const Json& config, NotesOptions& opts);
 
 /// The session's notes at as_of: its newest view node of kind notes (they belong to the session,
 /// not the strategy, so they survive a strategy switch; a fork, another session, has none).

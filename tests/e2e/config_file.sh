@@ -10,6 +10,7 @@ c=$("$CTXFOLD" config) || fail "config"
 expect_eq "no file: origin none" "none" "$(jq -r .origin <<<"$c")"
 expect_eq "default trigger" '{"value":80,"source":"default"}' "$(jq -c .settings.rolling.triggerPercent <<<"$c")"
 expect_eq "default fanout" 4 "$(jq .settings.lcm.fanout.value <<<"$c")"
+expect_eq "notes: off, 2000 tokens by default" "false 2000" "$(jq -r '"\(.settings.notes.enabled.value) \(.settings.notes.budgetTokens.value)"' <<<"$c")"
 expect_eq "snapcompact: its own tail default" 10 "$(jq .settings.snapcompact.tailPercent.value <<<"$c")"
 expect_eq "no window by default" null "$(jq .settings.rolling.contextWindowTokens.value <<<"$c")"
 mkdir -p "$XDG_CONFIG_HOME/ctxfold"
@@ -52,4 +53,10 @@ case "$s" in ""|null) fail "no main session found"; finish ;; esac; export CTXFO
 echo '{"rolling":{"contextWindowTokens":40000}}' > "$XDG_CONFIG_HOME/ctxfold/config.json"
 expect_eq "compact takes the window from the user file" planned "$("$CTXFOLD" compact --dry-run | jq -r .status)"
 expect_eq "a flag overrides the file" noop "$("$CTXFOLD" compact --dry-run --window 400000 | jq -r .status)"
+echo '{"rolling":{"contextWindowTokens":40000},"notes":{"enabled":true,"budgetTokens":500}}' > notes.json
+expect_eq "config shows notes from the file" "true 500" "$("$CTXFOLD" config --config notes.json | jq -r '"\(.settings.notes.enabled.value) \(.settings.notes.budgetTokens.value)"')"
+out=$("$CTXFOLD" compact --config notes.json)
+expect_eq "notes.enabled in the file turns the notes layer on" "compacted true" "$(jq -r '"\(.status) \(.notes != null)"' <<<"$out")"
+echo '{"notes":{"enabled":"yes"}}' > badnotes.json
+expect_rc "notes.enabled must be a boolean" 3 "$CTXFOLD" config --config badnotes.json
 finish
