@@ -4,6 +4,7 @@
 // row holds the size, modification time and the digest of the bytes read last time. A second run
 // over an unchanged home therefore costs one stat and one indexed lookup per file.
 #include "import/home.hpp"
+#include "util/progress.hpp"
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -117,27 +118,6 @@ Digests hash_file(const std::string& path, std::int64_t limit, std::int64_t pref
   return d;
 }
 
-class Progress {
- public:
-  Progress(bool on, std::size_t total) : on_(on), total_(total) {}
-  void tick(std::size_t done, const std::string& path) {
-    if (!on_) return;
-    std::string name = fs::path(path).filename().string();
-    if (name.size() > 40) name = name.substr(0, 37) + "...";
-    int width = 24;
-    int fill = total_ ? static_cast<int>(done * width / total_) : width;
-    std::fprintf(stderr, "\r[%s%s] %zu/%zu %-40s", std::string(fill, '#').c_str(),
-                 std::string(width - fill, '.').c_str(), done, total_, name.c_str());
-    std::fflush(stderr);
-  }
-  ~Progress() {
-    if (on_) std::fprintf(stderr, "\r%*s\r", 80, "");
-  }
-
- private:
-  bool on_;
-  std::size_t total_;
-};
 
 }  // namespace
 
@@ -186,10 +166,13 @@ HomeResult import_home(Store& store, const HomeOptions& opts) {
                           [](const Candidate& a, const Candidate& b) { return a.path == b.path; }),
               cands.end());
 
-  Progress progress(opts.progress, cands.size());
+  Progress progress("import");  // util/progress: a terminal only, erased at the end
   std::size_t done = 0;
   for (const Candidate& c : cands) {
-    progress.tick(done++, c.path);
+    if (opts.progress)
+      progress.update(static_cast<std::int64_t>(done), static_cast<std::int64_t>(cands.size()),
+                      fs::path(c.path).filename().string());
+    ++done;
     HomeFile hf{c.path, c.agent, "", 0, ""};
     auto fail = [&](const std::string& code, const std::string& msg) {
       hf.outcome = "failed";

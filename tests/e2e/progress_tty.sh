@@ -38,4 +38,10 @@ grep -qa '"status":"compacted"' comp.log && ok || fail "the compaction under a t
 "$CTXFOLD" --db c2.db --session $s compact --window 20000 > comp.json 2> comp.err
 expect_eq "piped: same outcome" compacted "$(jq -r .status comp.json)"
 if grep -qa 'ctxfold: compact' comp.err; then fail "compaction progress in piped stderr"; else ok; fi
+# importing a whole agent home draws a progress line on a terminal, never when piped
+script -qec "'$CTXFOLD' --db h1.db import --from all '$CTXFOLD_TRANSCRIPTS'" home.log >/dev/null 2>&1 </dev/null
+grep -qa 'ctxfold: import \[' home.log && ok || fail "no import progress on a terminal: $(head -c 300 home.log)"
+"$CTXFOLD" --db h2.db import --from all "$CTXFOLD_TRANSCRIPTS" > home.json 2> home.err || fail "import --from piped"
+if grep -qa 'ctxfold: import' home.err; then fail "import progress in piped stderr"; else ok; fi
+expect_eq "same nodes either way" "$(tr -d '\r' < home.log | grep -a '^{' | jq .nodes_added)" "$(jq .nodes_added home.json)"
 finish
