@@ -1,10 +1,10 @@
 #include <fmt/format.h>
 
 #include "context.hpp"
+#include "model/preview.hpp"
 #include "render/graph.hpp"
 #include "session/snapshot.hpp"
 #include "util/error.hpp"
-#include "util/utf8.hpp"
 
 namespace ctxfold::cli {
 
@@ -16,15 +16,6 @@ struct LogOptions {
   bool graph = false;
   std::string format = "json";
 };
-
-std::string preview(const Node& n) {
-  std::string t = node_text(n);
-  for (char& c : t)
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  std::size_t cut = utf8_safe_prefix(t, 100);
-  if (cut < t.size()) t = t.substr(0, cut) + "...";
-  return t;
-}
 
 int run_log(Context& ctx, const LogOptions& o) {
   Store& st = ctx.db();
@@ -56,7 +47,7 @@ int run_log(Context& ctx, const LogOptions& o) {
     }
     if (ctx.text) {
       emit_text(fmt::format("{} {:>7} {:<9} {:<9} {}\n", n->id, n->seq, n->kind, n->role.empty() ? "-" : n->role,
-                            preview(*n)));
+                            node_preview(*n, 100)));
     } else {
       emit({{"type", "node"},
             {"id", n->id},
@@ -65,7 +56,7 @@ int run_log(Context& ctx, const LogOptions& o) {
             {"role", n->role.empty() ? Json(nullptr) : Json(n->role)},
             {"predecessor", n->predecessor ? Json(*n->predecessor) : Json(nullptr)},
             {"estimated_tokens", n->tokens},
-            {"preview", preview(*n)}});
+            {"preview", node_preview(*n, 100)}});
     }
     ++count;
     cur = n->predecessor;

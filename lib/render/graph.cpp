@@ -1,5 +1,7 @@
 #include "render/graph.hpp"
 
+#include "model/preview.hpp"
+
 #include <fmt/format.h>
 
 #include <map>
@@ -7,7 +9,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "util/utf8.hpp"
 
 namespace ctxfold {
 
@@ -26,13 +27,6 @@ std::string dot_escape(const std::string& s) {
     }
   }
   return out;
-}
-
-std::string preview(const Node& n, std::size_t bytes) {
-  std::string t = node_text(n);
-  std::size_t cut = utf8_safe_prefix(t, bytes);
-  if (cut < t.size()) t = t.substr(0, cut) + "...";
-  return t;
 }
 
 struct Raw {
@@ -56,7 +50,7 @@ std::string session_dot(Store& st, const std::string& session, std::int64_t as_o
           return true;
         }
         std::string label = fmt::format("{}\\n{} {}", dot_escape(n.id), n.role.empty() ? n.kind : n.role,
-                                        dot_escape(preview(n, 40)));
+                                        dot_escape(node_preview(n, 40)));
         bool event = n.kind == "event";
         raw.emplace(n.id, Raw{n.predecessor, std::move(label), event});
         order.push_back(n.id);
@@ -135,7 +129,7 @@ std::string session_dot(Store& st, const std::string& session, std::int64_t as_o
   }
   for (const Node& v : views) {
     bool is_active = capsule_used && active && v.id == active->id;
-    std::string text = dot_escape(preview(v, 60));
+    std::string text = dot_escape(node_preview(v, 60));
     if (is_active) {
       ++g.capsules;
       out += fmt::format(

@@ -8,17 +8,13 @@
 namespace ctxfold {
 
 namespace {
-SessionInfo find_session(Store& st, const std::string& id) {
-  for (SessionInfo& s : st.sessions())
-    if (s.id == id) return s;
-  throw Error(Exit::bad_input, "session.unknown", fmt::format("no session '{}' in this database", id));
-}
-
 Json opt(const std::optional<std::string>& v) { return v ? Json(*v) : Json(nullptr); }
 }  // namespace
 
 ExportCounts export_ctxfold(Store& st, const std::string& session, const std::function<void(const Json&)>& line) {
-  SessionInfo s = find_session(st, session);
+  std::optional<SessionInfo> found = st.session(session);
+  if (!found) throw Error(Exit::bad_input, "session.unknown", fmt::format("no session '{}' in this database", session));
+  const SessionInfo& s = *found;
   auto head = st.head(session);
   line(Json{{"schema", kSessionSchema},
             {"id", s.id},

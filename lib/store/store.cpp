@@ -419,6 +419,20 @@ std::int64_t Store::log_event(const std::string& session, const std::string& typ
   return sqlite3_last_insert_rowid(db_.raw());
 }
 
+namespace {
+// One row of "SELECT seq, session, type, ref, payload, boundary_seq FROM events".
+Event event_from_row(Stmt& st) {
+  Event e;
+  e.seq = st.int64(0);
+  e.session = st.text(1);
+  e.type = st.text(2);
+  e.ref = st.opt_text(3);
+  e.payload = parse_json(st.text(4));
+  e.boundary_seq = st.int64(5);
+  return e;
+}
+}  // namespace
+
 std::vector<Event> Store::events(const std::string& session, const std::string& type_prefix) {
   std::vector<Event> out;
   auto st = db_.prepare(
@@ -426,14 +440,7 @@ std::vector<Event> Store::events(const std::string& session, const std::string& 
       "AND substr(type, 1, length(?2)) = ?2 ORDER BY seq");
   st.bind(1, session).bind(2, type_prefix);
   while (st.step()) {
-    Event e;
-    e.seq = st.int64(0);
-    e.session = st.text(1);
-    e.type = st.text(2);
-    e.ref = st.opt_text(3);
-    e.payload = parse_json(st.text(4));
-    e.boundary_seq = st.int64(5);
-    out.push_back(std::move(e));
+    out.push_back(event_from_row(st));
   }
   return out;
 }
@@ -444,14 +451,7 @@ std::optional<Event> Store::last_event(const std::string& session, const std::st
       "ORDER BY seq DESC LIMIT 1");
   st.bind(1, session).bind(2, type);
   if (!st.step()) return std::nullopt;
-  Event e;
-  e.seq = st.int64(0);
-  e.session = st.text(1);
-  e.type = st.text(2);
-  e.ref = st.opt_text(3);
-  e.payload = parse_json(st.text(4));
-  e.boundary_seq = st.int64(5);
-  return e;
+  return event_from_row(st);
 }
 
 bool Store::add_source_record(const std::string& session, const std::string& source, std::int64_t line,

@@ -19,6 +19,21 @@
 namespace ctxfold {
 namespace {
 
+// The summary view node standing in for `covers` (seed 000 §2): role user, its predecessor the
+// splice point (the predecessor of the first covered node), the framed summary text as content.
+// The caller adds metadata and covers_ids.
+Node summary_node(Store& store, const std::string& session, const std::string& id,
+                  const std::vector<std::string>& covers, const std::string& summary) {
+  Node s;
+  s.id = id;
+  s.session = session;
+  s.kind = kind::kSummary;
+  s.role = role::kUser;
+  s.predecessor = store.predecessor_of(covers.front());
+  s.content = Json::array({Json{{"type", "text"}, {"text", frame_summary(summary)}}});
+  return s;
+}
+
 constexpr double kMaxCallRatio = 0.9;       // an answer over 90% of its input is non-reducing (C05)
 constexpr std::int64_t kMinChunkTokens = 256;
 
@@ -467,13 +482,7 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
 
   // The summary node.
   RecapOptions ro;
-  Node s;
-  s.id = summary_id;
-  s.session = session;
-  s.kind = kind::kSummary;
-  s.role = role::kUser;
-  s.predecessor = store.predecessor_of(covers->front());
-  s.content = Json::array({Json{{"type", "text"}, {"text", frame_summary(c.summary)}}});
+  Node s = summary_node(store, session, summary_id, *covers, c.summary);
   Json provenance{{"summarizer", {{"kind", summarizer.kind()}, {"model", summarizer.model()}}},
                   {"prompt_version", std::string(kDefaultPromptVersion)},
                   {"input_digest", c.input_digest},
@@ -849,13 +858,7 @@ CompactResult compact_region(Store& store, const std::string& session, Summarize
   if (c.capped || c.units_done < p.cut_unit)
     return end_with_error(Error(Exit::environment, "summarizer.calls", "the summarizer call limit was reached"));
 
-  Node s;
-  s.id = summary_id;
-  s.session = session;
-  s.kind = kind::kSummary;
-  s.role = role::kUser;
-  s.predecessor = store.predecessor_of(covers->front());
-  s.content = Json::array({Json{{"type", "text"}, {"text", frame_summary(c.summary)}}});
+  Node s = summary_node(store, session, summary_id, *covers, c.summary);
   Json provenance{{"summarizer", {{"kind", summarizer.kind()}, {"model", summarizer.model()}}},
                   {"prompt_version", std::string(kDefaultPromptVersion)},
                   {"input_digest", c.input_digest},
