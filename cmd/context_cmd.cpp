@@ -55,15 +55,15 @@ int run_context(Context& ctx, const ContextCliOptions& o) {
   if (!o.window) {
     status = {{"window", nullptr}, {"due", nullptr}, {"reason", "unknown window: give --window to see the trigger"}};
   } else {
-    std::int64_t trigger = ceil_percent(*o.window, o.trigger_percent);
-    bool due = fig.value >= trigger;
+    // The same decision compact makes (strategies/compaction.hpp check_trigger).
+    TriggerCheck t = check_trigger(o.window, o.trigger_percent, fig, r.estimated_tokens, r.strategy);
     status = {{"window", *o.window},
               {"trigger_percent", o.trigger_percent},
-              {"trigger_tokens", trigger},
-              {"due", due},
+              {"trigger_tokens", t.trigger},
+              {"due", t.due},
               {"percent_of_window", pct(fig.value, o.window)},
-              {"reason", fmt::format("{} {} tokens {} the trigger of {}", fig.kind, fig.value,
-                                     due ? "reach" : "are below", trigger)}};
+              {"reason", t.due ? fmt::format("{} {} tokens reach the trigger of {} tokens", fig.kind, fig.value, t.trigger)
+                               : t.reason}};
   }
   Json out = {{"schema", "ctxfold.context/1"},
               {"session", r.session},

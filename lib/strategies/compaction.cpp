@@ -212,4 +212,22 @@ void CompactionBracket::append_summary(Node& s, const Json& record) {
   }
 }
 
+TriggerCheck check_trigger(const std::optional<std::int64_t>& window, int trigger_percent, const TokenFigure& shown,
+                           std::int64_t estimate, const std::string& section) {
+  TriggerCheck t;
+  t.window_eff = window ? *window : estimate;
+  t.trigger = ceil_percent(t.window_eff, trigger_percent);
+  if (!window) {
+    t.reason = fmt::format("no context window is known, so nothing compacts automatically: pass --window or set "
+                           "{}.contextWindowTokens, or --force",
+                           section);
+    return t;
+  }
+  t.due = shown.value >= t.trigger;
+  if (!t.due)
+    t.reason = fmt::format("{} {} tokens is below the trigger of {} tokens ({}% of {})", shown.kind, shown.value,
+                           t.trigger, trigger_percent, t.window_eff);
+  return t;
+}
+
 }  // namespace ctxfold

@@ -96,6 +96,21 @@ void fail_result(CompactResult& res, const Error& e);
 /// ceil(total * percent / 100): the trigger and tail budgets.
 inline std::int64_t ceil_percent(std::int64_t total, int percent) { return (total * percent + 99) / 100; }
 
+/// The trigger decision every strategy and `context` share (seed 002 "configure": without a
+/// window nothing compacts automatically; a compaction is due when the request reaches
+/// triggerPercent of the window). window_eff is the window, or the estimate itself when none is
+/// known (what --force compacts against); trigger = ceil_percent(window_eff, trigger_percent);
+/// due when a window is known and shown.value reaches the trigger. reason says why it is not due,
+/// naming the config section ("rolling", "lcm", "snapcompact") that sets the window.
+struct TriggerCheck {
+  std::int64_t window_eff = 0;
+  std::int64_t trigger = 0;
+  bool due = false;
+  std::string reason;  ///< empty when due
+};
+TriggerCheck check_trigger(const std::optional<std::int64_t>& window, int trigger_percent, const TokenFigure& shown,
+                           std::int64_t estimate, const std::string& section);
+
 /// The session's newest node seq (0 for an empty session): what a commit rechecks.
 std::int64_t session_max_seq(Store& store, const std::string& session);
 

@@ -194,18 +194,12 @@ bool make_plan(Store& store, const std::string& session, const RollingOptions& o
   // What the calibration adds on top of any estimate: the unseen remainder (0 when it scales).
   const std::int64_t extra = std::max<std::int64_t>(0, p.shown_before - p.before);
 
-  if (!opts.window && !opts.force) {
+  const TriggerCheck t = check_trigger(opts.window, opts.trigger_percent, res.tokens_before, p.before, "rolling");
+  p.window_eff = t.window_eff;
+  p.trigger = t.trigger;
+  if ((!opts.window && !opts.force) || (!t.due && opts.window && !opts.force && !reconsolidate)) {
     res.status = "noop";
-    res.reason = "no context window is known, so nothing compacts automatically: pass --window or set "
-                 "rolling.contextWindowTokens, or --force";
-    return false;
-  }
-  p.window_eff = opts.window ? *opts.window : p.before;
-  p.trigger = ceil_percent(p.window_eff, opts.trigger_percent);
-  if (p.shown_before < p.trigger && !opts.force && !reconsolidate) {
-    res.status = "noop";
-    res.reason = fmt::format("{} {} tokens is below the trigger of {} tokens ({}% of {})", res.tokens_before.kind,
-                             p.shown_before, p.trigger, opts.trigger_percent, p.window_eff);
+    res.reason = t.reason;
     return false;
   }
   p.retain_target = std::max<std::int64_t>(1, ceil_percent(p.window_eff, opts.tail_percent));

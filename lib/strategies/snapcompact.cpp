@@ -92,16 +92,11 @@ CompactResult compact_snapcompact(Store& store, const std::string& session, Summ
   res.tokens_before = res.tokens_after = r.tokens;
   const std::int64_t shown = r.tokens.value;
   const std::int64_t extra = std::max<std::int64_t>(0, shown - before);
-  if (!opts.window && !opts.force) {
-    res.reason = "no context window is known, so nothing compacts automatically: pass --window or set "
-                 "snapcompact.contextWindowTokens, or --force";
-    return res;
-  }
-  const std::int64_t window_eff = opts.window ? *opts.window : before;
-  const std::int64_t trigger = ceil_percent(window_eff, opts.trigger_percent);
-  if (shown < trigger && !opts.force) {
-    res.reason = fmt::format("{} {} tokens is below the trigger of {} tokens ({}% of {})", r.tokens.kind, shown, trigger,
-                             opts.trigger_percent, window_eff);
+  const TriggerCheck t = check_trigger(opts.window, opts.trigger_percent, r.tokens, before, "snapcompact");
+  const std::int64_t window_eff = t.window_eff;
+  const std::int64_t trigger = t.trigger;
+  if (!t.due && !opts.force) {
+    res.reason = t.reason;
     return res;
   }
   const auto& items = r.items;
