@@ -1,5 +1,6 @@
 #include "context.hpp"
 #include "render/render.hpp"
+#include "session/budget.hpp"
 #include "session/snapshot.hpp"
 
 #include <filesystem>
@@ -21,6 +22,8 @@ struct RenderCliOptions {
   std::optional<std::string> as_of;  ///< a seq, or "-": a snapshot JSON on stdin
   std::optional<std::string> frames_dir;
   CLI::Option* strategy_opt = nullptr;
+  std::optional<std::int64_t> budget, max_output;
+  std::string summarizer = "extractive";
 };
 
 /// Without --strategy: snapcompact when the session's newest compaction was snapcompact (seed 002:
@@ -74,16 +77,36 @@ int run_render(Context& ctx, const RenderCliOptions& o) {
   RenderFormat format = ctx.text ? RenderFormat::text : parse_render_format(o.format);
   std::string session = ctx.resolve_session();
   RenderOptions opts = o.opts;
+  std::optional<BudgetOptions> budget;
+  if (o.budget) {
+    budget.emplace();
+    budget->budget = *o.budget;
+    budget->max_output = o.max_output;
+    budget->model = opts.model;
+    resolve_output_cap(budget->budget, budget->max_output, budget->model);  // bad flags fail first
+  } else if (o.max_output) {
+    throw ctxfold::Error(ctxfold::Exit::usage, "budget.invalid", "--max-output is the output cap of --budget; give --budget too");
+  }
   if (o.as_of) apply_as_of(ctx, *o.as_of, opts, session);
   if (o.strategy_opt && o.strategy_opt->count() == 0) opts.strategy = session_strategy(ctx.db(), session, opts.as_of);
   Rendered r = render_context(ctx.db(), session, opts);
   if (o.frames_dir) write_frames(r, *o.frames_dir);
-  if (format == RenderFormat::text)
+  std::optional<BudgetReport> report;
+  if (budget) {
+    std::unique_ptr<Summarizer> summarizer = make_summarizer(o.summarizer);
+    BudgetCache cache;
+    report = apply_budget(r, *summarizer, *budget, cache);
+    fmt::print(stderr, "{}\n", budget_summary_line(*report));
+  }
+  if (format == RenderFormat::text) {
     emit_text(render_to_text(r));
-  else if (o.body)
+  } else if (o.body) {
     emit(render_request_body(r, format));
-  else
-    emit(render_to_json(r, format));
+  } else {
+    Json j = render_to_json(r, format);
+    if (report) j["budget"] = report->to_json();
+    emit(j);
+  }
   return 0;
 }
 }  // namespace
@@ -109,6 +132,14 @@ std::function<int(Context&)> setup_render(CLI::App& sub) {
                  "cap each row's text at N bytes with a marker naming the row and its size (0: no cap)")
       ->default_val(kDefaultMaxRowBytes);
   sub.add_flag("--body", o->body, "print exactly the provider request body (openai or anthropic)");
+  sub.add_option("--budget", o->budget,
+                 "fit the request into TOKENS (input + output cap) by summarizing tool results and older tool steps for "
+                 "this request only; the database is not written");
+  sub.add_option("--max-output", o->max_output,
+                 "with --budget: the output cap to reserve (default: the smallest of the model's, 16384 and a quarter "
+                 "of the budget)");
+  sub.add_option("--summarizer", o->summarizer, "with --budget: extractive | openai:MODEL | anthropic:MODEL | command:CMD")
+      ->default_val("extractive");
   return [o](Context& ctx) { return run_render(ctx, *o); };
 }
 

@@ -197,6 +197,14 @@ PrepareResult prepare_request(Store& store, const std::string& session, const Pr
   }
   for (const auto& n : p.notes) adj += text_tokens(note_text(n.text));
   if (o.tools) adj += estimate_text_tokens(dump_json(*o.tools));
+  if (o.budget) {
+    BudgetOptions bo = *o.budget;
+    bo.extra_tokens = adj;
+    bo.tools_tokens = o.tools ? estimate_text_tokens(dump_json(*o.tools)) : 0;
+    std::unique_ptr<Summarizer> summarizer = make_summarizer(o.summarizer);
+    BudgetCache cache;
+    p.budget = apply_budget(r, *summarizer, bo, cache);
+  }
   p.estimated_tokens = r.estimated_tokens + adj;
   p.request_tokens = r.tokens.value + adj;
   p.still_due = shared.window && p.request_tokens >= trigger;
@@ -233,7 +241,8 @@ Json prepare_to_json(const PrepareResult& p, RenderFormat format) {
                       {"request_tokens", p.request_tokens},
                       {"system", p.system_sent},
                       {"notes", std::move(notes)},
-                      {"compaction", p.compaction ? compact_to_json(*p.compaction) : Json(nullptr)}};
+                      {"compaction", p.compaction ? compact_to_json(*p.compaction) : Json(nullptr)},
+                      {"budget", p.budget ? p.budget->to_json() : Json(nullptr)}};
   return j;
 }
 

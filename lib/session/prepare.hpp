@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "render/render.hpp"
+#include "session/budget.hpp"
 #include "store/store.hpp"
 #include "strategies/compaction.hpp"
 #include "strategies/lcm.hpp"
@@ -61,6 +62,9 @@ struct PrepareOptions {
   std::optional<std::string> system;
   /// --tools FILE: the harness's current tool definitions (a JSON array, sent as "tools").
   std::optional<Json> tools;
+  /// --budget: fit the printed request into a request-local budget (session/budget.hpp
+  /// apply_budget) after the system prompt, notes and tools are applied; nothing of it is stored.
+  std::optional<BudgetOptions> budget;
 };
 
 /// One inserted `capabilities changed` note (seed 002 "evicted capability notes").
@@ -89,6 +93,7 @@ struct PrepareResult {
   std::int64_t request_tokens = 0;
   std::optional<std::int64_t> window;
   bool still_due = false;  ///< after the compaction the request still reaches the trigger
+  std::optional<BudgetReport> budget;  ///< what --budget did
 };
 
 /// compaction.prepare (seed 002): project HEAD with the strategy (render_context); when a window
@@ -104,6 +109,9 @@ struct PrepareResult {
 /// later requests. A changed tool set, or a compaction in this request, makes the current prompt
 /// known and drops the notes. Writes: the compaction's own, one prepare/sent event per
 /// preparation given --system or --tools, and prepare/known when the known prompt or notes change.
+/// With `budget`, the final request goes through apply_budget (summarizer: make_summarizer(
+/// summarizer), never the recording one) before prepare/sent is written; its errors
+/// (budget.protected, budget.over) are thrown and nothing is printed.
 /// Throws what render_context and the strategies throw; a summarizer failure is reported in
 /// compaction (status failed) and the previous projection is returned.
 PrepareResult prepare_request(Store& store, const std::string& session, const PrepareOptions& opts);
@@ -111,7 +119,7 @@ PrepareResult prepare_request(Store& store, const std::string& session, const Pr
 /// The JSON `prepare` prints: render_to_json(rendered, format) (with "tools" when given) plus
 /// "prepare": {"strategy","due","still_due","window","tokens_before","estimated_tokens",
 /// "request_tokens","system":"session|current|pinned","notes":[{"after","digest"}],
-/// "compaction": compact_to_json or null}.
+/// "compaction": compact_to_json or null, "budget": BudgetReport::to_json or null}.
 Json prepare_to_json(const PrepareResult& p, RenderFormat format);
 
 /// Exactly the provider request body: render_request_body plus "tools" when given.

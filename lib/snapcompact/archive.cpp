@@ -58,6 +58,8 @@ ModelInfo lookup_model(const std::string& id) {
     m.provider = json_str(e, "provider");
     if (auto it = e.find("reads_images"); it != e.end() && it->is_boolean()) m.reads_images = it->get<bool>();
     if (auto it = e.find("context_window"); it != e.end() && it->is_number_integer()) m.context_window = it->get<std::int64_t>();
+    if (auto it = e.find("max_output_tokens"); it != e.end() && it->is_number_integer())
+      m.max_output_tokens = it->get<std::int64_t>();
     if (auto it = e.find("image"); it != e.end() && it->is_object()) {
       m.image_limits_declared = true;
       m.max_edge = int_or(*it, "max_edge", m.max_edge);

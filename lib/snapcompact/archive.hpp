@@ -22,6 +22,9 @@ struct ModelInfo {
   bool known = false;
   bool reads_images = true;
   std::optional<std::int64_t> context_window;
+  /// The most output tokens one request may ask of the model (catalog max_output_tokens, from the
+  /// provider's model documentation); absent when the catalog does not say.
+  std::optional<std::int64_t> max_output_tokens;
   int max_edge = 1568;     ///< longest side in px taken without scaling
   int short_edge = 0;      ///< shortest side in px taken without scaling (0: no such limit)
   std::int64_t max_pixels = 0;  ///< area taken without scaling (0: no such limit)
