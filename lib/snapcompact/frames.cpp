@@ -250,20 +250,12 @@ void png_append(png_structp png, png_bytep data, png_size_t len) {
   out->append(reinterpret_cast<const char*>(data), len);
 }
 void png_flush_noop(png_structp) {}
-}  // namespace
 
-std::string encode_png(const Bitmap& b) {
-  std::string out;
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
-  if (!png) throw Error(Exit::internal, "png.encode", "libpng: cannot create a write struct");
-  png_infop info = png_create_info_struct(png);
+// The rows are written outside the function that calls setjmp: gcc 12 at -O3 failed with an internal
+// compiler error ("SSA corruption") when the row loop shared a frame with setjmp.
+[[gnu::noinline]] void write_png(png_structp png, png_infop info, const Bitmap& b, std::string* out, std::uint8_t* row) {
   const std::size_t stride = static_cast<std::size_t>(b.width) / 8;
-  std::vector<std::uint8_t> row(stride);
-  if (!info || setjmp(png_jmpbuf(png))) {
-    png_destroy_write_struct(&png, info ? &info : nullptr);
-    throw Error(Exit::internal, "png.encode", "libpng failed to encode a frame");
-  }
-  png_set_write_fn(png, &out, png_append, png_flush_noop);
+  png_set_write_fn(png, out, png_append, png_flush_noop);
   png_set_IHDR(png, info, static_cast<png_uint_32>(b.width), static_cast<png_uint_32>(b.height), 1, PNG_COLOR_TYPE_GRAY,
                PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
@@ -271,9 +263,23 @@ std::string encode_png(const Bitmap& b) {
   for (int y = 0; y < b.height; ++y) {
     const std::uint8_t* src = b.bits.data() + static_cast<std::size_t>(y) * stride;
     for (std::size_t i = 0; i < stride; ++i) row[i] = static_cast<std::uint8_t>(~src[i]);  // gray 1 = white paper
-    png_write_row(png, row.data());
+    png_write_row(png, row);
   }
   png_write_end(png, nullptr);
+}
+}  // namespace
+
+std::string encode_png(const Bitmap& b) {
+  std::string out;
+  std::vector<std::uint8_t> row(static_cast<std::size_t>(b.width) / 8);
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
+  if (!png) throw Error(Exit::internal, "png.encode", "libpng: cannot create a write struct");
+  png_infop info = png_create_info_struct(png);
+  if (!info || setjmp(png_jmpbuf(png))) {
+    png_destroy_write_struct(&png, info ? &info : nullptr);
+    throw Error(Exit::internal, "png.encode", "libpng failed to encode a frame");
+  }
+  write_png(png, info, b, &out, row.data());
   png_destroy_write_struct(&png, &info);
   return out;
 }
