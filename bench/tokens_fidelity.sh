@@ -42,8 +42,8 @@ for f in "${files[@]}"; do
     echo "skip (import failed): $f: $(head -c 200 "$work/$n.err")" >&2; continue
   fi
   rel=${f#"$tr"/}
-  "$bin" --db "$db" sessions | jq -r '.sessions[]?.id // empty' 2>/dev/null >"$work/$n.sessions" ||
-    "$bin" --db "$db" sessions | jq -r '.. | objects | select(has("session")) | .session' | sort -u >"$work/$n.sessions"
+  # `sessions` prints JSON Lines, one object per session with its "id".
+  "$bin" --db "$db" sessions | jq -r '.id // empty' >"$work/$n.sessions"
   while read -r s; do
     [ -n "$s" ] || continue
     "$bin" --db "$db" --session "$s" tokens | jq -c --arg file "$rel" '. + {file: $file}' >>"$work/tables.jsonl"
