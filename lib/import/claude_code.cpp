@@ -140,6 +140,7 @@ struct Line {
   bool boundary : 1 = false;
   bool conflict : 1 = false;     ///< same uuid as an earlier line, different payload
   bool result_only : 1 = false;  ///< a user line whose content is only tool_result blocks
+  bool injected : 1 = false;     ///< a compaction worker's record (offset = index in Importer::injected_)
 };
 
 struct Skeleton {
@@ -153,6 +154,14 @@ struct Skeleton {
   std::vector<std::pair<std::string, std::string>> task_prompts;  ///< (prompt hash, tool_use id), file order
   std::unordered_map<std::string, std::string> agent_tool_use;  ///< agentId -> Task tool_use id
   std::vector<std::pair<std::int64_t, std::string>> bad;        ///< unparseable bytes to keep
+  /// Hooks Claude Code ran around one tool call, from its hook_progress lines (data.hookEvent,
+  /// data.hookName, data.command, toolUseID), keyed by the interned tool_use id.
+  struct HookRuns {
+    std::string pre_name;                   ///< "PreToolUse:<tool>"
+    std::vector<std::string> pre_commands;  ///< PreToolUse hook commands, file order
+    int post = 0;                           ///< PostToolUse and PostToolUseFailure runs
+  };
+  std::unordered_map<std::uint32_t, HookRuns> hooks;
   std::uint32_t t_user = 0, t_assistant = 0, t_system = 0, t_progress = 0;
 
   static std::int32_t get(const std::vector<std::int32_t>& v, std::uint32_t id) {
@@ -194,6 +203,8 @@ class ScanSax {
   bool sidechain = false, compact_summary = false;
   bool data_object = false;
   std::string data_agent;
+  std::string data_hook_event, data_hook_name, data_command;  ///< hook_progress data fields
+  std::string tool_use_id;                                    ///< depth-1 toolUseID (progress lines)
   bool msg_object = false;
   std::string msg_id;
   bool content_array = false;
@@ -205,7 +216,7 @@ class ScanSax {
   void reset() {
     root_object = false;
     for (auto* s : {&type, &uuid, &parent, &session_id, &agent_id, &subtype, &logical_parent, &parent_tool_use,
-                    &data_agent, &msg_id, &tur_agent})
+                    &data_agent, &data_hook_event, &data_hook_name, &data_command, &tool_use_id, &msg_id, &tur_agent})
       s->clear();
     sidechain = compact_summary = data_object = msg_object = content_array = tur_object = false;
     n_blocks = 0;
@@ -265,7 +276,10 @@ class ScanSax {
         else if (k == "subtype") f.slot = S_SUBTYPE, subtype.clear();
         else if (k == "logicalParentUuid") f.slot = S_LOGICAL, logical_parent.clear();
         else if (k == "parentToolUseID") f.slot = S_PTU, parent_tool_use.clear();
-        else if (k == "data") f.slot = S_DATA, data_object = false, data_agent.clear();
+        else if (k == "toolUseID") f.slot = S_TOOL_USE_ID, tool_use_id.clear();
+        else if (k == "data")
+          f.slot = S_DATA, data_object = false, data_agent.clear(), data_hook_event.clear(), data_hook_name.clear(),
+          data_command.clear();
         else if (k == "message")
           f.slot = S_MESSAGE, msg_object = false, msg_id.clear(), content_array = false, n_blocks = 0;
         else if (k == "toolUseResult") f.slot = S_TUR, tur_object = false, tur_agent.clear();
@@ -276,6 +290,9 @@ class ScanSax {
         break;
       case C_DATA:
         if (k == "agentId") f.slot = S_DATA_AGENT, data_agent.clear();
+        else if (k == "hookEvent") f.slot = S_HOOK_EVENT, data_hook_event.clear();
+        else if (k == "hookName") f.slot = S_HOOK_NAME, data_hook_name.clear();
+        else if (k == "command") f.slot = S_HOOK_COMMAND, data_command.clear();
         break;
       case C_TUR:
         if (k == "agentId") f.slot = S_TUR_AGENT, tur_agent.clear();
@@ -303,7 +320,7 @@ class ScanSax {
   enum Slot : std::uint8_t {
     S_NONE, S_TYPE, S_UUID, S_PARENT, S_SESSION, S_AGENT, S_SIDECHAIN, S_COMPACT, S_SUBTYPE, S_LOGICAL, S_PTU,
     S_DATA, S_MESSAGE, S_TUR, S_MSG_ID, S_CONTENT, S_DATA_AGENT, S_TUR_AGENT, S_B_TYPE, S_B_ID, S_B_TUID,
-    S_B_INPUT, S_PROMPT
+    S_B_INPUT, S_PROMPT, S_TOOL_USE_ID, S_HOOK_EVENT, S_HOOK_NAME, S_HOOK_COMMAND
   };
   struct Frame {
     Ctx ctx;
@@ -337,6 +354,10 @@ class ScanSax {
       case S_PTU: return &parent_tool_use;
       case S_MSG_ID: return &msg_id;
       case S_DATA_AGENT: return &data_agent;
+      case S_HOOK_EVENT: return &data_hook_event;
+      case S_HOOK_NAME: return &data_hook_name;
+      case S_HOOK_COMMAND: return &data_command;
+      case S_TOOL_USE_ID: return &tool_use_id;
       case S_TUR_AGENT: return &tur_agent;
       case S_B_TYPE: return f.ctx == C_BLOCK ? &blocks[n_blocks - 1].type : nullptr;
       case S_B_ID: return f.ctx == C_BLOCK ? &blocks[n_blocks - 1].id : nullptr;
@@ -445,6 +466,16 @@ Skeleton scan(const std::string& path, const JsonlReader::Warn& warn, bool keep_
     if (ln.type == sk.t_progress && v.data_object) {
       if (!v.data_agent.empty() && !v.parent_tool_use.empty())
         sk.agent_tool_use.emplace(v.data_agent, v.parent_tool_use);
+      const std::string& call = v.tool_use_id.empty() ? v.parent_tool_use : v.tool_use_id;
+      if (!v.data_hook_event.empty() && !call.empty()) {
+        Skeleton::HookRuns& h = sk.hooks[sk.ids.intern(call)];
+        if (v.data_hook_event == "PreToolUse") {
+          if (h.pre_name.empty()) h.pre_name = v.data_hook_name;
+          h.pre_commands.push_back(v.data_command);
+        } else if (v.data_hook_event.rfind("PostToolUse", 0) == 0) {
+          ++h.post;
+        }
+      }
     }
     if (v.uuid.empty()) {
       sk.lines.push_back(ln);
@@ -596,6 +627,7 @@ class Importer {
   void break_cycles();
   void attach_missing_parents();
   void linearize_results();
+  void inject_worker_reminders();
   void plan_compactions();
   void compute_covers();
   void emit(int p);
@@ -603,6 +635,7 @@ class Importer {
   Node build(int p);
   Json convert_block(const Json& b, std::int64_t line, Json& extras, std::size_t index);
   Json convert_image(const Json& b, std::int64_t line);
+  void note_hook_blocked(const Json& content, const Json& record, Json& meta);
   std::string raw_bytes(const Line& ln);
   void begin(int s);
   std::string plan_id(int p) const { return sk_.str(sk_.lines[plans_[p].first].uuid); }
@@ -630,6 +663,16 @@ class Importer {
   bool subagent_ = false;
   std::unique_ptr<JsonlReader> reader_;
   std::ifstream raw_;
+  /// Records of the session's compaction workers spliced into the main chain (see
+  /// inject_worker_reminders): the record, its file (relative to the main file's folder), its line.
+  struct Injected {
+    Json record;
+    std::string file;
+    std::int64_t line = 0;
+  };
+  std::vector<Injected> injected_;
+  /// Tool calls whose PreToolUse blocking error a spliced record already holds (interned ids).
+  std::unordered_set<std::uint32_t> block_recorded_;
 };
 
 std::string Importer::raw_bytes(const Line& ln) {
@@ -937,6 +980,92 @@ void Importer::linearize_results() {
   }
 }
 
+// Claude Code 2.1.x sends the model <system-reminder> user messages that it does not write to the
+// session file: hook output ("PostToolUse:Edit hook additional context: ...", "PreToolUse:Bash hook
+// blocking error from command: ..."). An auto-compaction worker replays the conversation it
+// summarises and writes them: isMeta user records whose parentUuid is the main-file record they
+// followed (seen: auto_compaction_v2.1_full/fa812bfe.../subagents/agent-acompact-70d8e7.jsonl lines
+// 1-13, after main lines 827-1550; the main file has none of them). They are spliced into the
+// main chain after that record, as the model saw them: the record's children continue from the
+// reminder. A reminder whose parent is an assistant line (a PreToolUse hook fires before the
+// tool's result exists) goes after the results answering that line, so a tool_use still meets its
+// result next. The reminder keeps its uuid with "~main" appended (the worker's own import keeps
+// the uuid).
+void Importer::inject_worker_reminders() {
+  if (subagent_) return;
+  std::vector<std::string> workers;
+  for (const auto& f : claude_code_subagent_files(path_))
+    if (fs::path(f).filename().string().rfind("agent-acompact-", 0) == 0) workers.push_back(f);
+  if (workers.empty()) return;
+  const fs::path dir = fs::path(path_).parent_path();
+  auto result_child = [&](int at) {
+    for (int r = 0; r < static_cast<int>(plans_.size()); ++r)
+      if (plans_[r].pred == at && plans_[r].kind == PlanKind::message && plans_[r].session == plans_[at].session &&
+          result_only(sk_, first_line(r)))
+        return r;
+    return -1;
+  };
+  std::unordered_map<int, int> tail;  // splice point -> the last reminder spliced after it
+  for (const auto& w : workers) {
+    std::ifstream in(w, std::ios::binary);
+    std::string text;
+    std::int64_t lineno = 0;
+    while (std::getline(in, text)) {
+      ++lineno;
+      Json v = Json::parse(text, nullptr, false);
+      if (!v.is_object() || str_at(v, "type") != "user") continue;
+      auto meta = v.find("isMeta");
+      if (meta == v.end() || !meta->is_boolean() || !meta->get<bool>()) continue;
+      if (!is_obj(v, "message")) continue;
+      auto c = v["message"].find("content");
+      if (c == v["message"].end() || !(c->is_string() || c->is_array())) continue;
+      const std::string uuid = str_at(v, "uuid"), parent = str_at(v, "parentUuid");
+      if (uuid.empty() || parent.empty() || sk_.line_of(sk_.ids.intern(uuid)) >= 0) continue;
+      const int pline = sk_.line_of(sk_.ids.intern(parent));
+      if (pline < 0 || node_of_[pline] < 0) continue;
+      int q = node_of_[pline];
+      if (plans_[q].kind != PlanKind::message) continue;
+      if (first_line(q).type == sk_.t_assistant) {
+        if (c->is_string() && c->get_ref<const std::string&>().find(" hook blocking error from command: ") !=
+                                  std::string::npos) {
+          // The blocking error of this message's tool call is recorded: no estimate for it.
+          std::unordered_set<int> lines;
+          for (int li = plans_[q].first; li >= 0; li = sk_.lines[li].next) lines.insert(li);
+          for (std::uint32_t id = 1; id < sk_.tool_use_line.size(); ++id)
+            if (lines.count(sk_.tool_use_line[id])) block_recorded_.insert(id);
+        }
+        for (int r = result_child(q); r >= 0; r = result_child(q)) q = r;
+      }
+      for (auto t = tail.find(q); t != tail.end(); t = tail.find(q)) q = t->second;
+      Line ln;
+      ln.line = lineno;
+      ln.kind = LineKind::node;
+      ln.type = sk_.t_user;
+      ln.injected = true;
+      ln.offset = injected_.size();
+      ln.uuid = sk_.ids.intern(uuid + "~main");
+      ln.parent = sk_.ids.intern(parent);
+      const int np = static_cast<int>(plans_.size());
+      for (auto& other : plans_)
+        if (other.pred == q && other.session == plans_[q].session) {
+          other.pred = np;
+          other.pred_changed = true;
+        }
+      Plan pl;
+      pl.first = pl.last = static_cast<std::int32_t>(sk_.lines.size());
+      pl.session = plans_[q].session;
+      pl.pred = q;
+      pl.pred_changed = true;
+      plans_.push_back(pl);
+      sk_.lines.push_back(ln);
+      node_of_.push_back(np);
+      session_of_line_.push_back(pl.session);
+      injected_.push_back(Injected{std::move(v), fs::path(w).lexically_relative(dir).generic_string(), lineno});
+      tail[q] = np;
+    }
+  }
+}
+
 void Importer::plan_compactions() {
   for (int p = 0; p < static_cast<int>(plans_.size()); ++p) {
     Plan& pl = plans_[p];
@@ -1100,6 +1229,33 @@ Json Importer::convert_block(const Json& b, std::int64_t line, Json& extras, std
   return out;
 }
 
+// A tool call a PreToolUse hook blocked: its PreToolUse hooks ran, no PostToolUse or
+// PostToolUseFailure hook did (the tool never ran; a failing tool still runs the Failure hooks:
+// fa812bfe lines 401, 494, 639...), and its result is an error whose toolUseResult is "Error: "
+// and the hook's stderr. Claude Code 2.1.x then sends that stderr twice: as the tool_result and as
+// a <system-reminder> "PreToolUse:<tool> hook blocking error from command: "<command>": <stderr>"
+// that the session file does not hold (the compaction worker of fa812bfe records it for main line
+// 1358: agent-acompact-70d8e7.jsonl line 8). metadata.hook_blocked names such calls, their hook
+// and the PreToolUse commands (which one blocked is not recorded), unless a spliced worker record
+// holds the reminder; the estimator counts the reminder (tokens/estimate.hpp).
+void Importer::note_hook_blocked(const Json& content, const Json& record, Json& meta) {
+  auto tur = record.find("toolUseResult");
+  if (tur == record.end() || !tur->is_string() || tur->get_ref<const std::string&>().rfind("Error: ", 0) != 0) return;
+  for (const auto& b : content) {
+    if (!b.is_object() || str_at(b, "type") != "tool_result") continue;
+    auto err = b.find("is_error");
+    if (err == b.end() || !err->is_boolean() || !err->get<bool>()) continue;
+    const std::uint32_t id = sk_.ids.intern(str_at(b, "tool_use_id"));
+    auto h = sk_.hooks.find(id);
+    if (h == sk_.hooks.end() || h->second.pre_commands.empty() || h->second.post > 0 || block_recorded_.count(id))
+      continue;
+    if (!meta.contains("hook_blocked")) meta["hook_blocked"] = Json::array();
+    meta["hook_blocked"].push_back(Json{{"tool_use_id", str_at(b, "tool_use_id")},
+                                        {"hook", h->second.pre_name},
+                                        {"commands", h->second.pre_commands}});
+  }
+}
+
 Node Importer::build(int p) {
   const Plan& pl = plans_[p];
   Node n;
@@ -1110,7 +1266,7 @@ Node Importer::build(int p) {
 
   Json source = Json::object();
   source["format"] = kFormat;
-  source["file"] = base_;
+  source["file"] = first.injected ? injected_[first.offset].file : base_;
   source["line"] = first.line;
   if (first.glued) source["part"] = first.part;
   source["uuid"] = sk_.str(first.uuid);
@@ -1128,7 +1284,7 @@ Node Importer::build(int p) {
   for (int li = pl.first; li >= 0; li = sk_.lines[li].next) {
     const Line& ln = sk_.lines[li];
     const std::string_view ln_type = sk_.ids.view(ln.type);
-    Json v = reader_->read_at(ln.offset, ln.length, ln.part);
+    Json v = ln.injected ? injected_[ln.offset].record : reader_->read_at(ln.offset, ln.length, ln.part);
     if (!v.is_object()) v = Json::object();
     if (parts.empty()) {
       if (v.contains("timestamp")) meta["timestamp"] = v["timestamp"];
@@ -1178,6 +1334,8 @@ Node Importer::build(int p) {
     if (v.value("isMeta", false) == true) meta["is_meta"] = true;
     if (v.value("isSidechain", false) == true) meta["is_sidechain"] = true;
     if (v.contains("agentId")) meta["agent_id"] = v["agentId"];
+    if (ln.injected) meta["spliced_from_worker"] = true;
+    if (c && c->is_array() && ln.type == sk_.t_user) note_hook_blocked(*c, v, meta);
     if (v.contains("toolUseResult")) {
       meta["tool_use_result"] = v["toolUseResult"];
       v.erase("toolUseResult");
@@ -1289,6 +1447,7 @@ void Importer::run() {
   plan_nodes();
   break_cycles();
   linearize_results();
+  inject_worker_reminders();
   plan_compactions();
   break_cycles();
   compute_covers();
@@ -1332,6 +1491,7 @@ void Importer::run() {
     const Plan& pl = plans_[p];
     if (has_child[p] || pl.kind == PlanKind::summary) continue;
     int last = pl.last;
+    if (sk_.lines[pl.first].injected && pl.pred >= 0) last = plans_[pl.pred].last;  // file position of its record
     if (last > best_line[pl.session]) {
       best_line[pl.session] = last;
       best[pl.session] = p;

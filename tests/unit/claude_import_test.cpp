@@ -299,7 +299,8 @@ TEST_F(ClaudeImportTest, ManualCompactionBecomesASummaryOverThePreBoundaryChain)
 TEST_F(ClaudeImportTest, AutoCompactionFullSession) {
   auto res = import(kAuto);
   const std::string sid = "fa812bfe-b295-4cca-9c2f-fdf01028cb46";
-  EXPECT_EQ(session(res, sid)->nodes_added, 1696);
+  // 1696 records of the main file and the 13 hook reminders its compaction worker replays.
+  EXPECT_EQ(session(res, sid)->nodes_added, 1696 + 13);
   EXPECT_EQ(session(res, sid + "/agent-a93ccab")->nodes_added, 91);
   EXPECT_EQ(session(res, sid + "/agent-aa84377")->nodes_added, 77);
   EXPECT_EQ(session(res, sid + "/agent-acompact-70d8e7")->nodes_added, 15);
@@ -312,7 +313,7 @@ TEST_F(ClaudeImportTest, AutoCompactionFullSession) {
   EXPECT_EQ(s->id, "7bf19bfa-9a71-402e-9a81-2dad042e663f");
   EXPECT_EQ(s->metadata["trigger"], "auto");
   EXPECT_EQ(s->metadata["preTokens"], 167117);
-  ASSERT_EQ(s->covers_ids.size(), 301u);
+  ASSERT_EQ(s->covers_ids.size(), 301u + 13u);  // the reminders precede the compaction
   EXPECT_EQ(s->covers_ids.front(), "b3b111c8-e98b-454b-b771-876d770e9e88");
   EXPECT_EQ(s->covers_ids.back(), "b6055828-bf17-4729-9a40-5383d688a628");
   auto sp = spine(sid);
@@ -326,6 +327,78 @@ TEST_F(ClaudeImportTest, AutoCompactionFullSession) {
     EXPECT_TRUE(store_->node(*info->parent_node)) << a;
     expect_spine_balanced(sid + "/" + a);
   }
+}
+
+// The auto-compaction worker replays 13 <system-reminder> records (hook output) that the main file
+// never wrote; each is spliced into the main chain after the record it followed, and the chain
+// continues from it.
+TEST_F(ClaudeImportTest, CompactionWorkerRemindersAreSplicedIntoTheMainChain) {
+  import(kAuto);
+  const std::string sid = "fa812bfe-b295-4cca-9c2f-fdf01028cb46";
+  auto r = store_->node("df228d7c-0645-4033-a81e-ca7a9c66f409~main");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->session, sid);
+  EXPECT_EQ(r->role, role::kUser);
+  EXPECT_EQ(r->predecessor, "9f5fc94c-95e1-43f9-b701-1d1cffa159e0");  // the Edit result at main line 827
+  EXPECT_EQ(r->metadata["is_meta"], true);
+  EXPECT_EQ(r->metadata["spliced_from_worker"], true);
+  EXPECT_EQ(r->metadata["source"]["file"], sid + "/subagents/agent-acompact-70d8e7.jsonl");
+  EXPECT_EQ(r->metadata["source"]["line"], 1);
+  ASSERT_TRUE(r->content.is_array() && r->content.size() == 1u);
+  EXPECT_EQ(r->content[0]["text"].get<std::string>().rfind("<system-reminder>\nPostToolUse:Edit hook additional", 0),
+            0u);
+  auto sp = spine(sid);
+  auto views = store_->view_nodes(sid, "summary");
+  ASSERT_EQ(views.size(), 1u);
+  auto summary = store_->node(views[0].id);
+  std::set<std::string> covered(summary->covers_ids.begin(), summary->covers_ids.end());
+  std::size_t at = sp.size(), spliced = 0;
+  for (std::size_t i = 0; i < sp.size(); ++i) {
+    if (sp[i].id == r->id) at = i;
+    if (sp[i].metadata.value("spliced_from_worker", false)) {
+      ++spliced;
+      EXPECT_TRUE(covered.count(sp[i].id)) << sp[i].id;  // all precede the compaction
+    }
+  }
+  ASSERT_LT(at + 1, sp.size());
+  EXPECT_EQ(sp[at - 1].id, "9f5fc94c-95e1-43f9-b701-1d1cffa159e0");
+  EXPECT_EQ(sp[at + 1].role, role::kAssistant);
+  EXPECT_EQ(spliced, 13u);
+  // The worker's own copy stays in the worker session under the plain uuid.
+  auto w = store_->node("df228d7c-0645-4033-a81e-ca7a9c66f409");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->session, sid + "/agent-acompact-70d8e7");
+
+  // A PreToolUse blocking error (parent: the assistant line of the blocked call) goes after the
+  // call's result, so the tool_use still meets its result next; that result needs no estimate of
+  // the reminder (it is recorded).
+  auto b = store_->node("2373fa8a-3112-4e15-b7ee-56e475a08d3e~main");
+  ASSERT_TRUE(b);
+  auto result = store_->node(*b->predecessor);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->role, role::kTool);
+  EXPECT_EQ(result->metadata["source"]["line"], 1358);
+  EXPECT_FALSE(result->metadata.contains("hook_blocked"));
+}
+
+// A call a PreToolUse hook blocked (PreToolUse hooks ran, no PostToolUse* hook, an "Error: " result)
+// is named in metadata.hook_blocked; a failing command (PostToolUseFailure hooks ran) and an Edit
+// error without hooks are not.
+TEST_F(ClaudeImportTest, CallsBlockedByAPreToolUseHookAreMarked) {
+  import(kManual);
+  const std::string sid = "ae4a77f8-aedd-4bc1-888f-c94edc91af04";
+  std::map<std::int64_t, Json> blocked;
+  for (const auto& n : spine(sid))
+    if (n.metadata.contains("hook_blocked")) blocked[n.metadata["source"]["line"].get<std::int64_t>()] = n.metadata["hook_blocked"];
+  std::vector<std::int64_t> lines;
+  for (const auto& [l, _] : blocked) lines.push_back(l);
+  EXPECT_EQ(lines, (std::vector<std::int64_t>{661, 1209, 1343, 1366, 1389, 1419, 1447, 1463}));
+  const Json& h = blocked[1389];
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h[0]["tool_use_id"], "toolu_01DUw3PsG8cXcMcPaRaQ9HB7");
+  EXPECT_EQ(h[0]["hook"], "PreToolUse:Bash");
+  EXPECT_EQ(h[0]["commands"].size(), 4u);
+  EXPECT_EQ(h[0]["commands"][1], "${CLAUDE_PLUGIN_ROOT}/scripts/pre-commit.sh");
 }
 
 TEST_F(ClaudeImportTest, InlineSidechainsBecomeLinkedSessions) {
