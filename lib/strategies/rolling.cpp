@@ -46,9 +46,12 @@ bool is_noise(std::string_view text) {
          t.rfind("Caveat: The messages below", 0) == 0;
 }
 
-/// The user-visible text of a user turn (text blocks only), empty when it is noise.
+/// The user-visible text of a user turn (text blocks only), empty when it is noise or a harness
+/// injection (metadata.is_meta: Claude Code's isMeta records, hook output and caveats the user
+/// never typed; FORMATS.md §1.3).
 std::string user_text(const Node& n) {
   if (!is_user_turn(n) || n.kind != kind::kMessage) return {};
+  if (auto m = n.metadata.find("is_meta"); m != n.metadata.end() && m->is_boolean() && m->get<bool>()) return {};
   std::string out;
   if (n.content.is_string()) {
     out = n.content.get<std::string>();
