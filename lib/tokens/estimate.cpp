@@ -486,6 +486,30 @@ std::int64_t estimate_block_tokens(const Json& block, Provider p, Estimator e) {
   return BlockCounter{p, e, framing_of(p)}.block(block);
 }
 
+std::int64_t hook_reminder_tokens(const Node& n) {
+  auto hb = n.metadata.find("hook_blocked");
+  if (hb == n.metadata.end() || !hb->is_array() || !n.content.is_array()) return 0;
+  const BlockCounter bc{Provider::anthropic, Estimator::content, kAnthropicFraming};
+  std::int64_t t = 0;
+  for (const auto& call : *hb) {
+    if (!call.is_object()) continue;
+    const std::string id = json_str(call, "tool_use_id");
+    const Json* result = nullptr;
+    for (const auto& b : n.content)
+      if (b.is_object() && json_str(b, "type") == "tool_result" && json_str(b, "tool_use_id") == id) result = &b;
+    if (!result) continue;
+    std::string command;
+    if (auto cs = call.find("commands"); cs != call.end() && cs->is_array())
+      for (const auto& c : *cs)
+        if (c.is_string() && c.get_ref<const std::string&>().size() > command.size()) command = c.get<std::string>();
+    const std::string head = "<system-reminder>\n" + json_str(call, "hook") + " hook blocking error from command: \"" +
+                             command + "\": ";
+    t += bc.f.block + estimate_text_tokens(head) + estimate_text_tokens("\n</system-reminder>");
+    if (auto c = result->find("content"); c != result->end()) t += bc.content(*c);
+  }
+  return t;
+}
+
 NodeEstimate estimate_node(const Node& n, Estimator e) {
   NodeEstimate out;
   if (n.kind == kind::kEvent) return out;
@@ -497,6 +521,7 @@ NodeEstimate estimate_node(const Node& n, Estimator e) {
     return out;
   }
   if (!n.content.is_array()) return out;
+  if (e == Estimator::content && p == Provider::anthropic) out.total += hook_reminder_tokens(n);
   bool drops = false, decided = false;
   for (const auto& b : n.content) {
     std::int64_t t = bc.block(b);

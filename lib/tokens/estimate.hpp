@@ -38,7 +38,7 @@ enum class Estimator { content, bytes4 };
 
 /// Names the estimator and its constants; recorded with every stored calibration so a figure is
 /// never combined with one made by different constants.
-inline constexpr const char* kEstimatorVersion = "ctxfold-est/2";
+inline constexpr const char* kEstimatorVersion = "ctxfold-est/3";
 
 /// Per-character-class token weights of estimate_text_tokens. Source: a weighted least-squares
 /// fit (minimising relative error) of the growth of provider-measured input tokens between
@@ -135,8 +135,20 @@ struct NodeEstimate {
   std::int64_t prior_turn_thinking = 0;
 };
 /// Sum over the node's blocks plus the provider's message framing; 0 for event nodes (never
-/// model input).
+/// model input). A Claude Code tool result whose metadata.hook_blocked names calls a PreToolUse
+/// hook blocked also counts, per call, the <system-reminder> Claude Code 2.1.x sends beside it
+/// and does not write to the session file: "PreToolUse:<tool> hook blocking error from command:
+/// "<command>": " and the result's text again (see hook_reminder_tokens).
+/// Source: the auto-compaction worker of the real session fa812bfe (auto_compaction_v2.1_full,
+/// subagents/agent-acompact-70d8e7.jsonl line 8), which replays that reminder after main line
+/// 1358's blocked call; on the manual-compaction session's seven blocked commits the measured
+/// growth is about twice the result's estimate.
 NodeEstimate estimate_node(const Node& n, Estimator e = Estimator::content);
+/// The reminder tokens of estimate_node's hook_blocked rule alone (0 without such calls): per
+/// call one block's framing, the reminder's fixed text with the longest recorded PreToolUse
+/// command (which hook blocked is not recorded; the longest errs toward over-counting) and the
+/// result's text.
+std::int64_t hook_reminder_tokens(const Node& n);
 /// estimate_node(n).total: what the store records as a node's tokens.
 std::int64_t estimate_node_tokens(const Node& n);
 /// The provider whose framing applies to n (see Provider).

@@ -9,6 +9,8 @@ namespace ctxfold {
 
 bool starts_user_turn(const Node& n) {
   if (!n.is_model_input() || n.role != role::kUser) return false;
+  // A harness injection (Claude Code isMeta: hook output, caveats) is not a prompt.
+  if (auto m = n.metadata.find("is_meta"); m != n.metadata.end() && m->is_boolean() && m->get<bool>()) return false;
   if (n.content.is_string()) return true;
   if (!n.content.is_array()) return false;
   for (const auto& b : n.content)

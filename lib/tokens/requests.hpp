@@ -12,7 +12,8 @@
 namespace ctxfold {
 
 /// True for a node that opens a user turn: a user-role message holding a prompt (text, image or
-/// a string), not only tool results. Thinking before the latest such node is "an earlier turn's".
+/// a string), not only tool results, and not a harness injection (metadata.is_meta: Claude
+/// Code's isMeta records, sent inside the agent's turn). Thinking before the latest such node is "an earlier turn's".
 bool starts_user_turn(const Node& n);
 
 /// Estimate of the context items[0, end) as the renderer counts it: the sum of the per-item
