@@ -364,10 +364,15 @@ class Budgeter {
     }
   }
 
-  /// The node a tool result came from: the tool-results message's ids hold the result nodes.
+  /// The node a tool result came from (the rendered item holding it); a tool-results message may
+  /// gather results of several nodes (parallel calls recorded one result per node).
   std::string source_of(std::size_t msg, const std::string& tool_use_id) const {
-    const auto& m = r_.messages[msg];
-    return m.ids.empty() ? tool_use_id : m.ids.front();
+    for (const auto& id : r_.messages[msg].ids)
+      for (const auto& n : r_.items)
+        if (n.id == id && n.content.is_array())
+          for (const auto& b : n.content)
+            if (is_type(b, "tool_result") && json_str(b, "tool_use_id") == tool_use_id) return id;
+    return r_.messages[msg].ids.empty() ? tool_use_id : r_.messages[msg].ids.front();
   }
 
   /// Step 3: checkpoints over runs of eligible groups, oldest first.
