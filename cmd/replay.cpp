@@ -36,8 +36,11 @@ int run_replay(Context& ctx, const ReplayCliOptions& o) {
     }
   }
   if (ctx.text) {
-    emit_text(fmt::format("{}: {} from {} recorded call(s) of {}\n", r.summary_id,
-                          r.identical ? "reproduced byte for byte" : "DIFFERS", r.calls.size(), r.compaction));
+    emit_text(fmt::format("{}: {} from {} recorded call(s) of {}{}\n", r.summary_id,
+                          r.identical ? "reproduced byte for byte" : "DIFFERS", r.calls.size(), r.compaction,
+                          r.replanned ? fmt::format(" (re-planned from the ledger: {} pass, {} requests issued again)",
+                                                    r.replan_pass, r.replan_calls)
+                                      : std::string()));
   } else {
     Json calls = Json::array();
     for (const auto& c : r.calls)
@@ -51,6 +54,9 @@ int run_replay(Context& ctx, const ReplayCliOptions& o) {
            {"compaction", r.compaction},
            {"calls", std::move(calls)},
            {"identical", r.identical},
+           {"replanned", r.replanned},
+           {"replan_pass", r.replanned ? Json(r.replan_pass) : Json(nullptr)},
+           {"replan_calls", r.replanned ? Json(r.replan_calls) : Json(nullptr)},
            {"content", r.reproduced}};
     if (o.export_dir) j["exported"] = exported;
     emit(j);

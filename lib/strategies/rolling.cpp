@@ -154,9 +154,12 @@ std::optional<std::vector<std::string>> covered_ids(Store& store, const Plan& p,
 
 /// Builds the plan: render, trigger, retention walk. Sets status/reason on res when nothing is
 /// to be done and returns false.
+/// at_boundary: plan at that append boundary (replay re-plans a compaction from the state it
+/// started from) instead of the current one.
 bool make_plan(Store& store, const std::string& session, const RollingOptions& opts, bool reconsolidate,
-               std::int64_t max_output, Plan& p, CompactResult& res) {
-  p.boundary = store.max_seq();
+               std::int64_t max_output, Plan& p, CompactResult& res,
+               std::optional<std::int64_t> at_boundary = std::nullopt) {
+  p.boundary = at_boundary ? *at_boundary : store.max_seq();
   auto h = store.head(session, p.boundary);
   if (!h)
     throw Error(Exit::bad_input, "render.no_head", fmt::format("session '{}' has no HEAD", session),
@@ -642,6 +645,64 @@ CompactResult compact_rolling(Store& store, const std::string& session, Summariz
     total.partial = next.partial;
   }
   return total;
+}
+
+std::optional<RollingReplan> replan_rolling(Store& store, const Node& summary, std::int64_t boundary,
+                                            Summarizer& answers, std::string& why) {
+  const Json prov = summary.metadata.contains("provenance") && summary.metadata["provenance"].is_object()
+                        ? summary.metadata["provenance"]
+                        : Json::object();
+  const Json par = prov.contains("parameters") && prov["parameters"].is_object() ? prov["parameters"] : Json::object();
+  auto int_of = [&](const char* k, std::int64_t dflt) {
+    return par.contains(k) && par[k].is_number_integer() ? par[k].get<std::int64_t>() : dflt;
+  };
+  RollingOptions opts;
+  if (par.contains("window") && par["window"].is_number_integer()) opts.window = par["window"].get<std::int64_t>();
+  opts.trigger_percent = static_cast<int>(int_of("trigger_percent", opts.trigger_percent));
+  opts.tail_percent = static_cast<int>(int_of("tail_percent", opts.tail_percent));
+  opts.instructions = json_str(par, "instructions");
+  opts.force = par.contains("force") && par["force"].is_boolean() && par["force"].get<bool>();
+  opts.summarizer_window = 2 * int_of("chunk_tokens", 0);  // summarize_chunks halves it back
+  const std::int64_t max_output = int_of("max_output_tokens", 4096);
+  why = "no plan";
+  // A first pass, else a re-compaction of the head checkpoint (compact_rolling's later passes).
+  for (bool reconsolidate : {false, true}) {
+    Plan p;
+    CompactResult res;
+    if (!make_plan(store, summary.session, opts, reconsolidate, max_output, p, res, boundary)) {
+      why = fmt::format("the plan at boundary {} is {}: {}", boundary, res.status, res.reason);
+      continue;
+    }
+    std::size_t cut = cut_index(p, p.cut_unit);
+    std::string cover_why;
+    auto covers = covered_ids(store, p, cut, cover_why);
+    if (!covers || covers->empty()) {
+      why = "the re-planned cut covers nothing: " + cover_why;
+      continue;
+    }
+    Chunked c = summarize_chunks(p, answers, opts, max_output);
+    if (c.failure && c.failure->code() == "replay.unrecorded") {
+      why = c.failure->what();
+      continue;
+    }
+    if ((c.failure || c.capped) && c.units_done > 0 && c.units_done < p.cut_unit) {  // partial, as run_pass keeps it
+      cut = cut_index(p, c.units_done);
+      covers = covered_ids(store, p, cut, cover_why);
+      if (!covers || covers->empty()) {
+        why = "the re-planned partial cut covers nothing: " + cover_why;
+        continue;
+      }
+    }
+    RollingReplan out;
+    out.reconsolidate = reconsolidate;
+    out.covers_ids = *covers;
+    out.text = frame_summary(c.summary);
+    out.input_digest = c.input_digest;
+    out.calls = c.calls;
+    if (c.failure) out.failure = c.failure->code();
+    return out;
+  }
+  return std::nullopt;
 }
 
 bool is_recap_node(const Node& n) { return json_str(n.metadata, "view") == "recap"; }

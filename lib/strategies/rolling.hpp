@@ -61,5 +61,26 @@ void validate_rolling_options(const RollingOptions& opts);
 CompactResult compact_rolling(Store& store, const std::string& session, Summarizer& summarizer,
                               const RollingOptions& opts);
 
+/// What re-planning one rolling summary from the ledger gives (`ctxfold replay`, issue 11 part 4).
+struct RollingReplan {
+  bool reconsolidate = false;           ///< it matched as a re-compaction pass of the head checkpoint
+  std::vector<std::string> covers_ids;  ///< what the re-planned pass covers
+  std::string text;                     ///< the summary text it produces, framed as stored
+  std::string input_digest;             ///< over the requests it issued (provenance.input_digest's rule)
+  int calls = 0;
+  std::optional<std::string> failure;   ///< the code of the call that stopped it (a partial compaction)
+};
+
+/// Re-plans the rolling pass that wrote `summary` without writing anything: the plan is made at
+/// append boundary `boundary` (its compact/start's boundary_seq, so HEAD and the active summary
+/// are those of the state before the summary) with the parameters its provenance records
+/// (window, trigger_percent, tail_percent, instructions, force, max_output_tokens, chunk_tokens),
+/// and the chunked summarizer requests are issued again to `answers` (the recorded responses).
+/// A first pass is tried, then a re-compaction pass; a plan whose requests `answers` does not
+/// know (it throws Error code "replay.unrecorded") does not match. nullopt when neither matches,
+/// with the reason in `why`.
+std::optional<RollingReplan> replan_rolling(Store& store, const Node& summary, std::int64_t boundary,
+                                            Summarizer& answers, std::string& why);
+
 
 }  // namespace ctxfold

@@ -4,9 +4,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "strategies/compaction.hpp"
+#include "strategies/rolling.hpp"
 #include "summarize/transcript.hpp"
 #include "util/digest.hpp"
 #include "util/error.hpp"
@@ -111,6 +113,42 @@ class ReplaySummarizer : public Summarizer {
   std::string dir_;
 };
 
+/// Answers a re-planned compaction's requests with the calls recorded for it, by request digest:
+/// the recorded response, or the recorded failure thrown again; a request never recorded throws
+/// Error(environment,"replay.unrecorded") naming its position and digest.
+class RecordedAnswers : public Summarizer {
+ public:
+  RecordedAnswers(const std::vector<Json>& calls, std::string kind, std::string model)
+      : kind_(std::move(kind)), model_(std::move(model)) {
+    for (const auto& c : calls) by_digest_.emplace(json_str(c, "request_digest"), c);
+  }
+  std::string kind() const override { return kind_; }
+  std::string model() const override { return model_; }
+  std::int64_t window_tokens() const override { return 128000; }
+  SummaryResult summarize(const SummaryRequest& req) override {
+    ++issued_;
+    const std::string d = request_digest(req);
+    auto it = by_digest_.find(d);
+    if (it == by_digest_.end())
+      throw Error(Exit::environment, "replay.unrecorded",
+                  fmt::format("the re-planned request #{} (digest {}) is not among the recorded calls", issued_, d));
+    const Json& c = it->second;
+    if (!c.contains("response")) {
+      const Json f = c.contains("failure") ? c["failure"] : Json::object();
+      throw Error(Exit::environment, json_str(f, "code", "summarizer.failed"), json_str(f, "message"));
+    }
+    SummaryResult out;
+    out.text = json_str(c["response"], "text");
+    out.model = json_str(c["response"], "model");
+    return out;
+  }
+
+ private:
+  std::string kind_, model_;
+  std::map<std::string, Json> by_digest_;
+  int issued_ = 0;
+};
+
 void feed(Sha256& d, const std::string& s) {
   d.update(s);
   d.update(std::string_view("\0", 1));
@@ -184,6 +222,45 @@ ReplayResult replay_summary(Store& store, const std::string& summary_id) {
                   fmt::format("the recorded requests of compaction {} no longer hash to the summary's input digest {}",
                               r.compaction, input_digest));
     r.calls = all;
+  }
+  // Rolling summaries are re-planned from the ledger state before them: the same covered range
+  // selected again and the same requests issued again, answered by the recorded responses.
+  if (r.strategy == "rolling" && json_str(n->metadata, "origin") == "compact") {
+    std::optional<std::int64_t> boundary;
+    for (const auto& e : store.events(n->session, "compact/start"))
+      if (e.ref && *e.ref == r.compaction && e.payload.contains("boundary_seq") && e.payload["boundary_seq"].is_number_integer())
+        boundary = e.payload["boundary_seq"].get<std::int64_t>();
+    if (!boundary)
+      throw Error(Exit::bad_input, "replay.no_start",
+                  fmt::format("compaction {} has no compact/start event with its boundary: it cannot be re-planned",
+                              r.compaction));
+    Node stored = *n;
+    stored.covers_ids = store.covers_of(n->seq);
+    const Json who = prov.contains("summarizer") ? prov["summarizer"] : Json::object();
+    RecordedAnswers answers(r.calls, json_str(who, "kind"), json_str(who, "model"));
+    std::string why;
+    auto plan = replan_rolling(store, stored, *boundary, answers, why);
+    if (!plan)
+      throw Error(Exit::bad_input, "replay.replan_mismatch",
+                  fmt::format("re-planning compaction {} from the ledger at boundary {} does not reproduce its recorded "
+                              "requests: {}",
+                              r.compaction, *boundary, why));
+    if (plan->covers_ids != stored.covers_ids)
+      throw Error(Exit::bad_input, "replay.replan_mismatch",
+                  fmt::format("re-planning compaction {} covers {} nodes ({} … {}), the summary covers {} ({} … {})",
+                              r.compaction, plan->covers_ids.size(), plan->covers_ids.front(), plan->covers_ids.back(),
+                              stored.covers_ids.size(), stored.covers_ids.empty() ? "" : stored.covers_ids.front(),
+                              stored.covers_ids.empty() ? "" : stored.covers_ids.back()));
+    if (plan->input_digest != input_digest)
+      throw Error(Exit::bad_input, "replay.digest_mismatch",
+                  fmt::format("the re-planned requests of compaction {} hash to {}, the summary's input digest is {}",
+                              r.compaction, plan->input_digest, input_digest));
+    r.replanned = true;
+    r.replan_pass = plan->reconsolidate ? "recompaction" : "first";
+    r.replan_calls = plan->calls;
+    r.reproduced = plan->text;
+    r.identical = r.reproduced == r.stored;
+    return r;
   }
   const Json* found = nullptr;  // a partial compaction keeps the summary of its last answered call
   for (const auto& c : r.calls)
