@@ -762,8 +762,12 @@ std::optional<Recap> rolling_recap(Store& store, const Node& summary, const Reca
 
 // ---------------------------------------------------------------- region compaction
 
-CompactResult compact_region(Store& store, const std::string& session, Summarizer& summarizer,
-                             const RegionOptions& opts, const std::string& render_strategy) {
+namespace {
+/// compact_region, or with `replan` its re-plan at `at_boundary`: the same selection and checks,
+/// then the chunked requests issued to `summarizer` and the outcome put in *replan; nothing written.
+CompactResult region_pass(Store& store, const std::string& session, Summarizer& summarizer, const RegionOptions& opts,
+                          const std::string& render_strategy, std::optional<std::int64_t> at_boundary,
+                          RollingReplan* replan) {
   validate_compaction_options(opts);
   auto refuse = [](const std::string& msg, std::string hint = {}) {
     return Error(Exit::usage, "compact.region", msg,
@@ -775,7 +779,7 @@ CompactResult compact_region(Store& store, const std::string& session, Summarize
   res.summarizer_kind = summarizer.kind();
   res.summarizer_model = summarizer.model();
   Plan p;
-  p.boundary = store.max_seq();
+  p.boundary = at_boundary ? *at_boundary : store.max_seq();
   auto h = store.head(session, p.boundary);
   if (!h)
     throw Error(Exit::bad_input, "render.no_head", fmt::format("session '{}' has no HEAD", session),
@@ -893,6 +897,19 @@ CompactResult compact_region(Store& store, const std::string& session, Summarize
     res.plan = Json{{"from", opts.from}, {"to", opts.to}, {"items", e + 1 - b}, {"tokens", replaced}, {"units", p.cut_unit}};
     return res;
   }
+  if (replan) {
+    RollingOptions chunk_opts;
+    static_cast<CompactionOptions&>(chunk_opts) = opts;
+    Chunked c = summarize_chunks(p, summarizer, chunk_opts, max_output);
+    replan->covers_ids = *covers;
+    replan->text = frame_summary(c.summary);
+    replan->input_digest = c.input_digest;
+    replan->calls = c.calls;
+    if (c.failure) replan->failure = c.failure->code();
+    if (c.failure) replan->why = c.failure->what();
+    res.status = "replanned";
+    return res;
+  }
 
   CompactionBracket bracket(store, session, p.head, p.session_max);
   const std::string summary_id = "reg-" + bracket.hex();
@@ -962,6 +979,46 @@ CompactResult compact_region(Store& store, const std::string& session, Summarize
   res.tokens_after = r2.tokens;
   res.details = Json{{"region", {{"from", opts.from}, {"to", opts.to}}}};
   return res;
+}
+}  // namespace
+
+CompactResult compact_region(Store& store, const std::string& session, Summarizer& summarizer,
+                             const RegionOptions& opts, const std::string& render_strategy) {
+  return region_pass(store, session, summarizer, opts, render_strategy, std::nullopt, nullptr);
+}
+
+std::optional<RollingReplan> replan_region(Store& store, const Node& summary, std::int64_t boundary, Summarizer& answers,
+                                           std::string& why) {
+  const Json prov = summary.metadata.contains("provenance") && summary.metadata["provenance"].is_object()
+                        ? summary.metadata["provenance"]
+                        : Json::object();
+  const Json par = prov.contains("parameters") && prov["parameters"].is_object() ? prov["parameters"] : Json::object();
+  RegionOptions opts;
+  opts.from = json_str(par, "from");
+  opts.to = json_str(par, "to");
+  opts.instructions = json_str(par, "instructions");
+  if (par.contains("max_output_tokens") && par["max_output_tokens"].is_number_integer())
+    opts.max_output_tokens = par["max_output_tokens"].get<std::int64_t>();
+  if (par.contains("chunk_tokens") && par["chunk_tokens"].is_number_integer())
+    opts.summarizer_window = 2 * par["chunk_tokens"].get<std::int64_t>();
+  why = "no plan";
+  // The projection the segment was chosen in (the session's strategy then, not recorded): rolling,
+  // else lcm, else snapcompact.
+  for (const char* strategy : {"rolling", "lcm", "snapcompact"}) {
+    RollingReplan out;
+    try {
+      region_pass(store, summary.session, answers, opts, strategy, boundary, &out);
+    } catch (const Error& e) {
+      why = fmt::format("the region plan under {} at boundary {} is refused: {}", strategy, boundary, e.what());
+      continue;
+    }
+    if (out.failure && *out.failure == "replay.unrecorded") {
+      why = out.why;
+      continue;
+    }
+    return out;
+  }
+  return std::nullopt;
 }
 
 }  // namespace ctxfold

@@ -69,6 +69,7 @@ struct RollingReplan {
   std::string input_digest;             ///< over the requests it issued (provenance.input_digest's rule)
   int calls = 0;
   std::optional<std::string> failure;   ///< the code of the call that stopped it (a partial compaction)
+  std::string why;                      ///< that call's message
 };
 
 /// Re-plans the rolling pass that wrote `summary` without writing anything: the plan is made at
@@ -81,6 +82,13 @@ struct RollingReplan {
 /// with the reason in `why`.
 std::optional<RollingReplan> replan_rolling(Store& store, const Node& summary, std::int64_t boundary,
                                             Summarizer& answers, std::string& why);
+
+/// The same for a region summary (`compact --from/--to`, strategies/region.hpp): the segment
+/// [from, to] its provenance records is selected again at `boundary` with compact_region's
+/// checks, under the rolling projection, else lcm's, else snapcompact's (the session's strategy
+/// at the time is not recorded), and its requests issued again to `answers`. Nothing is written.
+std::optional<RollingReplan> replan_region(Store& store, const Node& summary, std::int64_t boundary,
+                                           Summarizer& answers, std::string& why);
 
 
 }  // namespace ctxfold

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "strategies/compaction.hpp"
+#include "strategies/region.hpp"
 #include "strategies/rolling.hpp"
 #include "summarize/transcript.hpp"
 #include "util/digest.hpp"
@@ -225,7 +226,8 @@ ReplayResult replay_summary(Store& store, const std::string& summary_id) {
   }
   // Rolling summaries are re-planned from the ledger state before them: the same covered range
   // selected again and the same requests issued again, answered by the recorded responses.
-  if (r.strategy == "rolling" && json_str(n->metadata, "origin") == "compact") {
+  const bool region = r.strategy == kRegionStrategy;
+  if ((r.strategy == "rolling" || region) && json_str(n->metadata, "origin") == "compact") {
     std::optional<std::int64_t> boundary;
     for (const auto& e : store.events(n->session, "compact/start"))
       if (e.ref && *e.ref == r.compaction && e.payload.contains("boundary_seq") && e.payload["boundary_seq"].is_number_integer())
@@ -239,7 +241,8 @@ ReplayResult replay_summary(Store& store, const std::string& summary_id) {
     const Json who = prov.contains("summarizer") ? prov["summarizer"] : Json::object();
     RecordedAnswers answers(r.calls, json_str(who, "kind"), json_str(who, "model"));
     std::string why;
-    auto plan = replan_rolling(store, stored, *boundary, answers, why);
+    auto plan = region ? replan_region(store, stored, *boundary, answers, why)
+                       : replan_rolling(store, stored, *boundary, answers, why);
     if (!plan)
       throw Error(Exit::bad_input, "replay.replan_mismatch",
                   fmt::format("re-planning compaction {} from the ledger at boundary {} does not reproduce its recorded "
@@ -256,7 +259,7 @@ ReplayResult replay_summary(Store& store, const std::string& summary_id) {
                   fmt::format("the re-planned requests of compaction {} hash to {}, the summary's input digest is {}",
                               r.compaction, plan->input_digest, input_digest));
     r.replanned = true;
-    r.replan_pass = plan->reconsolidate ? "recompaction" : "first";
+    r.replan_pass = region ? "region" : plan->reconsolidate ? "recompaction" : "first";
     r.replan_calls = plan->calls;
     r.reproduced = plan->text;
     r.identical = r.reproduced == r.stored;

@@ -45,16 +45,16 @@ struct ReplayResult {
   std::string stored;          ///< the node's text as stored
   std::string reproduced;      ///< the text the recorded answers give
   bool identical = false;
-  /// Rolling summaries: the compaction was re-planned from the ledger (replan_rolling) rather
+  /// Rolling and region summaries: the compaction was re-planned from the ledger (replan_rolling) rather
   /// than its text rebuilt from the last recorded answer; the pass that matched ("first" or
-  /// "recompaction") and the requests the re-plan issued.
+  /// "recompaction" or "region") and the requests the re-plan issued.
   bool replanned = false;
   std::string replan_pass;
   int replan_calls = 0;
 };
 
-/// Re-derives a summary's text offline from its compaction's recorded calls. A rolling summary
-/// (origin compact) is re-planned: the pass is planned again at its compact/start boundary with
+/// Re-derives a summary's text offline from its compaction's recorded calls. A rolling or region
+/// summary (origin compact) is re-planned (region: replan_region): the pass is planned again at its compact/start boundary with
 /// the recorded parameters (strategies/rolling.hpp replan_rolling), its requests are issued again
 /// and answered by the recorded responses (by request digest), and the covered ids, the input
 /// digest and the produced text are compared with the stored node; a re-plan whose requests were

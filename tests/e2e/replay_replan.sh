@@ -5,7 +5,7 @@
 # responses) and compares the covered ids, the input digest and the summary bytes. On a copy of the
 # real auto-compaction session: a 5-chunk compaction, then a second one merging the first, both
 # reproduce; a compaction whose recorded start boundary was rewritten is refused with the reason;
-# a rewritten answer gives a different text (exit 1).
+# a rewritten answer gives a different text (exit 1); a region summary re-plans as well.
 source "$(dirname "$0")/lib.sh"
 need_transcripts
 s=fa812bfe-b295-4cca-9c2f-fdf01028cb46
@@ -67,5 +67,17 @@ grep -q "not among the recorded calls" "$WORK/err" && ok || fail "says why: $(ca
 cp "$db" "$WORK/v.db"; tamper_answer "$WORK/v.db" $((calls1 - 1))
 expect_rc "the last answer rewritten: differs" 1 "$CTXFOLD" --db "$WORK/v.db" replay "$sid1"
 expect_eq "identical false" false "$(jq .identical "$WORK/out")"
+# A region summary (compact --from/--to) is re-planned too: the recorded segment selected again at
+# its boundary (a fresh import: the session's long last turn of tool steps).
+expect_rc "verify" 0 "$CTXFOLD" --db "$db" verify-invariants --all-sessions
+db="$WORK/g.db"
+expect_rc "import again" 0 "$CTXFOLD" --db "$db" import "$WORK/$s.jsonl"
+"$CTXFOLD" --db "$db" --session $s render >"$WORK/now.json"
+from=$(jq -r '[.messages[] | select(.role=="assistant")][1].ids[0]' "$WORK/now.json")
+to=$(jq -r '[.messages[] | select(.kind=="tool_results")][4].ids[-1]' "$WORK/now.json")
+expect_rc "region" 0 "$CTXFOLD" --db "$db" --session $s compact --from "$from" --to "$to" --summarizer-window 4000
+rid=$(jq -r .summary_id "$WORK/out")
+expect_rc "replay region" 0 "$CTXFOLD" --db "$db" replay "$rid"
+expect_eq "region re-planned and identical" '"region" true' "$(jq -c '.replan_pass, .identical' "$WORK/out" | paste -sd' ')"
 expect_rc "verify" 0 "$CTXFOLD" --db "$db" verify-invariants --all-sessions
 finish
