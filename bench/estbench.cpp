@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   const double b = std::min(b1, b2), c = std::min(c1, c2);
   fmt::print("estimator speed on session {} ({} nodes, {:.1f} MB of content):\n", s, r.items.size(), bytes / 1e6);
   fmt::print("  bytes/4        {:8.2f} ms  ({} tokens)\n", b, tb);
-  fmt::print("  ctxfold-est/3  {:8.2f} ms  ({} tokens)\n", c, tc);
+  fmt::print("  ctxfold-est/4  {:8.2f} ms  ({} tokens)\n", c, tc);
   fmt::print("  ratio          {:8.2f}x   (target <= 1.2x of bytes/4 on a whole render: {:.2f}x, the raw render "
              "itself took {:.1f} ms)\n",
              c / b, (render_ms + c) / (render_ms + b), render_ms);

@@ -70,7 +70,7 @@ def rows(name, ts):
           f"{sk['no_usage']} responses without usable usage)")
     print(f"  {'estimator':<34} {'median':>8} {'p90':>8}")
     for key, label in (("bytes4_error", "bytes/4 (ctxfold before issue 9)"),
-                       ("error", "ctxfold-est/3"),
+                       ("error", "ctxfold-est/4"),
                        ("calibrated_error", "calibrated (matched remainder)"),
                        ("ratio_error", "ratio-scaled (not used)")):
         xs = [p[key] for p in pairs]

@@ -428,7 +428,12 @@ struct BlockCounter {
     }
     if (type == "image") return overhead + estimate_image_block(b, p);
     if (type == "thinking") {
-      if (!legacy && (p == Provider::openai || (p == Provider::anthropic && field("signature").empty()))) return 0;
+      // Never resent: OpenAI reasoning; Gemini CLI thoughts (its history keeps only the parts
+      // without `thought`: gemini-cli packages/core/src/core/geminiChat.ts, processStreamResponse);
+      // Anthropic thinking without a signature (the renderer drops it).
+      if (!legacy && (p == Provider::openai || p == Provider::gemini ||
+                      (p == Provider::anthropic && field("signature").empty())))
+        return 0;
       return overhead + text(field("thinking"));
     }
     if (type == "opaque") return overhead;  // encrypted or provider-side blobs: never counted by their encoding

@@ -38,7 +38,7 @@ enum class Estimator { content, bytes4 };
 
 /// Names the estimator and its constants; recorded with every stored calibration so a figure is
 /// never combined with one made by different constants.
-inline constexpr const char* kEstimatorVersion = "ctxfold-est/3";
+inline constexpr const char* kEstimatorVersion = "ctxfold-est/4";
 
 /// Per-character-class token weights of estimate_text_tokens. Source: a weighted least-squares
 /// fit (minimising relative error) of the growth of provider-measured input tokens between
@@ -120,7 +120,9 @@ std::int64_t estimate_image_tokens(int width, int height, Provider p = Provider:
 /// content (string or nested blocks) is recursed; a tool_use counts its name, then each
 /// top-level argument's key and value (a string value as its text, others as compact JSON) plus
 /// framing.tool_key; opaque blocks count only their framing; thinking counts its text except for
-/// openai (never resent) and anthropic thinking without a signature (the renderer drops it);
+/// openai and gemini (never resent: Gemini CLI keeps only the parts without `thought` in the
+/// history it sends, gemini-cli packages/core/src/core/geminiChat.ts) and anthropic thinking
+/// without a signature (the renderer drops it);
 /// unknown blocks count their string fields except "data".
 std::int64_t estimate_block_tokens(const Json& block, Provider p = Provider::generic,
                                    Estimator e = Estimator::content);

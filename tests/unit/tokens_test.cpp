@@ -272,6 +272,7 @@ TEST(Tokens, ThinkingCountsOnlyWhereResent) {
   Json signed_thinking{{"type", "thinking"}, {"thinking", std::string(400, 'q')}, {"signature", "sig"}};
   Json unsigned_thinking{{"type", "thinking"}, {"thinking", std::string(400, 'q')}};
   EXPECT_EQ(estimate_block_tokens(signed_thinking, Provider::openai), 0);
+  EXPECT_EQ(estimate_block_tokens(unsigned_thinking, Provider::gemini), 0);  // Gemini CLI thoughts
   EXPECT_EQ(estimate_block_tokens(unsigned_thinking, Provider::anthropic), 0);
   const std::int64_t t = estimate_block_tokens(signed_thinking, Provider::anthropic);
   EXPECT_GT(t, 100);
