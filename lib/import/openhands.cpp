@@ -14,7 +14,12 @@
 //   system action                system node (the system prompt)
 //   observation with tool_call_metadata.tool_call_id
 //                                role "tool" node, tool_result{tool_use_id, content = observation
-//                                content, is_error for "error" observations}
+//                                content, is_error for "error" observations}; an edit
+//                                observation of the ACI editor (extras.impl_source "oh_aci") with
+//                                extras.formatted_output_and_error has that as its content: it is
+//                                what the model received (OpenHands FileEditObservation.__str__
+//                                returns it for OH_ACI; content holds the diff for the UI), the
+//                                diff stays in metadata.event
 //   anything else                kind "event" node (state changes, recalls, …)
 // Each node keeps its event (model_response excepted, which the node's content represents)
 // under metadata.event.
@@ -152,6 +157,11 @@ void import_openhands(const std::string& path, ImportSink& sink) {
       n.role = role::kTool;
       Json content = e.contains("content") ? e["content"] : Json("");
       if (!content.is_string()) content = dump_json(content);
+      if (observation == "edit" && e.contains("extras") && e["extras"].is_object() &&
+          json_str(e["extras"], "impl_source") == "oh_aci") {
+        auto fo = e["extras"].find("formatted_output_and_error");
+        if (fo != e["extras"].end() && fo->is_string()) content = *fo;
+      }
       n.content.push_back(Json{{"type", "tool_result"},
                                {"tool_use_id", json_str(tcm, "tool_call_id")},
                                {"content", content},

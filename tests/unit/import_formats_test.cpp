@@ -509,6 +509,10 @@ TEST(FormatsOpenHands, BasicTrajectory) {
   EXPECT_TRUE(all[1].metadata["usage"].contains("prompt_tokens"));
   EXPECT_EQ(all[2].role, "tool");
   EXPECT_EQ(all[2].content[0]["tool_use_id"], "toolu_017nBp7UfiGqyrA7j77HgtFP");
+  // The ACI editor's observation: the model read formatted_output_and_error, not the diff
+  // (which stays in the event).
+  EXPECT_EQ(all[2].content[0]["content"], "File created successfully at: /workspace/game_2048.py");
+  EXPECT_EQ(all[2].metadata["event"]["content"].get<std::string>().rfind("--- /workspace/game_2048.py", 0), 0u);
   EXPECT_EQ(all[3].role, "assistant");
   EXPECT_EQ(all[3].content[1]["name"], "finish");
   EXPECT_EQ(all[3].metadata["usage"]["completion_tokens"], 177);
