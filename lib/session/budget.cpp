@@ -314,12 +314,13 @@ class Budgeter {
                 "raise --budget, lower --max-output, or compact the session first (ctxfold compact)");
   }
 
-  /// Step 2: tool-result summaries, largest first, at most half the calls.
-  void summarize_results(const std::vector<Group>& gs) {
-    struct Cand {
-      std::size_t msg, block;
-      std::int64_t tokens;
-    };
+  struct Cand {
+    std::size_t msg, block;
+    std::int64_t tokens;
+  };
+  /// Step 2's candidates, largest first: text-only results of completed groups outside the
+  /// latest segment, at least min_result_tokens.
+  std::vector<Cand> result_candidates(const std::vector<Group>& gs) const {
     std::vector<Cand> cands;
     for (const auto& g : gs) {
       if (!g.results_ok || g.end - g.begin < 2) continue;
@@ -332,7 +333,25 @@ class Budgeter {
       }
     }
     std::stable_sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) { return a.tokens > b.tokens; });
-    const int cap = std::max(1, o_.max_calls / 2);
+    return cands;
+  }
+
+  /// Whether step 2 can close the gap at best: the largest results its half of the calls can
+  /// reach, each shrunk to a result summary (result_summary_tokens plus its header).
+  bool results_can_close_gap(const std::vector<Group>& gs) const {
+    std::int64_t saved = 0;
+    int n = 0;
+    for (const auto& c : result_candidates(gs)) {
+      if (n++ >= std::max(1, o_.max_calls / 2)) break;
+      saved += std::max<std::int64_t>(0, c.tokens - o_.result_summary_tokens - 64);
+    }
+    return saved >= over();
+  }
+
+  /// Step 2: tool-result summaries, largest first, at most half the calls.
+  void summarize_results(const std::vector<Group>& gs) {
+    std::vector<Cand> cands = result_candidates(gs);
+    const int cap = std::min(o_.max_calls, rep_.calls + std::max(1, o_.max_calls / 2));
     for (const auto& c : cands) {
       if (over() <= 0) break;
       if (rep_.calls >= cap) break;
@@ -405,13 +424,14 @@ class Budgeter {
       while (covered < run.size() && need + estimate_text_tokens(summary) + 64 - removed > 0) {
         std::string transcript;
         std::size_t end = covered;
-        std::int64_t chunk_removed = 0;
+        std::int64_t chunk_removed = 0, used = 0;  // used: the transcript's estimate, summed per group
         const std::int64_t room = std::max<std::int64_t>(256, chunk_budget - estimate_text_tokens(summary));
         while (end < run.size()) {
           std::string t = group_text(run[end]);
           std::int64_t tt = estimate_text_tokens(t) + 1;
-          if (!transcript.empty() && estimate_text_tokens(transcript) + tt > room) break;
+          if (!transcript.empty() && used + tt > room) break;
           if (tt > room) t = shorten_middle(t, static_cast<std::size_t>(room) * 4);
+          used += tt;
           transcript += (transcript.empty() ? "" : "\n\n") + t;
           for (std::size_t k = run[end].begin; k < run[end].end; ++k) chunk_removed += message_tokens(r_.messages[k]);
           ++end;
@@ -518,8 +538,16 @@ BudgetReport apply_budget(Rendered& r, Summarizer& summarizer, const BudgetOptio
   if (b.over() > 0) {
     std::vector<Group> gs = b.groups();
     b.check_protected(gs);
-    b.summarize_results(gs);
-    if (b.over() > 0) b.checkpoint(gs);
+    // Seed 000's order: result summaries first, a checkpoint when they are insufficient. When even
+    // their best case cannot close the gap the checkpoint runs first (the results it would absorb
+    // are not summarized in vain) and result summaries then work on what it left.
+    if (b.results_can_close_gap(gs)) {
+      b.summarize_results(gs);
+      if (b.over() > 0) b.checkpoint(gs);
+    } else {
+      b.checkpoint(gs);
+      if (b.over() > 0 && !rep.stopped) b.summarize_results(b.groups());
+    }
   }
   r.tokens = calibrated_figure(r.estimated_tokens, r.tokens.calibration);
   rep.tokens_after = b.figure();

@@ -116,6 +116,10 @@ std::int64_t budget_margin(std::int64_t budget);
 ///     complete text-only tool groups, between protected messages) are replaced, whole tool
 ///     groups at a time and oldest first, by one user-role "checkpoint" message per run holding a
 ///     task summary; only as much of a run as needed is covered.
+///  Order: 2 then 3 (seed 000) when step 2's best case — its half of the calls on the largest
+///  candidates, each shrunk to result_summary_tokens — can close the gap; otherwise 3 runs first
+///  (so no result is summarized only to be absorbed by the checkpoint) and 2 then works on the
+///  groups the checkpoint left, if still over.
 /// Summary calls go through `summarizer` directly (never the recording wrapper: nothing is
 /// stored), at most max_calls and until deadline_ms; long text is cut into chunks of chunk_tokens
 /// and a context-length failure ("summarizer.context_length") retries with half the chunk. A

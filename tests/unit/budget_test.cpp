@@ -185,28 +185,56 @@ TEST_F(BudgetTest, ProtectedClassesStayByteIdentical) {
     tool("t" + std::to_string(i), {c}, words(3000, 'p'));
   }
   user("u2", "and now the latest request");
-  Rendered before = view(), r = view();
-  BudgetOptions o = opts(figure(before) * 2 / 3);
-  BudgetReport rep = apply_budget(r, fake, o, cache);
-  EXPECT_LE(rep.tokens_after, rep.input_budget);
-  expect_protected_identical(before, r);
+  const Rendered before = view();
   auto message_with = [](const Rendered& x, const std::string& id) -> std::string {
     for (const auto& m : x.messages)
       if (std::find(m.ids.begin(), m.ids.end(), id) != m.ids.end() && m.kind != "checkpoint") return dump_json(m.content);
     return "";
   };
-  // The image result, the signed reasoning and the incomplete group are untouched.
-  EXPECT_EQ(message_with(before, "t0"), message_with(r, "t0"));
-  EXPECT_EQ(message_with(before, "a1"), message_with(r, "a1"));
-  // A group with signed reasoning never enters a checkpoint; its text result may be summarized.
-  for (const auto& cp : rep.checkpoints) EXPECT_EQ(std::count(cp["ids"].begin(), cp["ids"].end(), Json("a1")), 0);
-  EXPECT_EQ(message_with(before, "a3"), message_with(r, "a3"));
-  // The error result is summarized (the largest eligible one) and stays an error (checked in
-  // expect_protected_identical).
-  EXPECT_TRUE(rep.changed());
-  ASSERT_FALSE(rep.results_summarized.empty());
-  EXPECT_EQ(rep.results_summarized.front(), "c2");
-  EXPECT_NE(message_with(r, "t0"), "");
+  // A gap result summaries can close (step 2 only), then one that needs a checkpoint (step 3).
+  bool saw_checkpoint = false, saw_results_only = false;
+  for (std::int64_t budget : {figure(before) - 2000, figure(before) * 2 / 3}) {
+    SCOPED_TRACE(budget);
+    Rendered r = view();
+    BudgetCache fresh;
+    BudgetReport rep = apply_budget(r, fake, opts(budget), fresh);
+    EXPECT_LE(rep.tokens_after, rep.input_budget);
+    EXPECT_TRUE(rep.changed());
+    expect_protected_identical(before, r);
+    // The image result, the signed reasoning and the incomplete group are untouched.
+    EXPECT_EQ(message_with(before, "t0"), message_with(r, "t0"));
+    EXPECT_EQ(message_with(before, "a1"), message_with(r, "a1"));
+    EXPECT_EQ(message_with(before, "a3"), message_with(r, "a3"));
+    // Groups with an image, signed reasoning or a missing result never enter a checkpoint.
+    for (const auto& cp : rep.checkpoints)
+      for (const char* id : {"a0", "t0", "a1", "t1", "a3"})
+        EXPECT_EQ(std::count(cp["ids"].begin(), cp["ids"].end(), Json(id)), 0) << id;
+    saw_checkpoint |= !rep.checkpoints.empty();
+    if (rep.checkpoints.empty()) {
+      saw_results_only = true;
+      // Step 2 only: the error result is the largest eligible one, summarized first, and stays
+      // an error (checked in expect_protected_identical).
+      ASSERT_FALSE(rep.results_summarized.empty());
+      EXPECT_EQ(rep.results_summarized.front(), "c2");
+    }
+  }
+  EXPECT_TRUE(saw_checkpoint);
+  EXPECT_TRUE(saw_results_only);
+}
+
+TEST_F(BudgetTest, AGapOnlyACheckpointClosesSpendsNoResultSummaryItAbsorbs) {
+  runaway(80, 3000);
+  Rendered r = view();
+  BudgetReport rep = apply_budget(r, fake, opts(figure(r) / 4), cache);
+  ASSERT_FALSE(rep.checkpoints.empty());
+  EXPECT_LE(rep.tokens_after, rep.input_budget);
+  std::set<std::string> covered;
+  for (const auto& cp : rep.checkpoints)
+    for (const auto& id : cp["ids"]) covered.insert(id.get<std::string>());
+  for (const auto& c : rep.results_summarized)  // tool_use id cN is answered by node tN
+    EXPECT_EQ(covered.count("t" + c.substr(1)), 0u) << c << " was summarized, then absorbed by the checkpoint";
+  // The checkpoint's chunks are the only calls (one chunk at the default size).
+  EXPECT_LE(rep.calls, 2);
 }
 
 TEST_F(BudgetTest, ProtectedContentOverBudgetFailsBeforeAnyCall) {
