@@ -82,5 +82,16 @@ expect_rc "tiny budget (render)" 4 "$CTXFOLD" --db "$db" --session $s render --b
 expect_rc "bad --max-output" 2 "$CTXFOLD" --db "$db" --session $s render --budget 100000 --max-output 0
 expect_rc "--max-output without --budget" 2 "$CTXFOLD" --db "$db" --session $s render --max-output 100
 expect_eq "still unchanged" "$sha_before" "$(sha256sum "$db" | cut -d' ' -f1)"
+# With the harness's system prompt and tools (prepare writes its prepare/known and prepare/sent
+# events, on a copy): the replaced prompt and the tool definitions count against the budget.
+cp "$db" "$WORK/h.db"
+printf 'You are a coding agent working in a C++ repository. %.0s' $(seq 1 200) >"$WORK/sys.txt"
+echo '[{"name":"Bash","description":"run a command","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]' >"$WORK/tools.json"
+expect_rc "prepare --budget --system --tools" 0 "$CTXFOLD" --db "$WORK/h.db" --session $s prepare --format anthropic \
+  --budget $budget --system "$WORK/sys.txt" --tools "$WORK/tools.json"
+expect_eq "harness request within the input budget" true \
+  "$(jq '.prepare.request_tokens <= .prepare.budget.input_budget and .prepare.request_tokens == .prepare.budget.tokens_after' "$WORK/out")"
+expect_eq "current prompt sent" '"current"' "$(jq .prepare.system "$WORK/out")"
+expect_eq "no orphans (harness)" 0 "$(anthropic_orphans "$WORK/out")"
 expect_rc "verify" 0 "$CTXFOLD" --db "$db" verify-invariants --all-sessions
 finish
