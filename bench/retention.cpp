@@ -8,11 +8,14 @@
 //   commands = distinct Bash tool calls' commands (whitespace collapsed) in the covered nodes;
 // a file name is kept when the summary contains it, a command when the summary (whitespace
 // collapsed) contains it whole. ctxfold's summary: ExtractiveSummarizer over the covered nodes'
-// transcript (summarize/transcript.hpp, one call) with max_output_tokens = real bytes / 4, so it
-// never has more bytes than the real summary (checked).
+// transcript (summarize/transcript.hpp, rendered with the extractive summarizer's own
+// transcript_options as compact does; one call) with max_output_tokens = real bytes / 4, so it
+// never has more bytes than the real summary (checked). RETENTION_DUMP=DIR writes each covered
+// transcript, both summaries and the name/command sets there, for inspection.
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <string>
 
@@ -81,7 +84,7 @@ int main(int argc, char** argv) {
               std::string c = tool_command(b["input"]);
               if (!c.empty()) cmds.insert(c);
             }
-          std::string t = node_transcript(*n);
+          std::string t = node_transcript(*n, ExtractiveSummarizer::extractive_transcript_options());
           if (t.empty()) continue;
           if (!transcript.empty()) transcript += "\n\n";
           transcript += t;
@@ -92,6 +95,13 @@ int main(int argc, char** argv) {
         req.transcript = transcript;
         req.max_output_tokens = static_cast<std::int64_t>(real.size() / 4);
         const std::string ours = ex.summarize(req).text;
+        if (const char* d = std::getenv("RETENTION_DUMP")) {
+          std::string base = std::string(d) + "/" + session.substr(0, 8);
+          auto w = [](const std::string& p, const std::string& t) { FILE* f = std::fopen(p.c_str(), "w"); if (f) { std::fwrite(t.data(), 1, t.size(), f); std::fclose(f); } };
+          w(base + ".transcript", transcript); w(base + ".ours", ours); w(base + ".real", real);
+          std::string a, b; for (auto& x : names) a += x + "\n"; for (auto& x : cmds) b += x + "\n";
+          w(base + ".names", a); w(base + ".cmds", b);
+        }
         Share rf = files_kept(names, real), rc = commands_kept(cmds, real);
         Share of = files_kept(names, ours), oc = commands_kept(cmds, ours);
         bool ok = ours.size() <= real.size() && of.pct() >= 80.0 && oc.pct() >= 50.0;

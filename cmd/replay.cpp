@@ -30,7 +30,9 @@ int run_replay(Context& ctx, const ReplayCliOptions& o) {
       const std::string digest = json_str(c, "request_digest");
       const std::string path = (std::filesystem::path(*o.export_dir) / (digest + ".json")).string();
       std::ofstream out(path, std::ios::binary | std::ios::trunc);
-      out << dump_json(Json{{"request_digest", digest}, {"request", c["request"]}, {"response", c["response"]}}) << "\n";
+      Json rec{{"request_digest", digest}, {"request", c["request"]}, {"response", c["response"]}};
+      if (c.contains("summarizer")) rec["summarizer"] = c["summarizer"];  // its transcript options (replay:DIR)
+      out << dump_json(rec) << "\n";
       if (!out) throw Error(Exit::environment, "replay.export", fmt::format("cannot write '{}'", path));
       ++exported;
     }

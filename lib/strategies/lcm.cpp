@@ -139,10 +139,10 @@ bool make_plan(Store& store, const std::string& session, const LcmOptions& opts,
   return true;
 }
 
-std::string unit_text(const std::vector<Node>& items, const Unit& u) {
+std::string unit_text(const std::vector<Node>& items, const Unit& u, const TranscriptOptions& topts) {
   std::string out;
   for (std::size_t i = u.begin; i < u.end; ++i) {
-    std::string t = node_transcript(items[i]);
+    std::string t = node_transcript(items[i], topts);
     if (t.empty()) continue;
     if (!out.empty()) out += "\n\n";
     out += t;
@@ -381,7 +381,7 @@ CompactResult compact_lcm(Store& store, const std::string& session, Summarizer& 
     const std::size_t ib = p.units[ch.unit_begin].begin, ie = p.units[ch.unit_end - 1].end;
     std::string transcript;
     for (std::size_t u = ch.unit_begin; u < ch.unit_end; ++u) {
-      std::string t = unit_text(items, p.units[u]);
+      std::string t = unit_text(items, p.units[u], summarizer.transcript_options());
       if (t.empty()) continue;
       transcript += (transcript.empty() ? "" : "\n\n") + t;
     }

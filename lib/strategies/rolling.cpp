@@ -271,10 +271,10 @@ struct Chunked {
   std::int64_t chunk_tokens = 0;
 };
 
-std::string unit_text(const Plan& p, const Unit& u) {
+std::string unit_text(const Plan& p, const Unit& u, const TranscriptOptions& topts) {
   std::string out;
   for (std::size_t i = u.begin; i < u.end; ++i) {
-    std::string t = node_transcript(p.items[i]);
+    std::string t = node_transcript(p.items[i], topts);
     if (t.empty()) continue;
     if (!out.empty()) out += "\n\n";
     out += t;
@@ -313,7 +313,7 @@ Chunked summarize_chunks(const Plan& p, Summarizer& summarizer, const RollingOpt
     std::size_t end = next;
     std::int64_t used = 0;
     while (end < evicted) {
-      std::string t = unit_text(p, p.units[end]);
+      std::string t = unit_text(p, p.units[end], summarizer.transcript_options());
       std::int64_t tt = estimate_text_tokens(t) + 1;
       if (used + tt > budget) {
         if (end == next) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <deque>
+#include <functional>
 #include <map>
 #include <set>
 #include <string_view>
@@ -20,6 +21,9 @@ namespace {
 
 constexpr std::size_t kUserItemBytes = 600;
 constexpr std::size_t kItemBytes = 200;
+/// The share of an over-budget summary kept for prose (requests, decisions, errors, ...) when
+/// file paths and commands would take more; the rest goes to paths and commands.
+constexpr std::size_t kProseSharePercent = 40;
 
 // Section names, in output order.
 constexpr const char* kRequests = "User requests";
@@ -68,8 +72,56 @@ struct Section {
   }
 };
 
+/// Identifiers (file paths, commands) with a salience weight, in first-mention order. Items are
+/// dropped, lowest weight first, only when the summary is over budget.
+struct Ranked {
+  std::vector<std::string> items;
+  std::vector<std::int64_t> weight;
+  std::vector<char> shortened;  // a command cut to kItemBytes: not reusable verbatim
+  std::vector<char> alive;
+  std::map<std::string, std::size_t> index;
+  void add(std::string item, std::int64_t w, bool cut = false) {
+    if (item.empty()) return;
+    auto [it, fresh] = index.emplace(item, items.size());
+    if (!fresh) {
+      weight[it->second] += w;
+      return;
+    }
+    items.push_back(std::move(item));
+    weight.push_back(w);
+    shortened.push_back(cut ? 1 : 0);
+    alive.push_back(1);
+  }
+  bool empty() const { return std::find(alive.begin(), alive.end(), 1) == alive.end(); }
+};
+
+/// Reads one "## Files" item back into paths: "dir/{a.cpp, b.hpp}" -> dir/a.cpp, dir/b.hpp;
+/// anything else is one path.
+void for_each_grouped_path(std::string_view item, const std::function<void(std::string)>& on_path) {
+  std::size_t open = item.find('{');
+  if (open == std::string_view::npos || item.back() != '}' || (open > 0 && item[open - 1] != '/')) {
+    on_path(std::string(item));
+    return;
+  }
+  std::string_view dir = item.substr(0, open), list = item.substr(open + 1, item.size() - open - 2);
+  std::size_t pos = 0;
+  while (pos <= list.size()) {
+    std::size_t comma = list.find(", ", pos);
+    if (comma == std::string_view::npos) comma = list.size();
+    if (comma > pos) on_path(std::string(dir) + std::string(list.substr(pos, comma - pos)));
+    pos = comma + 2;
+  }
+}
+
+// Salience weights: a path a tool call names (Read/Edit/Write input, a command's argument) or a
+// command the agent ran outweighs a path merely listed in a tool's output.
+constexpr std::int64_t kMentionWeight = 1;
+constexpr std::int64_t kToolInputWeight = 3;
+
 struct Extract {
   std::map<std::string, Section> sections;
+  Ranked files;
+  Ranked commands;
   std::vector<std::string> extra_order;  // headings from a previous summary we do not know
   std::map<std::string, std::int64_t> tools;
   std::vector<std::string> focus_words;
@@ -82,9 +134,9 @@ struct Extract {
 };
 
 /// Scans a line for file paths, URLs and `backticked` identifiers.
-void scan_names(std::string_view line, Extract& ex) {
+void scan_names(std::string_view line, Extract& ex, std::int64_t weight = kMentionWeight) {
   scan_paths_and_urls(
-      line, [&](std::string_view p) { ex.at(kFiles).add(std::string(p)); },
+      line, [&](std::string_view p) { ex.files.add(std::string(p), weight); },
       [&](std::string_view u) { ex.at(kIdents).add(std::string(u)); });
   // `identifiers`
   std::size_t p = 0;
@@ -97,9 +149,10 @@ void scan_names(std::string_view line, Extract& ex) {
   }
 }
 
-void add_command(const Json& input, Extract& ex) {
-  std::string cmd = tool_command(input);
-  if (!cmd.empty()) ex.at(kCommands).add(shorten(cmd, kItemBytes));
+void add_command(std::string cmd, Extract& ex, std::int64_t weight) {
+  if (cmd.empty()) return;
+  bool cut = cmd.size() > kItemBytes;
+  ex.commands.add(shorten(cmd, kItemBytes), weight, cut);
 }
 
 /// "[tool call NAME id=ID] INPUT"
@@ -113,11 +166,11 @@ void scan_tool_call(std::string_view line, Extract& ex) {
   if (close == std::string_view::npos) return;
   std::string_view input = rest.substr(close + 2);
   try {
-    add_command(parse_json(input), ex);
+    add_command(tool_command(parse_json(input)), ex, kToolInputWeight);
   } catch (const std::exception&) {
     // a shortened input is not valid JSON any more; its names are still scanned below
   }
-  scan_names(input, ex);
+  scan_names(input, ex, kToolInputWeight);
 }
 
 void scan_transcript(std::string_view text, Extract& ex) {
@@ -163,7 +216,7 @@ void scan_transcript(std::string_view text, Extract& ex) {
       std::string_view trimmed = line;
       while (!trimmed.empty() && trimmed.front() == ' ') trimmed.remove_prefix(1);
       if (starts_with(trimmed, "$ ") && trimmed.size() > 2)
-        ex.at(kCommands).add(shorten(collapse(trimmed.substr(2)), kItemBytes));
+        add_command(collapse(trimmed.substr(2)), ex, kMentionWeight);
       if (!ex.focus_words.empty() && line.size() < 2000) {
         std::string l = lower(line);
         for (const auto& w : ex.focus_words)
@@ -208,6 +261,11 @@ void merge_previous(std::string_view prev, Extract& ex) {
             }
           }
           if (count > 0) ex.tools[c.substr(0, colon)] += count;
+        } else if (heading == kFiles) {
+          for_each_grouped_path(c, [&](std::string path) { ex.files.add(std::move(path), kMentionWeight); });
+        } else if (heading == kCommands) {
+          bool cut = c.size() >= 4 && c.compare(c.size() - 4, 4, " \xE2\x80\xA6") == 0;
+          ex.commands.add(c, kMentionWeight, cut);
         } else {
           ex.at(heading).add(shorten(c, heading == kRequests ? kUserItemBytes : 400));
         }
@@ -217,16 +275,134 @@ void merge_previous(std::string_view prev, Extract& ex) {
   }
 }
 
-std::string render(const Extract& ex, const std::vector<std::string>& order) {
-  std::string out;
-  for (const auto& name : order) {
-    auto it = ex.sections.find(name);
-    if (it == ex.sections.end() || it->second.items.empty()) continue;
-    if (!out.empty()) out += "\n";
-    out += "## " + name + "\n";
-    for (const auto& item : it->second.items) out += "- " + item + "\n";
+/// A relative path or bare name that is the tail of a longer path ("lib/a.ex" of
+/// "/home/u/p/lib/a.ex", "a.ex" of either) names the same file: it is folded into the longest
+/// such path, its weight added there.
+void merge_path_suffixes(Ranked& files) {
+  std::map<std::string_view, std::size_t> owner;  // '/'-boundary tail -> longest path ending so
+  for (std::size_t i = 0; i < files.items.size(); ++i) {
+    std::string_view p = files.items[i];
+    for (std::size_t s = p.find('/', 0); s != std::string_view::npos && s + 1 < p.size(); s = p.find('/', s + 1)) {
+      std::string_view tail = p.substr(s + 1);
+      auto [it, fresh] = owner.emplace(tail, i);
+      if (!fresh && files.items[it->second].size() < p.size()) it->second = i;
+    }
+  }
+  for (std::size_t i = 0; i < files.items.size(); ++i) {
+    const std::string& p = files.items[i];
+    if (p.front() == '/' || p.front() == '~') continue;
+    auto it = owner.find(p);
+    if (it == owner.end() || it->second == i || !files.alive[it->second]) continue;
+    files.weight[it->second] += files.weight[i];
+    files.alive[i] = 0;
+  }
+}
+
+/// "dir/" of a path (empty for a bare name) and the name after it.
+std::pair<std::string_view, std::string_view> split_dir(std::string_view path) {
+  std::size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos || slash + 1 == path.size()) return {std::string_view(), path};
+  return {path.substr(0, slash + 1), path.substr(slash + 1)};
+}
+
+/// The "## Files" items: paths grouped by folder, "dir/{a.cpp, b.hpp}" for two or more files of
+/// one folder, the plain path for one; folders in first-mention order.
+std::vector<std::string> file_lines(const Ranked& files) {
+  std::vector<std::string> dirs;
+  std::map<std::string, std::vector<std::string_view>, std::less<>> names;
+  for (std::size_t i = 0; i < files.items.size(); ++i) {
+    if (!files.alive[i]) continue;
+    auto [dir, name] = split_dir(files.items[i]);
+    auto it = names.find(dir);
+    if (it == names.end()) {
+      dirs.emplace_back(dir);
+      it = names.emplace(std::string(dir), std::vector<std::string_view>{}).first;
+    }
+    it->second.push_back(name);
+  }
+  std::vector<std::string> out;
+  for (const auto& dir : dirs) {
+    const auto& ns = names[dir];
+    if (ns.size() == 1 || dir.empty()) {
+      for (auto n : ns) out.push_back(dir + std::string(n));
+      continue;
+    }
+    std::string line = dir + "{";
+    for (std::size_t k = 0; k < ns.size(); ++k) line += (k ? ", " : "") + std::string(ns[k]);
+    out.push_back(line + "}");
   }
   return out;
+}
+
+std::vector<std::string> command_lines(const Ranked& cmds) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < cmds.items.size(); ++i)
+    if (cmds.alive[i]) out.push_back(cmds.items[i]);
+  return out;
+}
+
+std::size_t section_bytes(const std::string& name, const std::vector<std::string>& lines) {
+  if (lines.empty()) return 0;
+  std::size_t b = name.size() + 5;
+  for (const auto& l : lines) b += l.size() + 3;
+  return b;
+}
+
+std::size_t ident_bytes(const Extract& ex) {
+  return section_bytes(kFiles, file_lines(ex.files)) + section_bytes(kCommands, command_lines(ex.commands));
+}
+
+std::string render(const Extract& ex, const std::vector<std::string>& order) {
+  std::string out;
+  auto emit = [&](const std::string& name, const auto& items) {
+    if (items.empty()) return;
+    if (!out.empty()) out += "\n";
+    out += "## " + name + "\n";
+    for (const auto& item : items) out += "- " + item + "\n";
+  };
+  for (const auto& name : order) {
+    if (name == kFiles) emit(name, file_lines(ex.files));
+    else if (name == kCommands) emit(name, command_lines(ex.commands));
+    else if (auto it = ex.sections.find(name); it != ex.sections.end()) emit(name, it->second.items);
+  }
+  return out;
+}
+
+/// Drops files and commands until both sections fit in `cap` bytes: shortened commands first
+/// (longest first), then the lowest weight, the oldest first among equals. The section sizes
+/// only shrink as items go, so the number to drop is found by bisection.
+void fit_identifiers(Extract& ex, std::size_t cap) {
+  if (ident_bytes(ex) <= cap) return;
+  struct Cand {
+    bool command;
+    std::size_t i;
+  };
+  std::vector<Cand> order;
+  for (std::size_t i = 0; i < ex.files.items.size(); ++i)
+    if (ex.files.alive[i]) order.push_back({false, i});
+  for (std::size_t i = 0; i < ex.commands.items.size(); ++i)
+    if (ex.commands.alive[i]) order.push_back({true, i});
+  auto cut = [&](const Cand& c) { return c.command && ex.commands.shortened[c.i]; };
+  auto weight = [&](const Cand& c) { return c.command ? ex.commands.weight[c.i] : ex.files.weight[c.i]; };
+  std::stable_sort(order.begin(), order.end(), [&](const Cand& a, const Cand& b) {
+    if (cut(a) != cut(b)) return cut(a);
+    if (cut(a)) return ex.commands.items[a.i].size() > ex.commands.items[b.i].size();
+    return weight(a) < weight(b);  // stable: the oldest of equal weight first
+  });
+  auto apply = [&](std::size_t k) {
+    for (std::size_t j = 0; j < order.size(); ++j) {
+      Ranked& r = order[j].command ? ex.commands : ex.files;
+      r.alive[order[j].i] = j < k ? 0 : 1;
+    }
+  };
+  std::size_t lo = 0, hi = order.size();  // fits with hi dropped
+  while (lo < hi) {
+    std::size_t mid = lo + (hi - lo) / 2;
+    apply(mid);
+    if (ident_bytes(ex) <= cap) hi = mid;
+    else lo = mid + 1;
+  }
+  apply(lo);
 }
 
 }  // namespace
@@ -246,6 +422,19 @@ SummaryResult ExtractiveSummarizer::summarize(const SummaryRequest& req) {
   }
   merge_previous(req.previous_summary, ex);
   scan_transcript(req.transcript, ex);
+  merge_path_suffixes(ex.files);
+  // `names` and URLs already listed as a file or command are not repeated under Identifiers.
+  if (auto it = ex.sections.find(kIdents); it != ex.sections.end()) {
+    std::set<std::string, std::less<>> listed;
+    for (const auto& f : ex.files.items) {
+      listed.insert(f);
+      listed.insert(std::string(split_dir(f).second));
+    }
+    for (const auto& c : ex.commands.items) listed.insert(c);
+    Section& ids = it->second;
+    for (std::size_t i = ids.items.size(); i-- > 0;)
+      if (listed.count(ids.items[i])) ids.drop(i);
+  }
   if (!ex.tools.empty()) {
     // Most used first, then by name: deterministic.
     std::vector<std::pair<std::string, std::int64_t>> t(ex.tools.begin(), ex.tools.end());
@@ -260,16 +449,25 @@ SummaryResult ExtractiveSummarizer::summarize(const SummaryRequest& req) {
 
   std::size_t budget = std::min<std::size_t>(static_cast<std::size_t>(std::max<std::int64_t>(req.max_output_tokens, 16)) * 4,
                                              input_bytes / 2);
-  auto total = [&] {
+  // Prose sections: everything but files and commands.
+  auto prose_total = [&] {
     std::size_t b = 0;
     for (const auto& name : order)
       if (auto it = ex.sections.find(name); it != ex.sections.end() && !it->second.items.empty())
         b += it->second.bytes + name.size() + 5;
     return b;
   };
-  // Drop the oldest item of the largest section until it fits; the first user request goes last.
-  std::size_t size = total();
-  while (size > budget) {
+  // Identifiers first: file paths and commands get the budget the prose leaves, and at least
+  // 1 - kProseShare of it when the prose needs more; the prose then gets what they leave.
+  const std::size_t prose = prose_total();
+  if (prose + ident_bytes(ex) > budget) {
+    const std::size_t prose_reserve = std::min(prose, budget * kProseSharePercent / 100);
+    fit_identifiers(ex, budget - prose_reserve);
+  }
+  const std::size_t prose_budget = budget - std::min(budget, ident_bytes(ex));
+  // Drop the oldest item of the largest prose section until it fits; the first user request goes last.
+  std::size_t size = prose_total();
+  while (size > prose_budget) {
     Section* largest = nullptr;
     std::string largest_name;
     for (auto& [name, s] : ex.sections) {
@@ -282,7 +480,7 @@ SummaryResult ExtractiveSummarizer::summarize(const SummaryRequest& req) {
     }
     if (!largest) break;
     largest->drop(largest_name == kRequests ? 1 : 0);
-    size = total();
+    size = prose_total();
   }
   std::string out = render(ex, order);
   if (out.size() > budget) out = shorten(out, budget);  // one request alone larger than the budget

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -10,6 +11,7 @@
 #include "strategies/compaction.hpp"
 #include "strategies/region.hpp"
 #include "strategies/rolling.hpp"
+#include "summarize/extractive.hpp"
 #include "summarize/transcript.hpp"
 #include "util/digest.hpp"
 #include "util/error.hpp"
@@ -49,6 +51,7 @@ class RecordingSummarizer : public Summarizer {
   std::string kind() const override { return inner_->kind(); }
   std::string model() const override { return inner_->model(); }
   std::int64_t window_tokens() const override { return inner_->window_tokens(); }
+  TranscriptOptions transcript_options() const override { return inner_->transcript_options(); }
   SummaryResult summarize(const SummaryRequest& req) override {
     Json rec{{"compaction", nullptr},
              {"index", index_++},
@@ -81,7 +84,26 @@ class ReplaySummarizer : public Summarizer {
     if (!std::filesystem::is_directory(dir_))
       throw Error(Exit::usage, "summarizer.spec", fmt::format("replay: '{}' is not a directory", dir_),
                   "write one with `ctxfold replay SUMMARY_ID --export DIR`");
+    // The recorded requests' transcripts were rendered with the recorded summarizer's options
+    // (the extractive one reads longer tool results): render them the same way to match.
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::directory_iterator(dir_))
+      if (e.path().extension() == ".json") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    if (!files.empty()) {
+      std::ifstream in(files.front(), std::ios::binary);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      try {
+        Json j = parse_json(ss.str());
+        if (j.contains("summarizer") && json_str(j["summarizer"], "kind") == "extractive")
+          topts_ = ExtractiveSummarizer::extractive_transcript_options();
+      } catch (const std::exception&) {
+        // a malformed answer file is reported when it is looked up
+      }
+    }
   }
+  TranscriptOptions transcript_options() const override { return topts_; }
   std::string kind() const override { return "replay"; }
   std::string model() const override { return "replay:" + dir_; }
   std::int64_t window_tokens() const override { return 128000; }
@@ -112,6 +134,7 @@ class ReplaySummarizer : public Summarizer {
 
  private:
   std::string dir_;
+  TranscriptOptions topts_;
 };
 
 /// Answers a re-planned compaction's requests with the calls recorded for it, by request digest:
@@ -126,6 +149,10 @@ class RecordedAnswers : public Summarizer {
   std::string kind() const override { return kind_; }
   std::string model() const override { return model_; }
   std::int64_t window_tokens() const override { return 128000; }
+  /// The recorded summarizer's: its requests were rendered that way.
+  TranscriptOptions transcript_options() const override {
+    return kind_ == "extractive" ? ExtractiveSummarizer::extractive_transcript_options() : TranscriptOptions{};
+  }
   SummaryResult summarize(const SummaryRequest& req) override {
     ++issued_;
     const std::string d = request_digest(req);

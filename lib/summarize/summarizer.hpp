@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "summarize/transcript.hpp"
 #include "util/json.hpp"
 
 namespace ctxfold {
@@ -49,6 +50,9 @@ class Summarizer {
   /// The summarizer's own input window in tokens (local estimate); inputs are chunked to at most
   /// half of it (seed 002 "rolling").
   virtual std::int64_t window_tokens() const = 0;
+  /// How the caller renders evicted nodes into `transcript` for this summarizer (tool results
+  /// and inputs shortened for a model's window by default).
+  virtual TranscriptOptions transcript_options() const { return {}; }
   virtual SummaryResult summarize(const SummaryRequest& req) = 0;
 };
 

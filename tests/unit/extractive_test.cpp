@@ -101,6 +101,85 @@ TEST(Extractive, MergesAPreviousSummaryInPlace) {
   EXPECT_NE(s3.find("We chose approach B."), std::string::npos);
 }
 
+TEST(Extractive, GroupsPathsByFolderAndFoldsRelativeDuplicates) {
+  ExtractiveSummarizer ex;
+  SummaryRequest req;
+  req.transcript =
+      "[assistant]\nEditing.\n"
+      "[tool call Edit id=T1] {\"file_path\":\"/home/u/p/lib/a.ex\"}\n"
+      "[tool call Edit id=T2] {\"file_path\":\"/home/u/p/lib/b.ex\"}\n\n"
+      "[tool result id=T2]\nlib/a.ex updated; see a.ex and README.md\n" + std::string(3000, ' ');
+  std::string s = ex.summarize(req).text;
+  EXPECT_NE(s.find("- /home/u/p/lib/{a.ex, b.ex}\n"), std::string::npos) << s;
+  EXPECT_EQ(s.find("- lib/a.ex\n"), std::string::npos) << s;  // folded into the absolute path
+  EXPECT_EQ(s.find("- a.ex\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("- README.md\n"), std::string::npos) << s;
+  // A grouped line merges back path by path: a later summary adds c.ex to the same group.
+  SummaryRequest next;
+  next.previous_summary = s;
+  next.transcript = "[assistant]\nMore.\n[tool call Read id=T3] {\"file_path\":\"/home/u/p/lib/c.ex\"}\n" +
+                    std::string(3000, ' ');
+  std::string merged = ex.summarize(next).text;
+  EXPECT_NE(merged.find("- /home/u/p/lib/{a.ex, b.ex, c.ex}\n"), std::string::npos) << merged;
+}
+
+TEST(Extractive, OverBudgetKeepsPathsAndCommandsBeforeProse) {
+  // 60 files and 30 commands, and much more prose than the budget: the identifiers survive.
+  std::string t;
+  for (int i = 0; i < 60; ++i) {
+    t += "[assistant]\n" + std::string(300, 'p') + " step " + std::to_string(i) + "\n";
+    t += "[tool call Read id=R" + std::to_string(i) + "] {\"file_path\":\"src/m" + std::to_string(i) + ".cpp\"}\n";
+    if (i % 2 == 0) t += "[tool call Bash id=B" + std::to_string(i) + "] {\"command\":\"make t" + std::to_string(i) + "\"}\n";
+    t += "\n";
+  }
+  ExtractiveSummarizer ex;
+  SummaryRequest req;
+  req.transcript = t;
+  req.max_output_tokens = 400;  // 1600 bytes
+  std::string s = ex.summarize(req).text;
+  EXPECT_LE(s.size(), 1600u);
+  int files = 0, cmds = 0;
+  for (int i = 0; i < 60; ++i) {
+    if (s.find("m" + std::to_string(i) + ".cpp") != std::string::npos) ++files;
+    if (i % 2 == 0 && s.find("make t" + std::to_string(i) + "\n") != std::string::npos) ++cmds;
+  }
+  EXPECT_EQ(files, 60) << s;
+  EXPECT_EQ(cmds, 30) << s;
+  EXPECT_NE(s.find("## Decisions and progress"), std::string::npos) << s;  // prose keeps its share
+}
+
+TEST(Extractive, LeastSalientIdentifiersGoFirst) {
+  // A long listing of files (mentioned once, in a tool result) against files the agent edited
+  // and commands it ran: under a tight budget the edited files and run commands stay.
+  std::string t = "[user]\nfix it\n\n[assistant]\nOn it.\n";
+  for (int i = 0; i < 5; ++i)
+    t += "[tool call Edit id=E" + std::to_string(i) + "] {\"file_path\":\"/w/src/edited" + std::to_string(i) + ".cpp\"}\n";
+  t += "[tool call Bash id=B] {\"command\":\"ls /w/vendor\"}\n\n[tool result id=B]\n";
+  for (int i = 0; i < 200; ++i) t += "/w/vendor/listed" + std::to_string(i) + ".css\n";
+  ExtractiveSummarizer ex;
+  SummaryRequest req;
+  req.transcript = t;
+  req.max_output_tokens = 150;
+  std::string s = ex.summarize(req).text;
+  for (int i = 0; i < 5; ++i) EXPECT_NE(s.find("edited" + std::to_string(i) + ".cpp"), std::string::npos) << s;
+  EXPECT_NE(s.find("ls /w/vendor"), std::string::npos) << s;
+  EXPECT_EQ(s.find("listed0.css"), std::string::npos) << s;  // the oldest listed name went first
+  EXPECT_NE(s.find("listed199.css"), std::string::npos) << s;
+}
+
+TEST(Extractive, ReadsLongerToolResultsThanAModel) {
+  ExtractiveSummarizer ex;
+  TranscriptOptions mine = ex.transcript_options(), model;
+  EXPECT_GT(mine.max_tool_result_tokens, model.max_tool_result_tokens);
+  Node r;
+  r.role = role::kTool;
+  std::string listing;
+  for (int i = 0; i < 2000; ++i) listing += "dir/file" + std::to_string(i) + ".txt\n";
+  r.content = Json::array({Json{{"type", "tool_result"}, {"tool_use_id", "T"}, {"content", listing}}});
+  EXPECT_EQ(node_transcript(r).find("file1000.txt"), std::string::npos);
+  EXPECT_NE(node_transcript(r, mine).find("file1000.txt"), std::string::npos);
+}
+
 TEST(Extractive, EmptyInputFails) {
   ExtractiveSummarizer ex;
   SummaryRequest req;
