@@ -56,6 +56,8 @@ int run_home(Context& ctx, const ImportOptionsCli& o) {
     bytes += f.bytes_read;
     if (f.outcome == "unchanged" || f.outcome == "ignored") continue;
     Json j = {{"path", f.path}, {"agent", f.agent}, {"outcome", f.outcome}, {"bytes_read", f.bytes_read}};
+    if (f.resumed_at >= 0) j["resumed_at"] = f.resumed_at;
+    if (!f.resume_refused.empty()) j["read_whole_because"] = f.resume_refused;
     if (!f.error.empty()) j["error"] = f.error;
     files.push_back(std::move(j));
   }

@@ -40,6 +40,7 @@
 #include "import/jsonl_reader.hpp"
 #include "tokens/estimate.hpp"
 #include "util/digest.hpp"
+#include "util/error.hpp"
 #include "util/utf8.hpp"
 
 namespace ctxfold {
@@ -398,7 +399,8 @@ class ScanSax {
 };
 
 /// Pass 1. warn may be empty (scanning the main file for a subagent's link).
-Skeleton scan(const std::string& path, const JsonlReader::Warn& warn, bool keep_bad) {
+Skeleton scan(const std::string& path, const JsonlReader::Warn& warn, bool keep_bad,
+              const std::optional<ResumePoint>& resume = std::nullopt) {
   Skeleton sk;
   sk.t_user = sk.ids.intern("user");
   sk.t_assistant = sk.ids.intern("assistant");
@@ -434,6 +436,7 @@ Skeleton scan(const std::string& path, const JsonlReader::Warn& warn, bool keep_
   auto payload = [&](std::uint64_t offset, std::uint64_t length, int part) {
     return dump_json(reader.read_at(offset, length, part));
   };
+  if (resume) reader.start_at(resume->offset, resume->lines);
   JsonlRecord rec;
   while (reader.next(rec)) {
     ScanSax v = std::move(parsed.front());
@@ -585,6 +588,7 @@ struct Plan {
   std::int32_t cover_last = -1;  ///< summary: last covered plan (the logical parent)
   std::uint32_t missing_pred = 0;          ///< interned id, 0 none
   std::uint32_t cross_session_parent = 0;  ///< interned id, 0 none
+  std::string stored_pred;  ///< resumed import: the predecessor is a node stored by an earlier run
   PlanKind kind = PlanKind::message;
   bool pred_changed = false;  ///< predecessor differs from the source's parentUuid
   bool emitted = false;
@@ -617,13 +621,17 @@ void release(V& v) {
 
 class Importer {
  public:
-  Importer(const std::string& path, ImportSink& sink) : path_(path), sink_(sink) {}
+  Importer(const std::string& path, ImportSink& sink) : path_(path), sink_(sink), resume_(sink.resume()) {}
 
   void run();
 
  private:
   void setup_sessions();
   void plan_nodes();
+  void check_resumable() const;
+  std::string stored_node_of_uuid(const std::string& uuid, const std::string& session);
+  std::string stored_message_id(const std::string& id);
+  std::string stored_results_end(const std::string& step);
   void break_cycles();
   void attach_missing_parents();
   void linearize_results();
@@ -673,6 +681,7 @@ class Importer {
   std::vector<Injected> injected_;
   /// Tool calls whose PreToolUse blocking error a spliced record already holds (interned ids).
   std::unordered_set<std::uint32_t> block_recorded_;
+  std::optional<ResumePoint> resume_;  ///< set: read from there, earlier records are stored
 };
 
 std::string Importer::raw_bytes(const Line& ln) {
@@ -742,7 +751,9 @@ void Importer::setup_sessions() {
     main.info.metadata["agent_id"] = agent_id;
     if (agent_id.rfind("acompact-", 0) == 0) main.info.metadata["compaction_worker"] = true;
     std::error_code ec;
-    if (fs::exists(main_file, ec)) {
+    // A resumed import continues a session the first run linked already: the main file is not
+    // scanned again (the stored session keeps its parent).
+    if (!(resume_ && sink_.store().session(main.info.id)) && fs::exists(main_file, ec)) {
       Skeleton msk = scan(main_file.string(), {}, false);
       auto it = msk.agent_tool_use.find(agent_id);
       if (it != msk.agent_tool_use.end()) {
@@ -816,6 +827,53 @@ void Importer::setup_sessions() {
   }
 }
 
+/// Resumed import: what only a whole-file read plans right (FORMATS §1.5, §1.6): a parent not
+/// found (so attached to the record before it), a compaction (its covered chain lies before the
+/// resume point) or an inline 1.0.x sidechain (its root may). Throws kResumeUnsafe.
+void Importer::check_resumable() const {
+  if (!resume_) return;
+  for (const Plan& p : plans_)
+    if (p.missing_pred)
+      throw Error(Exit::bad_input, kResumeUnsafe, "a record names a parent written neither before nor after");
+  for (const Line& ln : sk_.lines) {
+    if (ln.boundary || ln.compact_summary)
+      throw Error(Exit::bad_input, kResumeUnsafe, "a compaction after the resume point");
+    if (ln.sidechain && !subagent_)
+      throw Error(Exit::bad_input, kResumeUnsafe, "an inline sidechain after the resume point");
+  }
+}
+
+std::string Importer::stored_node_of_uuid(const std::string& uuid, const std::string& session) {
+  if (auto n = sink_.store().node(uuid, false)) return n->session == session ? uuid : std::string();
+  // A streamed line merged into the node of its message's first line (source.parts[].record.uuid);
+  // an appended record names one of the last lines written, so only the newest nodes are searched.
+  auto& q = sink_.store().db().cached(
+      "SELECT n.id FROM (SELECT id, metadata FROM nodes WHERE session=?1 ORDER BY seq DESC LIMIT 256) n, "
+      "json_each(n.metadata, '$.source.parts') p WHERE json_extract(p.value, '$.record.uuid') = ?2 LIMIT 1");
+  ResetOnExit r(q);
+  q.bind(1, session).bind(2, uuid);
+  return q.step() ? q.text(0) : std::string();
+}
+
+std::string Importer::stored_message_id(const std::string& id) {
+  auto n = sink_.store().node(id, false);
+  return n && n->role == role::kAssistant ? json_str(n->metadata, "message_id") : std::string();
+}
+
+/// The end of the stored chain of tool results linearized under a stored assistant step (the
+/// step itself when it has none yet): where a resumed result continues (linearize_results).
+std::string Importer::stored_results_end(const std::string& step) {
+  std::string cur = step;
+  for (int guard = 0; guard < 10000; ++guard) {
+    std::string next;
+    for (const std::string& c : sink_.store().children(cur))
+      if (auto n = sink_.store().node(c, false); n && n->role == role::kTool) next = c;
+    if (next.empty()) break;
+    cur = std::move(next);
+  }
+  return cur;
+}
+
 void Importer::plan_nodes() {
   node_of_.assign(sk_.lines.size(), -1);
   for (int i = 0; i < static_cast<int>(sk_.lines.size()); ++i) {
@@ -847,6 +905,19 @@ void Importer::plan_nodes() {
     }
     if (named == 0) continue;
     int named_line = sk_.line_of(named);
+    if (named_line < 0 && resume_) {
+      // Resumed import: a parent written before the resume point is a node of an earlier run
+      // (or a line merged into one); in this session it is the predecessor.
+      std::string stored = stored_node_of_uuid(sk_.str(named), sessions_[p.session].info.id);
+      if (!stored.empty()) {
+        const Line& first = sk_.lines[p.first];
+        if (first.type == sk_.t_assistant && stored_message_id(stored) == sk_.str(first.msg_id))
+          throw Error(Exit::bad_input, kResumeUnsafe, "a streamed message continues across the resume point");
+        // (a merged line's uuid resolves to its node: the same predecessor a whole read gives)
+        p.stored_pred = std::move(stored);
+        continue;
+      }
+    }
     if (named_line < 0 && sink_.has(sk_.str(named))) {
       // A sub-agent or compaction-worker file names a record of the main file (imported first,
       // FORMATS.md "Dangling parents"): a link to another session, not a missing parent.
@@ -958,10 +1029,27 @@ void Importer::linearize_results() {
   // conversation continues from the last one. Chain them so the spine meets each (FORMATS §1.5).
   std::unordered_map<int, int> last_result;                            // step -> last result plan
   std::unordered_map<int, std::unordered_set<std::uint32_t>> answered;  // step -> answered tool ids
+  std::unordered_map<std::string, int> last_stored_result;  // resumed: stored step -> last result plan
   for (int p = 0; p < static_cast<int>(plans_.size()); ++p) {
     Plan& pl = plans_[p];
     const Line& ln = sk_.lines[pl.first];
-    if (pl.kind != PlanKind::message || ln.type != sk_.t_user || ln.n_results == 0 || pl.pred < 0) continue;
+    if (pl.kind != PlanKind::message || ln.type != sk_.t_user || ln.n_results == 0) continue;
+    if (pl.pred < 0 && !pl.stored_pred.empty() && !stored_message_id(pl.stored_pred).empty()) {
+      // Resumed: the step was stored by the earlier run; continue after its stored results, then
+      // after this run's.
+      const std::string step = pl.stored_pred;
+      auto it = last_stored_result.find(step);
+      if (it != last_stored_result.end()) {
+        pl.stored_pred.clear();
+        pl.pred = it->second;
+      } else {
+        pl.stored_pred = stored_results_end(step);
+      }
+      if (pl.stored_pred != step) pl.pred_changed = true;
+      last_stored_result[step] = p;
+      continue;
+    }
+    if (pl.pred < 0) continue;
     int step = pl.pred;
     if (first_line(step).type != sk_.t_assistant) continue;
     auto& seen = answered[step];
@@ -992,6 +1080,21 @@ void Importer::linearize_results() {
 // result next. The reminder keeps its uuid with "~main" appended (the worker's own import keeps
 // the uuid).
 void Importer::inject_worker_reminders() {
+  if (resume_) {
+    // Resumed: reminders the earlier run spliced after a stored node ("<uuid>~main" children)
+    // come before what continues from it, as in a whole read.
+    for (Plan& pl : plans_) {
+      if (pl.stored_pred.empty()) continue;
+      for (int guard = 0; guard < 10000; ++guard) {
+        std::string next;
+        for (const std::string& c : sink_.store().children(pl.stored_pred))
+          if (c.size() > 5 && c.compare(c.size() - 5, 5, "~main") == 0) next = c;
+        if (next.empty()) break;
+        pl.stored_pred = std::move(next);
+        pl.pred_changed = true;
+      }
+    }
+  }
   if (subagent_) return;
   std::vector<std::string> workers;
   for (const auto& f : claude_code_subagent_files(path_))
@@ -1389,6 +1492,7 @@ Node Importer::build(int p) {
   n.content = std::move(content);
   n.metadata = std::move(meta);
   if (pl.pred >= 0) n.predecessor = final_id(pl.pred);
+  else if (!pl.stored_pred.empty()) n.predecessor = pl.stored_pred;
   if (auto cv = covers_.find(p); cv != covers_.end())
     for (int c : cv->second) n.covers_ids.push_back(final_id(c));
   return n;
@@ -1440,11 +1544,12 @@ void Importer::emit(int start) {
 void Importer::run() {
   sk_ = scan(
       path_, [&](std::int64_t line, const std::string& code, const std::string& msg) { sink_.warn(line, code, msg); },
-      true);
+      true, sink_.resume());
   reader_ = std::make_unique<JsonlReader>(path_, JsonlReader::Warn([](std::int64_t, const std::string&,
                                                                       const std::string&) {}));
   setup_sessions();
   plan_nodes();
+  check_resumable();
   break_cycles();
   linearize_results();
   inject_worker_reminders();

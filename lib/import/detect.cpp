@@ -7,6 +7,10 @@
 // and more follows, the file is JSON Lines and the first value is its first record; when the
 // first line is unreadable (NUL bytes, a fragment) later lines are tried one by one.
 #include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <set>
 
@@ -197,11 +201,16 @@ std::optional<std::string> classify(const Sniff& s) {
 }
 
 std::string read_prefix(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(Exit::environment, "io.open", "cannot open '" + path + "'");
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw Error(Exit::environment, "io.open", fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
   std::string buf(kSniffBytes, '\0');
-  in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-  buf.resize(static_cast<std::size_t>(in.gcount()));
+  std::size_t n = std::fread(buf.data(), 1, buf.size(), f);
+  const bool failed = std::ferror(f) != 0;
+  const int err = errno;
+  std::fclose(f);
+  // A read error is not an empty file: the caller reports the file as unreadable (issue 10).
+  if (failed) throw Error(Exit::environment, "io.read", fmt::format("cannot read '{}': {}", path, std::strerror(err)));
+  buf.resize(n);
   return buf;
 }
 

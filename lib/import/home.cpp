@@ -60,64 +60,103 @@ struct Known {
   std::string agent;
   std::int64_t size = 0, mtime_ns = 0, read_bytes = 0;
   std::string digest;
+  std::int64_t resume_offset = 0, read_lines = 0;
+  std::string tail_digest;
 };
 
 std::optional<Known> known(Store& st, const std::string& path) {
   auto& q = st.db().cached(
-      "SELECT agent, size, mtime_ns, read_bytes, digest FROM source_files WHERE path=?1 ORDER BY seq DESC LIMIT 1");
+      "SELECT agent, size, mtime_ns, read_bytes, digest, resume_offset, read_lines, tail_digest FROM source_files "
+      "WHERE path=?1 ORDER BY seq DESC LIMIT 1");
   ResetOnExit r(q);
   q.bind(1, path);
   if (!q.step()) return std::nullopt;
-  return Known{q.text(0), q.int64(1), q.int64(2), q.int64(3), q.text(4)};
+  return Known{q.text(0), q.int64(1), q.int64(2), q.int64(3), q.text(4), q.int64(5), q.int64(6), q.text(7)};
 }
 
+/// What one run leaves for the next (a source_files row).
+struct Seen {
+  std::int64_t read_bytes = 0;  ///< bytes covered by digest (0 and "" after a resumed read)
+  std::string digest;
+  std::int64_t resume_offset = 0, read_lines = 0;
+  std::string tail_digest;
+};
+
 void record(Store& st, const std::string& path, const std::string& agent, std::int64_t size, std::int64_t mtime,
-            std::int64_t read_bytes, const std::string& digest, const std::string& outcome) {
+            const Seen& seen, const std::string& outcome) {
   auto& q = st.db().cached(
-      "INSERT INTO source_files(path, agent, size, mtime_ns, read_bytes, digest, outcome, boundary_seq) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+      "INSERT INTO source_files(path, agent, size, mtime_ns, read_bytes, digest, outcome, boundary_seq, resume_offset, "
+      "read_lines, tail_digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
   ResetOnExit r(q);
-  q.bind(1, path).bind(2, agent).bind(3, size).bind(4, mtime).bind(5, read_bytes).bind(6, digest).bind(7, outcome);
-  q.bind(8, st.max_seq());
+  q.bind(1, path).bind(2, agent).bind(3, size).bind(4, mtime).bind(5, seen.read_bytes).bind(6, seen.digest);
+  q.bind(7, outcome).bind(8, st.max_seq()).bind(9, seen.resume_offset).bind(10, seen.read_lines);
+  q.bind(11, seen.tail_digest);
   q.run();
 }
 
-/// Hashes the first `limit` bytes of path (fewer when it shrank meanwhile) and, on the way, its
-/// first `prefix` bytes. Throws Error(environment, "io.open") when it cannot be opened.
-struct Digests {
+/// The bytes the tail digest covers: up to this many before the resume offset.
+constexpr std::int64_t kTailBytes = 64 * 1024;
+
+/// One pass over [from, to) of an open file: its digest, the bytes actually there (fewer when
+/// the file shrank meanwhile), and its newlines (count, and the offset just after the last).
+struct Span {
   std::int64_t bytes = 0;
-  std::string full, prefix;
+  std::string digest;
+  std::int64_t newlines = 0;
+  std::int64_t after_last_newline = -1;  ///< absolute; -1 when the span has none
 };
-Digests hash_file(const std::string& path, std::int64_t limit, std::int64_t prefix) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw Error(Exit::environment, "io.open", fmt::format("cannot read '{}'", path));
-  Sha256 full, pre;
-  bool pre_done = prefix <= 0;
+Span read_span(FILE* f, const std::string& path, std::int64_t from, std::int64_t to) {
+  Span s;
+  Sha256 h;
+  if (std::fseek(f, static_cast<long>(from), SEEK_SET) != 0)
+    throw Error(Exit::environment, "io.read", fmt::format("cannot seek in '{}'", path));
   std::string buf(1 << 16, '\0');
-  std::int64_t at = 0;
-  while (at < limit) {
-    std::size_t want = static_cast<std::size_t>(std::min<std::int64_t>(buf.size(), limit - at));
+  std::int64_t at = from;
+  while (at < to) {
+    std::size_t want = static_cast<std::size_t>(std::min<std::int64_t>(static_cast<std::int64_t>(buf.size()), to - at));
     std::size_t n = std::fread(buf.data(), 1, want, f);
     if (n == 0) break;
     std::string_view chunk(buf.data(), n);
-    full.update(chunk);
-    if (!pre_done) {
-      std::int64_t take = std::min<std::int64_t>(n, prefix - at);
-      pre.update(chunk.substr(0, static_cast<std::size_t>(take)));
-      if (at + take >= prefix) pre_done = true;
-    }
+    h.update(chunk);
+    for (std::size_t i = 0; i < n; ++i)
+      if (chunk[i] == '\n') {
+        ++s.newlines;
+        s.after_last_newline = at + static_cast<std::int64_t>(i) + 1;
+      }
     at += static_cast<std::int64_t>(n);
   }
-  bool err = std::ferror(f);
-  std::fclose(f);
-  if (err) throw Error(Exit::environment, "io.read", fmt::format("cannot read '{}'", path));
-  Digests d;
-  d.bytes = at;
-  d.full = full.hex();
-  d.prefix = pre_done && prefix > 0 ? pre.hex() : std::string();
-  return d;
+  if (std::ferror(f)) throw Error(Exit::environment, "io.read", fmt::format("cannot read '{}'", path));
+  s.bytes = at - from;
+  s.digest = h.hex();
+  return s;
 }
 
+struct File {
+  FILE* f = nullptr;
+  explicit File(const std::string& path) : f(std::fopen(path.c_str(), "rb")) {
+    if (!f) throw Error(Exit::environment, "io.open", fmt::format("cannot read '{}'", path));
+  }
+  ~File() {
+    if (f) std::fclose(f);
+  }
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+};
+
+/// The tail digest of the bytes before `resume` (see kTailBytes).
+std::string tail_digest(FILE* f, const std::string& path, std::int64_t resume) {
+  return read_span(f, path, std::max<std::int64_t>(0, resume - kTailBytes), resume).digest;
+}
+
+/// The resume point after the bytes [from, to): just after the last newline in them, else
+/// `from` (`lines` newlines before it); with the tail digest there.
+Seen resume_after(FILE* f, const std::string& path, const Span& span, std::int64_t from, std::int64_t lines) {
+  Seen s;
+  s.resume_offset = span.after_last_newline >= 0 ? span.after_last_newline : from;
+  s.read_lines = lines + span.newlines;
+  s.tail_digest = tail_digest(f, path, s.resume_offset);
+  return s;
+}
 
 }  // namespace
 
@@ -173,7 +212,9 @@ HomeResult import_home(Store& store, const HomeOptions& opts) {
       progress.update(static_cast<std::int64_t>(done), static_cast<std::int64_t>(cands.size()),
                       fs::path(c.path).filename().string());
     ++done;
-    HomeFile hf{c.path, c.agent, "", 0, ""};
+    HomeFile hf;
+    hf.path = c.path;
+    hf.agent = c.agent;
     auto fail = [&](const std::string& code, const std::string& msg) {
       hf.outcome = "failed";
       hf.error = msg;
@@ -188,6 +229,7 @@ HomeResult import_home(Store& store, const HomeOptions& opts) {
     std::int64_t size = sb.st_size;
     std::int64_t mtime = static_cast<std::int64_t>(sb.st_mtim.tv_sec) * 1000000000 + sb.st_mtim.tv_nsec;
     std::optional<Known> k = known(store, c.path);
+    if (opts.after_stat) opts.after_stat(c.path);
     if (k && k->size == size && k->mtime_ns == mtime) {
       hf.agent = k->agent;
       hf.outcome = "unchanged";
@@ -208,21 +250,71 @@ HomeResult import_home(Store& store, const HomeOptions& opts) {
         if (!is_agent(agent) || (opts.from != "all" && opts.from != agent)) agent = "ignored";
       }
       hf.agent = agent;
-      Digests d = hash_file(c.path, size, k ? k->read_bytes : 0);
-      hf.bytes_read = d.bytes;
+      File file(c.path);
       std::string outcome;
+      // A file that only grew since a run that left a resume point: the bytes before it are
+      // checked by the tail digest only, and a Claude Code file is read from there on.
+      const bool by_tail = k && !k->tail_digest.empty() && k->resume_offset > 0;
+      bool grew = by_tail && k->agent == agent && size >= k->resume_offset &&
+                  tail_digest(file.f, c.path, k->resume_offset) == k->tail_digest;
+      Seen seen;
+      std::optional<ResumePoint> resume;
       if (agent == "ignored") outcome = "ignored";
       else if (!k || k->agent == "ignored") outcome = "new";
-      else if (d.bytes >= k->read_bytes && d.prefix == k->digest) outcome = d.bytes == k->read_bytes ? "touched" : "appended";
-      else outcome = "rewritten";
+      else if (grew) outcome = size == k->size ? "touched" : "appended";
+      else if (!by_tail) {
+        // Recorded before resume points (or no newline read yet): the full prefix digest decides.
+        Span prefix = read_span(file.f, c.path, 0, k->read_bytes);
+        outcome = prefix.bytes == k->read_bytes && prefix.digest == k->digest
+                      ? (size == k->read_bytes ? "touched" : "appended")
+                      : "rewritten";
+      } else {
+        outcome = "rewritten";
+      }
+      if (outcome == "appended" && agent == "claude-code" && grew && k->resume_offset > 0)
+        resume = ResumePoint{static_cast<std::uint64_t>(k->resume_offset), k->read_lines};
       Txn txn(store.db());
       if (outcome == "new" || outcome == "appended" || outcome == "rewritten") {
-        ImportSink sink(store, res.import, c.path);
-        importer_for(agent)(c.path, sink);
+        auto run = [&](const std::optional<ResumePoint>& at) {
+          ImportSink sink(store, res.import, c.path);
+          if (at) sink.set_resume(*at);
+          importer_for(agent)(c.path, sink);
+        };
+        if (resume) {
+          try {
+            run(resume);
+            hf.resumed_at = static_cast<std::int64_t>(resume->offset);
+          } catch (const Error& e) {
+            if (e.code() != kResumeUnsafe) throw;
+            // Planned nothing written yet: read the whole file instead (deduplicated).
+            res.import.sessions.resize(first_session);
+            res.import.warnings.resize(first_warning);
+            hf.resume_refused = e.what();
+            resume.reset();
+            run(std::nullopt);
+          }
+        } else {
+          run(std::nullopt);
+        }
         for (std::size_t i = first_session; i < res.import.sessions.size(); ++i)
           if (res.import.sessions[i].format.empty()) res.import.sessions[i].format = agent;
       }
-      record(store, c.path, agent, size, mtime, d.bytes, d.full, outcome);
+      if (resume) {
+        // Read from the resume point: only the appended bytes.
+        Span added = read_span(file.f, c.path, k->resume_offset, size);
+        seen = resume_after(file.f, c.path, added, k->resume_offset, k->read_lines);
+        hf.bytes_read = added.bytes;
+      } else if (outcome == "touched" && grew) {
+        seen = Seen{k->read_bytes, k->digest, k->resume_offset, k->read_lines, k->tail_digest};
+        hf.bytes_read = 0;
+      } else {
+        Span whole = read_span(file.f, c.path, 0, size);
+        seen = resume_after(file.f, c.path, whole, 0, 0);
+        seen.read_bytes = whole.bytes;
+        seen.digest = whole.digest;
+        hf.bytes_read = whole.bytes;
+      }
+      record(store, c.path, agent, size, mtime, seen, outcome);
       txn.commit();
       hf.outcome = outcome;
     } catch (const std::exception& e) {

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,9 @@ struct HomeOptions {
   std::string from = "all";
   std::optional<std::string> dir;
   bool progress = false;
+  /// Fault injection for tests: called with a file's path after it was listed and stat'ed,
+  /// before it is opened (to make it vanish or grow while it is being read).
+  std::function<void(const std::string& path)> after_stat;
 };
 
 /// One source file's outcome: new | appended | rewritten (imported, the whole file read and
@@ -25,7 +29,9 @@ struct HomeFile {
   std::string path;
   std::string agent;
   std::string outcome;
-  std::int64_t bytes_read = 0;
+  std::int64_t bytes_read = 0;     ///< bytes of the file read as transcript (the appended bytes when resumed)
+  std::int64_t resumed_at = -1;    ///< the byte offset a resumed read started at, -1 for a whole read
+  std::string resume_refused;      ///< why a file that only grew was read whole (kResumeUnsafe message)
   std::string error;
 };
 
@@ -44,9 +50,16 @@ std::vector<std::string> agent_home_roots(const std::string& agent);
 
 /// Imports every transcript file under the roots (or opts.dir) incrementally, one write
 /// transaction per file: a file whose size and modification time equal its newest
-/// source_files row is skipped without being opened; a changed one is compared with the digest
-/// of the bytes read before (a prefix match is "appended", else "rewritten") and imported again
-/// whole, the sink skipping nodes already stored. A file that cannot be read or vanishes is
+/// source_files row is skipped without being opened. A changed one is checked cheaply: the
+/// sha256 of the 64 KiB before the recorded resume point (just after the last newline read,
+/// schema 007) must be unchanged, else it is "rewritten" and imported again whole, the sink
+/// skipping nodes already stored. One that only grew is "appended": a Claude Code file is read
+/// from the resume point on (HomeFile::bytes_read = the appended bytes; the importer refuses,
+/// and the whole file is read, when a record there needs what came before: a compaction, an
+/// inline sidechain, a streamed message split at the resume point, an unknown parent); the
+/// other formats are read whole and deduplicated. The resume point is taken within the size
+/// stat gave before reading: lines written while the file is read are read again by the next
+/// run and deduplicated. A file that cannot be read or vanishes is
 /// reported in HomeFile::error and the rest imported. Claude Code main files are imported before
 /// their sub-agent files. Files are keyed by absolute path, so two files with the same session id
 /// in different places are two sources (sessions are keyed by file name, see the importers).

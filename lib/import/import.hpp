@@ -38,6 +38,16 @@ struct ImportResult {
   std::vector<ImportWarning> warnings;
 };
 
+/// Where an incremental import (import_home) resumes reading a file that only grew: the byte
+/// offset of a line start and the number of physical lines before it. An importer that cannot
+/// continue from there throws Error(bad_input, kResumeUnsafe) before writing anything; the caller
+/// then reads the whole file (deduplicated by the sink).
+struct ResumePoint {
+  std::uint64_t offset = 0;
+  std::int64_t lines = 0;
+};
+inline constexpr const char* kResumeUnsafe = "import.resume_unsafe";
+
 /// The only way importers write: wraps the store's append with idempotence (same id and payload,
 /// or the same payload at another place in a rewritten file: skipped and counted), conflict handling (same id, different payload: stored under
 /// "<id>~<8 hex of digest>" with metadata.duplicate_of and a warning, so nothing is lost),
@@ -65,6 +75,11 @@ class ImportSink {
   /// True when id is stored (before or during this import).
   bool has(const std::string& id);
 
+  /// The resume point of an incremental import (only the Claude Code importer honours it; the
+  /// caller sets it only for that format).
+  void set_resume(ResumePoint r) { resume_ = r; }
+  const std::optional<ResumePoint>& resume() const { return resume_; }
+
   /// Keeps a source line that is not a node, verbatim.
   void keep_record(const std::string& session, std::int64_t line, const std::string& type, const std::string& raw);
 
@@ -83,6 +98,7 @@ class ImportSink {
   std::string file_;
   std::map<std::string, std::size_t> index_;
   std::int64_t start_seq_;  // append boundary when this import began: newer nodes are its own
+  std::optional<ResumePoint> resume_;
 };
 
 /// Importer names accepted by --format: auto, claude-code, codex, gemini, openai, anthropic,

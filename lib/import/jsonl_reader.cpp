@@ -253,6 +253,8 @@ bool JsonlReader::next(JsonlRecord& out) {
     if (!m.in.good()) return false;
     m.buf.clear();
     std::getline(m.in, m.buf);
+    if (m.in.bad())  // a read error (EIO, a vanished network file) is not the end of the file
+      throw Error(Exit::environment, "io.read", fmt::format("cannot read '{}' after byte {}", m.path, m.offset));
     if (m.in.fail() && m.buf.empty()) return false;  // clean end of file
     bool unterminated = m.in.eof();                  // no newline after this line
     ++m.line_no;
@@ -265,6 +267,15 @@ bool JsonlReader::next(JsonlRecord& out) {
   out = std::move(m.pending.front());
   m.pending.pop_front();
   return true;
+}
+
+void JsonlReader::start_at(std::uint64_t offset, std::int64_t lines_before) {
+  Impl& m = *impl_;
+  m.in.clear();
+  m.in.seekg(static_cast<std::streamoff>(offset));
+  if (!m.in) throw Error(Exit::environment, "io.read", fmt::format("cannot seek to byte {} of '{}'", offset, m.path));
+  m.offset = offset;
+  m.line_no = lines_before;
 }
 
 void JsonlReader::set_parser(Parse parse) { impl_->parser = std::move(parse); }

@@ -37,7 +37,12 @@ class JsonlReader {
   JsonlReader(const JsonlReader&) = delete;
   JsonlReader& operator=(const JsonlReader&) = delete;
 
-  /// Next record; false at end of file.
+  /// Starts reading at byte `offset` (the start of a physical line), numbering the lines after
+  /// `lines_before` (an incremental import resumes where the last one stopped). Call before the
+  /// first next(). read_at offsets stay absolute.
+  void start_at(std::uint64_t offset, std::int64_t lines_before);
+
+  /// Next record; false at end of file. Throws Error(environment,"io.read") on a read error.
   bool next(JsonlRecord& out);
 
   /// Replaces the DOM parse of next() (not of read_at): each complete value's text (after the

@@ -89,17 +89,34 @@ expect_eq "roots: codex only, unchanged" "1" "$(jq .outcomes.unchanged "$WORK/ou
 # appended: a file grown by new lines reads as appended and gains nodes; equal to a direct import
 f=$H/cc/projects/-home-USER-p/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl
 full=$WORK/full.jsonl; cp "$f" "$full"
-head -n 1200 "$full" >"$f"
+head -n 700 "$full" >"$f"
 db=$WORK/grow.db
 run_roots claude-code >/dev/null || fail "grow: first"
-cp "$full" "$f"
+b1=$(stat -c %s "$f")
+# lines 701..1500: plain turns, read from where the last run stopped (only the appended bytes)
+head -n 1500 "$full" >"$f"
+b2=$(stat -c %s "$f")
 run_roots claude-code >"$WORK/out" || fail "grow: second"
-expect_eq "appended outcome" "appended" "$(jq -r --arg f "$f" '.files[] | select(.path==$f) | .outcome' "$WORK/out")"
+ff() { jq -r --arg f "$f" ".files[] | select(.path==\$f) | $1" "$WORK/out"; }
+expect_eq "appended outcome" "appended" "$(ff .outcome)"
+expect_eq "appended: read from the last offset" "$b1" "$(ff .resumed_at)"
+expect_eq "appended: bytes read = appended bytes" "$((b2 - b1))" "$(ff .bytes_read)"
 expect_eq "appended nodes added" "true" "$(jq '.nodes_added > 0' "$WORK/out")"
+expect_eq "appended: no parent lost at the resume point" "0" "$(jq '[.warnings[] | select(.code=="parent.missing")] | length' "$WORK/out")"
+# the rest holds the compaction (line 1584), whose covered chain lies before the offset: read whole
+cp "$full" "$f"
+run_roots claude-code >"$WORK/out" || fail "grow: third"
+expect_eq "appended with a compaction: outcome" "appended" "$(ff .outcome)"
+expect_eq "appended with a compaction: read whole, says why" "true" "$(ff '.read_whole_because | test("compaction")')"
+expect_eq "appended with a compaction: whole file read" "$(stat -c %s "$f")" "$(ff .bytes_read)"
 "$CTXFOLD" --db "$WORK/direct.db" import "$full" >/dev/null || fail "direct import"
 expect_eq "grown file = direct import (nodes of the main session)" \
   "$(sqlite3 "$WORK/direct.db" "select count(*) from nodes where session='full'")" \
   "$(sqlite3 "$db" "select count(*) from nodes where session='fa812bfe-b295-4cca-9c2f-fdf01028cb46' and id not like '%~%'")"
+# the same chain too: every node has the predecessor a whole-file import gives it
+sqlite3 "$WORK/direct.db" "select id||' '||ifnull(predecessor,'-') from nodes where session='full' order by id" >"$WORK/chain.direct"
+sqlite3 "$db" "select id||' '||ifnull(predecessor,'-') from nodes where session='fa812bfe-b295-4cca-9c2f-fdf01028cb46' and id not like '%~%' order by id" >"$WORK/chain.grown"
+expect_eq "grown file = direct import (predecessors)" "" "$(diff "$WORK/chain.direct" "$WORK/chain.grown" | head -5)"
 # rewritten: other bytes at the front
 { echo '{"type":"summary","summary":"rewritten title","leafUuid":"x"}'; cat "$full"; } >"$f"
 run_roots claude-code >"$WORK/out" || fail "rewrite"
@@ -110,10 +127,17 @@ n=$(sqlite3 "$db" 'select count(*) from nodes')
 rm -rf "$H/cc/projects"; mkdir -p "$H/cc/projects"
 run_roots claude-code >"$WORK/out" || fail "after delete"
 expect_eq "deleted source changes nothing" "$n" "$(sqlite3 "$db" 'select count(*) from nodes')"
-# a vanished file (a dangling entry is skipped) and an unreadable one (not as root)
+# an unreadable file: reported as failed, the rest imported. As root no permission stops a read,
+# so a file whose read fails with EIO stands in (a link to /proc/self/mem, a regular file).
+mkdir -p "$H/cc/projects/x"; cp "$full" "$H/cc/projects/x/b.jsonl"
 if [ "$(id -u)" != 0 ]; then
-  mkdir -p "$H/cc/projects/x"; cp "$full" "$H/cc/projects/x/a.jsonl"; cp "$full" "$H/cc/projects/x/b.jsonl"; chmod 000 "$H/cc/projects/x/a.jsonl"
-  run_roots claude-code >"$WORK/out" || fail "unreadable"
+  cp "$full" "$H/cc/projects/x/a.jsonl"; chmod 000 "$H/cc/projects/x/a.jsonl"
+elif ! head -c 1 /proc/self/mem >/dev/null 2>&1 && [ -f /proc/self/mem ]; then
+  ln -s /proc/self/mem "$H/cc/projects/x/a.jsonl"
+fi
+if [ -e "$H/cc/projects/x/a.jsonl" ]; then
+  run_roots claude-code >"$WORK/out" 2>"$WORK/err" || fail "unreadable"
   expect_eq "unreadable reported, rest imported" "1 1" "$(jq -r '"\(.outcomes.failed) \(.outcomes.new)"' "$WORK/out")"
+  expect_eq "unreadable: named with its reason" "source.unreadable" "$(jq -r '.warnings[] | select(.file | endswith("a.jsonl")) | .code' "$WORK/out")"
 fi
 finish
