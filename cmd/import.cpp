@@ -98,7 +98,8 @@ std::function<int(Context&)> setup_import(CLI::App& sub) {
   sub.add_option("--from", o->from,
                  "import an agent home incrementally: claude-code, codex, gemini or all (default roots: "
                  "$CLAUDE_CONFIG_DIR/projects or ~/.claude/projects, $CODEX_HOME/sessions and archived_sessions "
-                 "or ~/.codex/..., ~/.gemini/tmp/*/chats); a folder given as the path is walked instead")
+                 "or ~/.codex/..., $GEMINI_CLI_HOME/.gemini/tmp/*/chats or ~/.gemini/tmp/*/chats); a folder given as the "
+                 "path is walked instead")
       ->check(CLI::IsMember({"claude-code", "codex", "gemini", "all"}));
   sub.add_flag("--no-progress", o->no_progress, "no progress line on stderr even when it is a terminal");
   return [o](Context& ctx) { return run_import(ctx, *o); };

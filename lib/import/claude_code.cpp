@@ -31,6 +31,7 @@
 #include <string_view>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -654,6 +655,7 @@ class Importer {
   }
   const Line& first_line(int p) const { return sk_.lines[plans_[p].first]; }
   std::string root_text_hash(int line);
+  Json persisted_outputs(const Json& content);
   std::string parent_node_of_tool_use(const Skeleton& sk, const std::string& tool_use_id) const;
 
   std::string path_;
@@ -667,6 +669,7 @@ class Importer {
   std::vector<SessionSlot> sessions_;
   std::vector<int> session_of_line_;
   std::string stem_;
+  fs::path results_dir_;
   std::string base_;
   bool subagent_ = false;
   std::unique_ptr<JsonlReader> reader_;
@@ -726,6 +729,10 @@ std::string Importer::root_text_hash(int line) {
 void Importer::setup_sessions() {
   fs::path p(path_);
   stem_ = p.stem().string();
+  // Large tool outputs (CC >= 2.1.2) live in <session dir>/tool-results/<tool_use_id>.txt; a
+  // sub-agent file shares its main session's folder.
+  results_dir_ = p.parent_path().filename() == "subagents" ? p.parent_path().parent_path() / "tool-results"
+                                                           : p.parent_path() / stem_ / "tool-results";
   base_ = p.filename().string();
   std::string dir = p.parent_path().filename().string();
   bool agent_name = stem_.rfind("agent-", 0) == 0;
@@ -1359,6 +1366,42 @@ void Importer::note_hook_blocked(const Json& content, const Json& record, Json& 
   }
 }
 
+/// Tool outputs Claude Code stored beside the session instead of inline (a tool_result whose
+/// text starts "<persisted-output>": a notice and a preview are what the model saw): the file
+/// <session dir>/tool-results/<tool_use_id>.txt is read into metadata.persisted_outputs
+/// [{tool_use_id, file, bytes, text}] so the archive keeps it after Claude Code deletes it; the
+/// content stays as the model saw it. A file that is gone is listed with "missing": true.
+Json Importer::persisted_outputs(const Json& content) {
+  Json out = Json::array();
+  if (!content.is_array()) return out;
+  for (const auto& b : content) {
+    if (!b.is_object() || str_at(b, "type") != "tool_result") continue;
+    const Json& c = b.contains("content") ? b["content"] : Json();
+    bool persisted = false;
+    if (c.is_string()) persisted = c.get_ref<const std::string&>().rfind("<persisted-output>", 0) == 0;
+    else if (c.is_array())
+      for (const auto& x : c)
+        if (x.is_object() && x.contains("text") && x["text"].is_string() &&
+            x["text"].get_ref<const std::string&>().rfind("<persisted-output>", 0) == 0)
+          persisted = true;
+    if (!persisted) continue;
+    const std::string id = str_at(b, "tool_use_id");
+    if (id.empty() || id.find('/') != std::string::npos) continue;
+    const fs::path file = results_dir_ / (id + ".txt");
+    Json e{{"tool_use_id", id}, {"file", (fs::path("tool-results") / file.filename()).string()}};
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+      e["missing"] = true;
+    } else {
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      e["bytes"] = static_cast<std::int64_t>(text.size());
+      e["text"] = utf8_sanitize(text);
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 Node Importer::build(int p) {
   const Plan& pl = plans_[p];
   Node n;
@@ -1462,6 +1505,7 @@ Node Importer::build(int p) {
       n.role = any_result && all_result && !content.empty() ? role::kTool : role::kUser;
     }
     if (!extras.empty()) meta["block_extras"] = std::move(extras);
+    if (Json kept = persisted_outputs(content); !kept.empty()) meta["persisted_outputs"] = std::move(kept);
   }
 
   if (pl.kind == PlanKind::summary) {

@@ -185,6 +185,10 @@ std::optional<std::string> classify(const Sniff& s) {
   if (s.top_array_keys.count("messages") && (s.top_keys.count("sessionId") || s.top_keys.count("projectHash")) &&
       (s.types.count("gemini") || s.types.count("user") || s.items == 0))
     return "gemini";
+  // Gemini CLI's JSON Lines recording: the first line is the session header (FORMATS.md §3).
+  if (s.top_keys.count("sessionId") && s.top_keys.count("projectHash") && s.top_keys.count("startTime") &&
+      !s.top_keys.count("type") && !s.top_keys.count("messages"))
+    return "gemini";
   static const std::set<std::string> kClaudeTypes = {"user", "assistant", "summary", "system", "progress",
                                                      "file-history-snapshot", "queue-operation", "custom-title",
                                                      "ai-title", "attachment"};

@@ -50,7 +50,10 @@ void walk(const std::string& root, const std::string& agent, std::vector<Candida
     if (ext != ".jsonl" && ext != ".json") continue;
     if (agent == "claude-code" && ext != ".jsonl") continue;
     if (agent == "codex" && ext != ".jsonl") continue;
-    if (agent == "gemini" && p.parent_path().filename() != "chats") continue;
+    // Gemini: chats/<file>.json|.jsonl, and sub-agent sessions in chats/<parent sessionId>/<id>.jsonl.
+    if (agent == "gemini" && p.parent_path().filename() != "chats" &&
+        !(ext == ".jsonl" && p.parent_path().parent_path().filename() == "chats"))
+      continue;
     out.push_back(Candidate{fs::absolute(p).lexically_normal().string(), agent});
   }
   if (ec) res.import.warnings.push_back(ImportWarning{root, 0, "home.walk", fmt::format("cannot list '{}': {}", root, ec.message())});
@@ -172,7 +175,12 @@ std::vector<std::string> agent_home_roots(const std::string& agent) {
     roots.push_back(h + "/sessions");
     roots.push_back(h + "/archived_sessions");
   }
-  if (all || agent == "gemini") roots.push_back(env_or_home(nullptr, ".gemini") + "/tmp");
+  if (all || agent == "gemini") {
+    // GEMINI_CLI_HOME: "root directory for user-level configuration and storage; a .gemini folder
+    // is created inside it" (Gemini CLI docs, environment variables); default the user's home.
+    const char* g = std::getenv("GEMINI_CLI_HOME");
+    roots.push_back(g && *g ? fmt::format("{}/.gemini/tmp", g) : env_or_home(nullptr, ".gemini") + "/tmp");
+  }
   return roots;
 }
 
