@@ -65,7 +65,10 @@ struct VerifyReport {
 /// chain of moves), I9 fork closure (invariants/verify_fork.hpp), I10 determinism (two renders give identical openai and anthropic bytes; the
 /// render from HEAD's predecessor is a prefix of HEAD's, skipped when the summary differs),
 /// I11 SQLite integrity_check and foreign_key_check (database-wide: session is empty).
-/// An unknown session is an I6 violation. Cost: O(nodes of the checked sessions).
+/// An unknown session is an I6 violation. Cost: O(nodes of the checked sessions): one scan of each
+/// session's rows serves I1 and I2 (and the links I5 walks), one render of HEAD serves I4, I5 and
+/// I10. On a database file, I11, I3, I7 and I8 run on a second read-only connection in a second
+/// thread beside the per-session checks (bench/verify.sh); on ":memory:" everything runs inline.
 VerifyReport verify_invariants(Store& store, const std::vector<std::string>& sessions);
 VerifyReport verify_invariants(Store& store, const std::vector<std::string>& sessions, const VerifyOptions& opts);
 

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "invariants/verify.hpp"
+#include "render/render.hpp"
 #include "store/store.hpp"
 
 namespace ctxfold {
@@ -26,6 +27,11 @@ Check check_summary_coverage(Store& store, const std::vector<std::string>& sessi
 /// no two may partly overlap (one containing another whole is a nesting), and the summaries the
 /// render of HEAD substitutes must stand for pairwise disjoint sets of nodes.
 Check check_active_summary(Store& store, const std::vector<std::string>& sessions);
+
+/// Invariant 4 for one session, adding to c (made as Check{"I4", ...}). head_render: the default
+/// (rolling) render of the session's HEAD when the caller already made it (verify renders HEAD
+/// once for I4, I5 and I10), else nullptr and it renders HEAD itself.
+void check_active_summary(Store& store, const std::string& session, Check& c, const Rendered* head_render);
 
 /// Invariant 7 (seed 001 "Blocking via a log-recorded lock"): every compact/start has exactly one
 /// compact/end with its ref, or is an inert orphan (no summary landed with that compaction id;

@@ -194,8 +194,10 @@ Json list_views(Store& st, const std::string& session, std::int64_t offset, std:
   std::vector<bool> frontier;
   {
     auto q = st.db().prepare(
+        // INDEXED BY: without statistics the planner walks (session, seq) to skip the sort, which
+        // reads every node of the session; the view nodes are few.
         "SELECT n.id, NOT EXISTS (SELECT 1 FROM covers cv WHERE cv.node_id = n.id) FROM nodes n "
-        "WHERE n.session=?1 AND n.kind IN ('summary','archive','notes') ORDER BY n.seq LIMIT ?2 OFFSET ?3");
+        "INDEXED BY nodes_session_kind WHERE n.session=?1 AND n.kind IN ('summary','archive','notes') ORDER BY n.seq LIMIT ?2 OFFSET ?3");
     q.bind(1, session).bind(2, limit > 0 ? limit : std::int64_t{-1}).bind(3, offset);
     while (q.step()) {
       ids.push_back(q.text(0));
