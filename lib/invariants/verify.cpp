@@ -742,12 +742,38 @@ void check_sqlite(Store& store, Check& c, bool quick = false) {
       if (row != "ok") add(c, "", {}, fmt::format("sqlite {}: {}", pragma, row));
     }
   }
-  auto st = store.db().prepare("PRAGMA foreign_key_check");
-  while (st.step()) {
-    add(c, "", {},
-        fmt::format("table '{}' row {} references a row of '{}' that does not exist (foreign key {})", st.text(0),
-                    st.is_null(1) ? std::string("?") : std::to_string(st.int64(1)), st.text(2), st.int64(3)));
+  // Foreign keys. PRAGMA foreign_key_check over the whole file reads every row of nodes again (a
+  // full pass at 10^6 nodes, 3-4 s); nodes' two keys are checked through their indexes instead,
+  // and every other table with PRAGMA foreign_key_check(table).
+  std::vector<std::string> tables;
+  {
+    auto t = store.db().prepare(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' AND name <> 'nodes' "
+        "ORDER BY name");
+    while (t.step()) tables.push_back(t.text(0));
   }
+  for (const auto& table : tables) {
+    auto st = store.db().prepare(fmt::format("PRAGMA foreign_key_check(\"{}\")", table));
+    while (st.step())
+      add(c, "", {},
+          fmt::format("table '{}' row {} references a row of '{}' that does not exist (foreign key {})", st.text(0),
+                      st.is_null(1) ? std::string("?") : std::to_string(st.int64(1)), st.text(2), st.int64(3)));
+  }
+  // nodes.session -> sessions(id) and nodes.predecessor -> nodes(id) (share/schema/001_init.sql).
+  auto orphan = store.db().prepare(
+      "SELECT n.seq FROM nodes n INDEXED BY nodes_session_seq "
+      "WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = n.session)");
+  while (orphan.step())
+    add(c, "", {},
+        fmt::format("table 'nodes' row {} references a row of 'sessions' that does not exist (foreign key session)",
+                    orphan.int64(0)));
+  auto dangling = store.db().prepare(
+      "SELECT p.seq FROM nodes p INDEXED BY nodes_predecessor WHERE p.predecessor IS NOT NULL "
+      "AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = p.predecessor)");
+  while (dangling.step())
+    add(c, "", {},
+        fmt::format("table 'nodes' row {} references a row of 'nodes' that does not exist (foreign key predecessor)",
+                    dangling.int64(0)));
 }
 
 Json violations_json(const std::vector<Violation>& vs) {
