@@ -1,6 +1,7 @@
 #include "summarize/http.hpp"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <optional>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 
 #include "util/error.hpp"
 
@@ -31,19 +33,75 @@ std::int64_t env_int(const char* name, std::int64_t fallback, std::int64_t min) 
   return value;
 }
 
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+/// libcurl's entry points, resolved with dlopen on first use instead of linking libcurl into the
+/// binary: libcurl pulls in ~30 shared libraries (TLS, Kerberos, LDAP, ...) whose loading and
+/// relocation dominated the start-up of every command, while only the HTTP summarizers need it.
+/// The build still finds libcurl with find_package(CURL) (its headers give these types, and
+/// CTXFOLD_LIBCURL_SONAME names the library it found).
+struct CurlApi {
+  decltype(&::curl_global_init) global_init;
+  decltype(&::curl_easy_init) easy_init;
+  decltype(&::curl_easy_cleanup) easy_cleanup;
+  decltype(&::curl_easy_setopt) easy_setopt;
+  decltype(&::curl_easy_perform) easy_perform;
+  decltype(&::curl_easy_getinfo) easy_getinfo;
+  decltype(&::curl_easy_strerror) easy_strerror;
+  decltype(&::curl_slist_append) slist_append;
+  decltype(&::curl_slist_free_all) slist_free_all;
+  decltype(&::curl_url) url;
+  decltype(&::curl_url_cleanup) url_cleanup;
+  decltype(&::curl_url_set) url_set;
+  decltype(&::curl_url_get) url_get;
+  decltype(&::curl_free) free;
+};
+
+/// Loads libcurl once (and curl_global_init), or throws Exit::environment naming the library.
+const CurlApi& curl() {
+  static const CurlApi api = [] {
+    void* lib = dlopen(CTXFOLD_LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+      const char* why = dlerror();
+      throw Error(Exit::environment, "summarizer.http",
+                  fmt::format("cannot load {}: {}", CTXFOLD_LIBCURL_SONAME, why != nullptr ? why : "unknown error"),
+                  "install libcurl (Debian: libcurl4) for the HTTP summarizers");
+    }
+    CurlApi a{};
+    auto sym = [lib](auto& fn, const char* name) {
+      void* p = dlsym(lib, name);
+      if (p == nullptr) {
+        throw Error(Exit::environment, "summarizer.http",
+                    fmt::format("{} has no {}: libcurl 7.62 or newer is needed", CTXFOLD_LIBCURL_SONAME, name));
+      }
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+    };
+    sym(a.global_init, "curl_global_init");
+    sym(a.easy_init, "curl_easy_init");
+    sym(a.easy_cleanup, "curl_easy_cleanup");
+    sym(a.easy_setopt, "curl_easy_setopt");
+    sym(a.easy_perform, "curl_easy_perform");
+    sym(a.easy_getinfo, "curl_easy_getinfo");
+    sym(a.easy_strerror, "curl_easy_strerror");
+    sym(a.slist_append, "curl_slist_append");
+    sym(a.slist_free_all, "curl_slist_free_all");
+    sym(a.url, "curl_url");
+    sym(a.url_cleanup, "curl_url_cleanup");
+    sym(a.url_set, "curl_url_set");
+    sym(a.url_get, "curl_url_get");
+    sym(a.free, "curl_free");
+    a.global_init(CURL_GLOBAL_DEFAULT);
+    return a;
+  }();
+  return api;
 }
 
 struct EasyDeleter {
-  void operator()(CURL* h) const { curl_easy_cleanup(h); }
+  void operator()(CURL* h) const { curl().easy_cleanup(h); }
 };
 struct ListDeleter {
-  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+  void operator()(curl_slist* l) const { curl().slist_free_all(l); }
 };
 struct UrlDeleter {
-  void operator()(CURLU* u) const { curl_url_cleanup(u); }
+  void operator()(CURLU* u) const { curl().url_cleanup(u); }
 };
 
 /// What one attempt collects from libcurl's callbacks.
@@ -138,14 +196,14 @@ std::string redact(std::string text, const std::vector<std::string>& secrets) {
 }
 
 std::string display_url(const std::string& url) {
-  global_init();
-  std::unique_ptr<CURLU, UrlDeleter> u(curl_url());
-  if (!u || curl_url_set(u.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) return "(invalid url)";
+  const CurlApi& c = curl();
+  std::unique_ptr<CURLU, UrlDeleter> u(c.url());
+  if (!u || c.url_set(u.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) return "(invalid url)";
   auto part = [&](CURLUPart which) {
     char* p = nullptr;
     std::string out;
-    if (curl_url_get(u.get(), which, &p, 0) == CURLUE_OK && p != nullptr) out = p;
-    curl_free(p);
+    if (c.url_get(u.get(), which, &p, 0) == CURLUE_OK && p != nullptr) out = p;
+    c.free(p);
     return out;
   };
   std::string out = part(CURLUPART_SCHEME) + "://" + part(CURLUPART_HOST);
@@ -155,16 +213,16 @@ std::string display_url(const std::string& url) {
 
 HttpResponse http_post_json(const std::string& url, const std::vector<HttpHeader>& headers,
                             const std::string& body, const HttpOptions& opts) {
-  global_init();
+  const CurlApi& c = curl();
   std::vector<std::string> secrets;
   for (const HttpHeader& h : headers) secrets.push_back(h.value);
   const std::string where = display_url(url);
 
-  std::unique_ptr<CURL, EasyDeleter> easy(curl_easy_init());
+  std::unique_ptr<CURL, EasyDeleter> easy(c.easy_init());
   if (!easy) throw Error(Exit::environment, "summarizer.http", "cannot initialize libcurl");
   std::unique_ptr<curl_slist, ListDeleter> list;
-  auto append = [&list](const std::string& line) {
-    curl_slist* head = curl_slist_append(list.get(), line.c_str());  // same head once non-empty
+  auto append = [&list, &c](const std::string& line) {
+    curl_slist* head = c.slist_append(list.get(), line.c_str());  // same head once non-empty
     if (head == nullptr) throw Error(Exit::environment, "summarizer.http", "out of memory building headers");
     list.release();
     list.reset(head);
@@ -176,36 +234,36 @@ HttpResponse http_post_json(const std::string& url, const std::vector<HttpHeader
 
   CURL* h = easy.get();
   char errbuf[CURL_ERROR_SIZE];
-  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_POST, 1L);
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
-  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, list.get());
-  curl_easy_setopt(h, CURLOPT_USERAGENT, "ctxfold/0.1");
-  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(opts.connect_timeout.count()));
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(opts.timeout.count()));
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+  c.easy_setopt(h, CURLOPT_URL, url.c_str());
+  c.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  c.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+  c.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  c.easy_setopt(h, CURLOPT_POST, 1L);
+  c.easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
+  c.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  c.easy_setopt(h, CURLOPT_HTTPHEADER, list.get());
+  c.easy_setopt(h, CURLOPT_USERAGENT, "ctxfold/0.1");
+  c.easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+  c.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(opts.connect_timeout.count()));
+  c.easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(opts.timeout.count()));
+  c.easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+  c.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+  c.easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 
   std::chrono::milliseconds backoff = opts.initial_backoff;
   for (int attempt = 1;; ++attempt) {
     Attempt a;
     a.limit = opts.max_response_bytes;
     errbuf[0] = '\0';
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &a);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, &a);
-    CURLcode rc = curl_easy_perform(h);
+    c.easy_setopt(h, CURLOPT_WRITEDATA, &a);
+    c.easy_setopt(h, CURLOPT_HEADERDATA, &a);
+    CURLcode rc = c.easy_perform(h);
     bool last = attempt > opts.max_retries;
 
     std::optional<std::chrono::milliseconds> wait;
     if (rc == CURLE_OK) {
       long status = 0;
-      curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+      c.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
       if (!retryable_status(status) || last) return HttpResponse{status, std::move(a.body), attempt};
       if (a.retry_after && *a.retry_after > opts.max_retry_after) {
         return HttpResponse{status, std::move(a.body), attempt};  // not worth waiting for
@@ -219,7 +277,7 @@ HttpResponse http_post_json(const std::string& url, const std::vector<HttpHeader
       throw Error(Exit::environment, "summarizer.http",
                   fmt::format("answer from {} exceeds {} bytes", where, opts.max_response_bytes));
     } else if (!retryable_transport(rc) || last) {
-      std::string detail = errbuf[0] != '\0' ? std::string(errbuf) : std::string(curl_easy_strerror(rc));
+      std::string detail = errbuf[0] != '\0' ? std::string(errbuf) : std::string(c.easy_strerror(rc));
       throw Error(Exit::environment, "summarizer.http",
                   redact(fmt::format("request to {} failed after {} attempt{}: {}", where, attempt,
                                      attempt == 1 ? "" : "s", detail),
