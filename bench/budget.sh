@@ -7,39 +7,12 @@
 # Usage: bench/budget.sh [--steps 400] [--budget 100000] [--runs 3] [--build DIR] [--work DIR] [--keep]
 # Needs jq, python3, sha256sum. Writes one JSON object (schema ctxfold.bench-budget/1) to stdout.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(dirname "$here")
-steps=400; budget=100000; runs=3; build="$root/build-bench"; work=""; keep=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --steps) steps=$2; shift 2 ;;
-    --budget) budget=$2; shift 2 ;;
-    --runs) runs=$2; shift 2 ;;
-    --build) build=$2; shift 2 ;;
-    --work) work=$2; shift 2 ;;
-    --keep) keep=1; shift ;;
-    *) echo "unknown option $1" >&2; exit 2 ;;
-  esac
-done
-if [ -z "${CTXFOLD_BIN:-}" ]; then
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$build" --target ctxfold -j2 >/dev/null
-fi
-BIN=${CTXFOLD_BIN:-$build/ctxfold}
-[ -n "$work" ] || work=$(mktemp -d)
-mkdir -p "$work"
-[ "$keep" = 1 ] || trap 'rm -rf "$work"' EXIT
-now() { date +%s%N; }
-best_of() {  # the fastest of $runs runs, in seconds
-  local best=""
-  for _ in $(seq "$runs"); do
-    local t0 t1 s
-    t0=$(now); "$@" >/dev/null 2>&1; t1=$(now)
-    s=$(python3 -c "print(($t1-$t0)/1e9)")
-    if [ -z "$best" ] || python3 -c "import sys; sys.exit(0 if $s < $best else 1)"; then best=$s; fi
-  done
-  echo "$best"
-}
+steps=400; budget=100000; runs=3
+bench_opt() { case "$1" in --steps) steps=$2 ;; --budget) budget=$2 ;; *) return 1 ;; esac; }
+. "$(dirname "$0")/lib.sh"
+bench_init bench/budget.sh "$@"
+bench_build ctxfold
+bench_workdir
 # The runaway turn: build/test/grep steps whose outputs vary (paths, line numbers, errors), about
 # 1-4 KB each, as an agent loop that never returns to the user produces them.
 python3 - "$steps" >"$work/turn.jsonl" <<'PY'
@@ -71,9 +44,9 @@ S=runaway
 before_sha=$(sha256sum "$db" | cut -d' ' -f1)
 "$BIN" --db "$db" --session "$S" render --format anthropic --budget "$budget" >"$work/b.json" 2>"$work/b.err"
 after_sha=$(sha256sum "$db" | cut -d' ' -f1)
-render=$(best_of "$BIN" --db "$db" --session "$S" render --format anthropic)
-budgeted=$(best_of "$BIN" --db "$db" --session "$S" render --format anthropic --budget "$budget")
-prepared=$(best_of "$BIN" --db "$db" --session "$S" prepare --format anthropic --budget "$budget")
+render=$(best_of "$BIN" --db "$db" --session "$S" render --format anthropic 2>/dev/null)
+budgeted=$(best_of "$BIN" --db "$db" --session "$S" render --format anthropic --budget "$budget" 2>/dev/null)
+prepared=$(best_of "$BIN" --db "$db" --session "$S" prepare --format anthropic --budget "$budget" 2>/dev/null)
 python3 - "$steps" "$budget" "$render" "$budgeted" "$prepared" "$work/b.json" "$before_sha" "$after_sha" <<'PY'
 import json, sys
 steps, budget = int(sys.argv[1]), int(sys.argv[2])

@@ -8,50 +8,15 @@
 # Needs sqlite3, jq, python3. Writes one JSON object (schema ctxfold.bench-fork/1) to stdout and
 # bench/out/fork.json.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(dirname "$here")
-nodes=1e5
-runs=3
-build="$root/build-bench"
-work=""
-keep=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --nodes) nodes=$2; shift 2 ;;
-    --runs) runs=$2; shift 2 ;;
-    --build) build=$2; shift 2 ;;
-    --work) work=$2; shift 2 ;;
-    --keep) keep=1; shift ;;
-    *) echo "unknown option $1" >&2; exit 2 ;;
-  esac
-done
-if [ -z "${CTXFOLD_BIN:-}" ]; then
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$build" --target ctxfold ctxfold-gen -j2 >/dev/null
-fi
-BIN=${CTXFOLD_BIN:-$build/ctxfold}
-GEN=${CTXFOLD_GEN_BIN:-$build/bench/ctxfold-gen}
-[ -n "$work" ] || work=$(mktemp -d)
-mkdir -p "$work"
-[ "$keep" = 1 ] || trap 'rm -rf "$work"' EXIT
+nodes=1e5; runs=3
+bench_opt() { case "$1" in --nodes) nodes=$2 ;; *) return 1 ;; esac; }
+. "$(dirname "$0")/lib.sh"
+bench_init bench/fork.sh "$@"
+bench_build ctxfold ctxfold-gen
+bench_workdir
 n=$(python3 -c "print(int(float('$nodes')))")
-
-now() { date +%s%N; }
-# best_of CMD...: the fastest of $runs runs, in seconds (prepare() runs before each, untimed).
-best_of() {
-  local best=""
-  for _ in $(seq "$runs"); do
-    prepare
-    local t0 t1
-    t0=$(now)
-    "$@" >/dev/null
-    t1=$(now)
-    local s
-    s=$(python3 -c "print(($t1-$t0)/1e9)")
-    if [ -z "$best" ] || python3 -c "import sys; sys.exit(0 if $s < $best else 1)"; then best=$s; fi
-  done
-  echo "$best"
-}
+# best_of (bench/lib.sh) calls prepare() before each timed run, untimed.
+bench_before_run() { prepare; }
 
 "$GEN" --synthetic --nodes "$n" --seed 1 -o "$work/s.jsonl" 2>/dev/null
 db="$work/s.db"

@@ -12,47 +12,17 @@
 # Needs sqlite3, jq, python3. Prints one JSON object (schema ctxfold.bench-snapcompact/1), also
 # written to bench/out/snapcompact.json.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(dirname "$here")
-nodes=6000
-runs=3
-build="$root/build-bench"
-work=""
-keep=0
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --nodes) nodes=$2; shift 2 ;;
-    --runs) runs=$2; shift 2 ;;
-    --build) build=$2; shift 2 ;;
-    --work) work=$2; shift 2 ;;
-    --keep) keep=1; shift ;;
-    *) echo "unknown option $1" >&2; exit 2 ;;
-  esac
-done
-if [ -z "${CTXFOLD_BIN:-}" ]; then
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$build" --target ctxfold ctxfold-gen ctxfold-snapbench -j2 >/dev/null
-fi
-BIN=${CTXFOLD_BIN:-$build/ctxfold}
-GEN=${CTXFOLD_GEN_BIN:-$build/bench/ctxfold-gen}
+nodes=6000; runs=3
+bench_opt() { case "$1" in --nodes) nodes=$2 ;; *) return 1 ;; esac; }
+. "$(dirname "$0")/lib.sh"
+bench_init bench/snapcompact.sh "$@"
+bench_build ctxfold ctxfold-gen ctxfold-snapbench
 SNAP=${CTXFOLD_SNAPBENCH_BIN:-$build/bench/ctxfold-snapbench}
-[ -n "$work" ] || work=$(mktemp -d)
-mkdir -p "$work"
-[ "$keep" = 1 ] || trap 'rm -rf "$work"' EXIT
-now() { date +%s%N; }
-best_of() {  # best_of CMD...: the fastest of $runs runs, in seconds
-  local best=""
-  for _ in $(seq "$runs"); do
-    local t0; t0=$(now); "$@" >/dev/null; local t1; t1=$(now)
-    local d=$(( t1 - t0 ))
-    if [ -z "$best" ] || [ "$d" -lt "$best" ]; then best=$d; fi
-  done
-  python3 -c "print($best/1e9)"
-}
+bench_workdir
 
 "$GEN" --synthetic -n "$nodes" -q -o "$work/s.jsonl"
 "$BIN" --db "$work/a.db" import "$work/s.jsonl" >/dev/null
-s=$("$BIN" --db "$work/a.db" sessions | jq -r '.sessions[0].id')
+s=$("$BIN" --db "$work/a.db" sessions | jq -r .id | head -n 1)
 # A large window with a 1% tail: nearly everything is archived and the frame budget is the hard
 # cap of 80 frames (provider "claude" has no inline-data cap).
 "$BIN" --db "$work/a.db" --session "$s" compact --strategy snapcompact --window 2000000 --tail-percent 1 --force \
