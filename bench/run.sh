@@ -163,8 +163,9 @@ for s in $sizes; do
 
   # The main session: the one the generator wrote (sessionId), else the biggest main session.
   gen_session=$(echo "$gen_stats" | jq -r .session)
-  session=$("$CTXFOLD" --db "$db" sessions | jq -r --arg s "$gen_session" \
-    '[.sessions[] | select(.kind=="main")] | (map(select(.id==$s)) + sort_by(-.node_count)) | .[0].id // empty')
+  # `sessions` prints JSON Lines (one session per line): slurp them into one array.
+  session=$("$CTXFOLD" --db "$db" sessions | jq -rs --arg s "$gen_session" \
+    '[.[] | select(.kind=="main")] | (map(select(.id==$s)) + sort_by(-.node_count)) | .[0].id // empty')
   [ -n "$session" ] || { echo "   no main session in $db" >&2; continue; }
 
   echo "== $n nodes: render --format openai (session $session)" >&2
