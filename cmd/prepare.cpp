@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "budget_options.hpp"
 #include "compact_options.hpp"
 #include "context.hpp"
 #include "session/prepare.hpp"
@@ -19,7 +20,7 @@ struct PrepareCliOptions {
   bool body = false;
   std::optional<std::string> system_file, tools_file;
   std::int64_t max_row_bytes = kDefaultMaxRowBytes;
-  std::optional<std::int64_t> budget, max_output;
+  BudgetCliOptions budget;
 };
 
 std::string read_file(const std::string& path, const char* what) {
@@ -52,17 +53,8 @@ int run_prepare(Context& ctx, const PrepareCliOptions& o) {
       throw Error(Exit::bad_input, "prepare.tools",
                   fmt::format("tools file '{}' must hold a JSON array of tool definitions", *o.tools_file));
   }
-  if (o.budget) {
-    BudgetOptions b;
-    b.budget = *o.budget;
-    b.max_output = o.max_output;
-    b.model = o.compact.model;
-    b.instructions = o.compact.instructions;
-    resolve_output_cap(b.budget, b.max_output, b.model);  // a bad flag fails before anything runs
-    p.budget = b;
-  } else if (o.max_output) {
-    throw Error(Exit::usage, "budget.invalid", "--max-output is the output cap of --budget; give --budget too");
-  }
+  p.budget = budget_options(o.budget, o.compact.model);  // a bad flag fails before anything runs
+  if (p.budget) p.budget->instructions = o.compact.instructions;
   const std::string session = ctx.resolve_session();
   PrepareResult r = prepare_request(ctx.db(), session, p);
   if (r.compaction) {
@@ -95,12 +87,7 @@ std::function<int(Context&)> setup_prepare(CLI::App& sub) {
   sub.add_option("--max-row-bytes", o->max_row_bytes,
                  "cap each row's text at N bytes with a marker naming the row and its size (0: no cap)")
       ->default_val(kDefaultMaxRowBytes);
-  sub.add_option("--budget", o->budget,
-                 "fit the request into TOKENS (input + output cap) by summarizing tool results and older tool steps for "
-                 "this request only; the database is not written");
-  sub.add_option("--max-output", o->max_output,
-                 "with --budget: the output cap to reserve (default: the smallest of the model's, 16384 and a quarter "
-                 "of the budget)");
+  add_budget_flags(sub, o->budget);
   add_compaction_flags(sub, o->compact);
   return [o](Context& ctx) { return run_prepare(ctx, *o); };
 }

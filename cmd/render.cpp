@@ -1,3 +1,4 @@
+#include "budget_options.hpp"
 #include "context.hpp"
 #include "render/render.hpp"
 #include "session/budget.hpp"
@@ -22,7 +23,7 @@ struct RenderCliOptions {
   std::optional<std::string> as_of;  ///< a seq, or "-": a snapshot JSON on stdin
   std::optional<std::string> frames_dir;
   CLI::Option* strategy_opt = nullptr;
-  std::optional<std::int64_t> budget, max_output;
+  BudgetCliOptions budget;
   std::string summarizer = "extractive";
 };
 
@@ -77,16 +78,7 @@ int run_render(Context& ctx, const RenderCliOptions& o) {
   RenderFormat format = ctx.text ? RenderFormat::text : parse_render_format(o.format);
   std::string session = ctx.resolve_session();
   RenderOptions opts = o.opts;
-  std::optional<BudgetOptions> budget;
-  if (o.budget) {
-    budget.emplace();
-    budget->budget = *o.budget;
-    budget->max_output = o.max_output;
-    budget->model = opts.model;
-    resolve_output_cap(budget->budget, budget->max_output, budget->model);  // bad flags fail first
-  } else if (o.max_output) {
-    throw ctxfold::Error(ctxfold::Exit::usage, "budget.invalid", "--max-output is the output cap of --budget; give --budget too");
-  }
+  std::optional<BudgetOptions> budget = budget_options(o.budget, opts.model);  // bad flags fail first
   if (o.as_of) apply_as_of(ctx, *o.as_of, opts, session);
   if (o.strategy_opt && o.strategy_opt->count() == 0) opts.strategy = session_strategy(ctx.db(), session, opts.as_of);
   Rendered r = render_context(ctx.db(), session, opts);
@@ -132,12 +124,7 @@ std::function<int(Context&)> setup_render(CLI::App& sub) {
                  "cap each row's text at N bytes with a marker naming the row and its size (0: no cap)")
       ->default_val(kDefaultMaxRowBytes);
   sub.add_flag("--body", o->body, "print exactly the provider request body (openai or anthropic)");
-  sub.add_option("--budget", o->budget,
-                 "fit the request into TOKENS (input + output cap) by summarizing tool results and older tool steps for "
-                 "this request only; the database is not written");
-  sub.add_option("--max-output", o->max_output,
-                 "with --budget: the output cap to reserve (default: the smallest of the model's, 16384 and a quarter "
-                 "of the budget)");
+  add_budget_flags(sub, o->budget);
   sub.add_option("--summarizer", o->summarizer, "with --budget: extractive | openai:MODEL | anthropic:MODEL | command:CMD")
       ->default_val("extractive");
   return [o](Context& ctx) { return run_render(ctx, *o); };
