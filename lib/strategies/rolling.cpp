@@ -34,6 +34,24 @@ Node summary_node(Store& store, const std::string& session, const std::string& i
   return s;
 }
 
+// A summary must be smaller than what it replaces (C05): the refusal both passes give.
+Error summary_not_smaller(std::int64_t summary_tokens, std::int64_t replaced) {
+  return Error(Exit::environment, "compact.not_reducing",
+               fmt::format("the summary ({} tokens) is not smaller than the {} tokens it replaces", summary_tokens,
+                           replaced));
+}
+
+// The compact/summary event's payload: what produced the summary, its raw text, its coverage and
+// its size against what it replaces.
+Json summary_event(const Json& provenance, const std::string& raw_summary, const std::vector<std::string>& covers,
+                   std::int64_t summary_tokens, std::int64_t replaced) {
+  return Json{{"provenance", provenance},
+              {"raw_summary", raw_summary},
+              {"covers", {{"count", covers.size()}, {"first", covers.front()}, {"last", covers.back()}}},
+              {"estimated_tokens", summary_tokens},
+              {"replaced_tokens", replaced}};
+}
+
 constexpr double kMaxCallRatio = 0.9;       // an answer over 90% of its input is non-reducing (C05)
 constexpr std::int64_t kMinChunkTokens = 256;
 
@@ -525,10 +543,7 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
   }
   const std::int64_t candidate =
       p.before - p.old_recap_tokens - replaced + summary_tokens + new_recap_tokens;
-  if (summary_tokens >= replaced)
-    return end_with_error(Error(Exit::environment, "compact.not_reducing",
-                                fmt::format("the summary ({} tokens) is not smaller than the {} tokens it replaces",
-                                            summary_tokens, replaced)));
+  if (summary_tokens >= replaced) return end_with_error(summary_not_smaller(summary_tokens, replaced));
   if (candidate >= p.before)
     return end_with_error(Error(Exit::environment, "compact.not_reducing",
                                 fmt::format("the compacted render ({} tokens) would not be smaller than now ({} tokens)",
@@ -537,12 +552,7 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
   // Commit: recheck the source, then compact/summary, the node and compact/end in one transaction.
   auto changed = bracket.commit(
       [&] {
-        bracket.append_summary(
-            s, Json{{"provenance", provenance},
-                    {"raw_summary", c.summary},
-                    {"covers", {{"count", covers->size()}, {"first", covers->front()}, {"last", covers->back()}}},
-                    {"estimated_tokens", summary_tokens},
-                    {"replaced_tokens", replaced}});
+        bracket.append_summary(s, summary_event(provenance, c.summary, *covers, summary_tokens, replaced));
       },
       res.calls,
       Json{{"summary_id", summary_id},
@@ -952,18 +962,10 @@ CompactResult region_pass(Store& store, const std::string& session, Summarizer& 
                     {"provenance", provenance}};
   s.covers_ids = *covers;
   const std::int64_t summary_tokens = estimate_node_tokens(s);
-  if (summary_tokens >= replaced)
-    return end_with_error(Error(Exit::environment, "compact.not_reducing",
-                                fmt::format("the summary ({} tokens) is not smaller than the {} tokens it replaces",
-                                            summary_tokens, replaced)));
+  if (summary_tokens >= replaced) return end_with_error(summary_not_smaller(summary_tokens, replaced));
   auto changed = bracket.commit(
       [&] {
-        bracket.append_summary(
-            s, Json{{"provenance", provenance},
-                    {"raw_summary", c.summary},
-                    {"covers", {{"count", covers->size()}, {"first", covers->front()}, {"last", covers->back()}}},
-                    {"estimated_tokens", summary_tokens},
-                    {"replaced_tokens", replaced}});
+        bracket.append_summary(s, summary_event(provenance, c.summary, *covers, summary_tokens, replaced));
       },
       res.calls, Json{{"summary_id", summary_id}, {"partial", false}, {"error", nullptr}});
   if (changed) {
