@@ -1,7 +1,6 @@
 #include "snapcompact/frames.hpp"
 
 #include <fmt/format.h>
-#include <openssl/evp.h>
 #include <png.h>
 #include <utf8proc.h>
 
@@ -10,6 +9,7 @@
 
 #include "util/digest.hpp"
 #include "util/error.hpp"
+#include "util/libcrypto.hpp"
 
 namespace ctxfold {
 
@@ -286,7 +286,7 @@ std::string encode_png(const Bitmap& b) {
 
 std::string base64_encode(std::string_view bytes) {
   std::string out(4 * ((bytes.size() + 2) / 3), '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(bytes.data()),
+  int n = libcrypto().encode_block(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(bytes.data()),
                           static_cast<int>(bytes.size()));
   out.resize(static_cast<std::size_t>(n));
   return out;
@@ -295,7 +295,7 @@ std::string base64_encode(std::string_view bytes) {
 std::optional<std::string> base64_decode(std::string_view text) {
   if (text.size() % 4 != 0) return std::nullopt;
   std::string out(3 * (text.size() / 4), '\0');
-  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(text.data()),
+  int n = libcrypto().decode_block(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(text.data()),
                           static_cast<int>(text.size()));
   if (n < 0) return std::nullopt;
   std::size_t pad = 0;

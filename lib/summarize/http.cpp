@@ -1,7 +1,6 @@
 #include "summarize/http.hpp"
 
 #include <curl/curl.h>
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,8 +12,8 @@
 #include <optional>
 #include <string_view>
 #include <thread>
-#include <type_traits>
 
+#include "util/dynlib.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold {
@@ -33,11 +32,8 @@ std::int64_t env_int(const char* name, std::int64_t fallback, std::int64_t min) 
   return value;
 }
 
-/// libcurl's entry points, resolved with dlopen on first use instead of linking libcurl into the
-/// binary: libcurl pulls in ~30 shared libraries (TLS, Kerberos, LDAP, ...) whose loading and
-/// relocation dominated the start-up of every command, while only the HTTP summarizers need it.
-/// The build still finds libcurl with find_package(CURL) (its headers give these types, and
-/// CTXFOLD_LIBCURL_SONAME names the library it found).
+/// libcurl's entry points, resolved on first use (util/dynlib.hpp): only the HTTP summarizers
+/// need libcurl, and linked it drew ~30 shared libraries into the start-up of every command.
 struct CurlApi {
   decltype(&::curl_global_init) global_init;
   decltype(&::curl_easy_init) easy_init;
@@ -55,39 +51,25 @@ struct CurlApi {
   decltype(&::curl_free) free;
 };
 
-/// Loads libcurl once (and curl_global_init), or throws Exit::environment naming the library.
+/// Loads libcurl once (and runs curl_global_init), or throws Exit::environment naming it.
 const CurlApi& curl() {
   static const CurlApi api = [] {
-    void* lib = dlopen(CTXFOLD_LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (lib == nullptr) {
-      const char* why = dlerror();
-      throw Error(Exit::environment, "summarizer.http",
-                  fmt::format("cannot load {}: {}", CTXFOLD_LIBCURL_SONAME, why != nullptr ? why : "unknown error"),
-                  "install libcurl (Debian: libcurl4) for the HTTP summarizers");
-    }
+    static const DynLib lib(CTXFOLD_LIBCURL_SONAME, "libcurl4 (libcurl)");
     CurlApi a{};
-    auto sym = [lib](auto& fn, const char* name) {
-      void* p = dlsym(lib, name);
-      if (p == nullptr) {
-        throw Error(Exit::environment, "summarizer.http",
-                    fmt::format("{} has no {}: libcurl 7.62 or newer is needed", CTXFOLD_LIBCURL_SONAME, name));
-      }
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
-    };
-    sym(a.global_init, "curl_global_init");
-    sym(a.easy_init, "curl_easy_init");
-    sym(a.easy_cleanup, "curl_easy_cleanup");
-    sym(a.easy_setopt, "curl_easy_setopt");
-    sym(a.easy_perform, "curl_easy_perform");
-    sym(a.easy_getinfo, "curl_easy_getinfo");
-    sym(a.easy_strerror, "curl_easy_strerror");
-    sym(a.slist_append, "curl_slist_append");
-    sym(a.slist_free_all, "curl_slist_free_all");
-    sym(a.url, "curl_url");
-    sym(a.url_cleanup, "curl_url_cleanup");
-    sym(a.url_set, "curl_url_set");
-    sym(a.url_get, "curl_url_get");
-    sym(a.free, "curl_free");
+    lib.get(a.global_init, "curl_global_init");
+    lib.get(a.easy_init, "curl_easy_init");
+    lib.get(a.easy_cleanup, "curl_easy_cleanup");
+    lib.get(a.easy_setopt, "curl_easy_setopt");
+    lib.get(a.easy_perform, "curl_easy_perform");
+    lib.get(a.easy_getinfo, "curl_easy_getinfo");
+    lib.get(a.easy_strerror, "curl_easy_strerror");
+    lib.get(a.slist_append, "curl_slist_append");
+    lib.get(a.slist_free_all, "curl_slist_free_all");
+    lib.get(a.url, "curl_url");
+    lib.get(a.url_cleanup, "curl_url_cleanup");
+    lib.get(a.url_set, "curl_url_set");
+    lib.get(a.url_get, "curl_url_get");
+    lib.get(a.free, "curl_free");
     a.global_init(CURL_GLOBAL_DEFAULT);
     return a;
   }();

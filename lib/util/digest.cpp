@@ -1,26 +1,45 @@
 #include "util/digest.hpp"
 
-#include <openssl/evp.h>
-
 #include <stdexcept>
+
+#include "util/dynlib.hpp"
+#include "util/libcrypto.hpp"
 
 namespace ctxfold {
 
-Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
-  if (!ctx_ || EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) != 1)
+const LibCrypto& libcrypto() {
+  static const LibCrypto api = [] {
+    static const DynLib lib(CTXFOLD_LIBCRYPTO_SONAME, "libssl3 (OpenSSL libcrypto)");
+    LibCrypto a{};
+    lib.get(a.md_ctx_new, "EVP_MD_CTX_new");
+    lib.get(a.md_ctx_free, "EVP_MD_CTX_free");
+    lib.get(a.sha256, "EVP_sha256");
+    lib.get(a.digest_init_ex, "EVP_DigestInit_ex");
+    lib.get(a.digest_update, "EVP_DigestUpdate");
+    lib.get(a.digest_final_ex, "EVP_DigestFinal_ex");
+    lib.get(a.encode_block, "EVP_EncodeBlock");
+    lib.get(a.decode_block, "EVP_DecodeBlock");
+    return a;
+  }();
+  return api;
+}
+
+Sha256::Sha256() : ctx_(libcrypto().md_ctx_new()) {
+  const LibCrypto& c = libcrypto();
+  if (!ctx_ || c.digest_init_ex(static_cast<EVP_MD_CTX*>(ctx_), c.sha256(), nullptr) != 1)
     throw std::runtime_error("cannot initialise sha256");
 }
 
-Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+Sha256::~Sha256() { libcrypto().md_ctx_free(static_cast<EVP_MD_CTX*>(ctx_)); }
 
 void Sha256::update(std::string_view bytes) {
-  EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), bytes.data(), bytes.size());
+  libcrypto().digest_update(static_cast<EVP_MD_CTX*>(ctx_), bytes.data(), bytes.size());
 }
 
 std::string Sha256::hex() {
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), out, &len);
+  libcrypto().digest_final_ex(static_cast<EVP_MD_CTX*>(ctx_), out, &len);
   static const char* kHex = "0123456789abcdef";
   std::string s;
   s.reserve(len * 2);
