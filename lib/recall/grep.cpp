@@ -545,8 +545,6 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
   // An index hit: exact ones are reported without reading the text unless they are in the page.
   auto on_hit = [&](std::int64_t seq, bool view, bool exact, bool from_pack = false) {
     if (view ? !want_views : !want_raw) return;
-    auto& q = st.db().cached(kRow);
-    ResetOnExit reset(q);
     if (exact) {
       std::int64_t& count = view ? totals.summary_matches : totals.raw_matches;
       if (!in_page(count)) {
@@ -554,6 +552,8 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
         return;
       }
     }
+    auto& q = st.db().cached(kRow);
+    ResetOnExit reset(q);
     q.bind(1, seq);
     if (!q.step()) return;
     if (exact) {
@@ -600,7 +600,25 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
       if (q.step()) consider(q.int64(0), q.view(1), q.view(2), q.view(3), q.view(4), q.view(5));
     }
   } else {
-    if (iq) {
+    if (iq && !o.session) {
+      // Hits in seq order straight from the index (no per-hit join): a hit is a view node when
+      // its seq is one of the few view seqs, read once through nodes(session, kind, seq).
+      std::vector<std::int64_t> views;
+      {
+        auto v = st.db().prepare(
+            "SELECT n.seq FROM sessions s JOIN nodes n ON n.session = s.id "
+            "AND n.kind IN ('summary','archive','notes') AND n.seq <= ?1");
+        v.bind(1, through);
+        while (v.step()) views.push_back(v.int64(0));
+        std::sort(views.begin(), views.end());
+      }
+      auto q = st.db().prepare("SELECT rowid FROM grep_fts WHERE grep_fts MATCH ?1 AND rowid <= ?2 ORDER BY rowid");
+      q.bind(1, iq->match).bind(2, through);
+      while (q.step()) {
+        const std::int64_t seq = q.int64(0);
+        on_hit(seq, std::binary_search(views.begin(), views.end(), seq), iq->exact);
+      }
+    } else if (iq) {
       // Hits in seq order, filtered by session and --in from node_text (no node read for them).
       auto q = st.db().prepare(
           "SELECT t.seq, t.view FROM grep_fts f JOIN node_text t ON t.seq = f.rowid "

@@ -370,6 +370,11 @@ TEST_F(GrepIndexTest, IndexAnswersEqualScanAnswersOverManyPatterns) {
         GrepOptions w = o;
         w.in = in;
         expect_same(st, w, use_index);
+        w.session.reset();  // all sessions: the index's hits are split into raw and view nodes without node_text
+        expect_same(st, w, use_index);
+        w.offset = 1;
+        w.limit = 2;
+        expect_same(st, w, use_index);
       }
       GrepOptions sc = o;
       sc.session.reset();
