@@ -662,12 +662,14 @@ void check_determinism(Store& store, const std::string& session, const std::stri
   // A different summary state is a different prefix by design.
   if (p.summary != a.r.summary || fold_ids(p) != fold_ids(a.r)) return;
   // A result that arrives late (after other turns) replaces the synthetic result the earlier
-  // render carried: the prefix changes by the repair policy, not by a defect in the ledger.
+  // render carried: the prefix changes by the repair policy, not by a defect in the ledger. The
+  // call is named by its node too: a tool_use id given to two calls (found by fuzz/import_codex)
+  // can leave the other call answered synthetically in both renders.
   bool late_result = false;
   for (const auto& rp : p.repairs)
     if (rp.kind == "synthetic_result" &&
         std::none_of(a.r.repairs.begin(), a.r.repairs.end(), [&](const Repair& x) {
-          return x.kind == rp.kind && x.tool_use_id == rp.tool_use_id;
+          return x.kind == rp.kind && x.tool_use_id == rp.tool_use_id && x.node == rp.node;
         }))
       late_result = true;
   for (auto f : {RenderFormat::openai, RenderFormat::anthropic}) {
