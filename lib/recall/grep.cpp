@@ -13,6 +13,7 @@
 #include "recall/text_packs.hpp"
 #include "util/error.hpp"
 #include "util/graphemes.hpp"
+#include "util/literal_search.hpp"
 #include "util/utf8.hpp"
 
 namespace ctxfold {
@@ -254,37 +255,6 @@ std::optional<std::size_t> Matcher::find_grapheme(std::string_view text) const {
 
 namespace {
 
-/// Whether `lowered` (ASCII lower case) occurs in hay with ASCII case ignored: candidates from
-/// memchr on the first byte's two cases, then a case-blind compare.
-bool find_ascii_icase(std::string_view hay, std::string_view lowered) {
-  if (lowered.empty()) return true;
-  if (hay.size() < lowered.size()) return false;
-  auto lower = [](unsigned char c) { return c >= 'A' && c <= 'Z' ? static_cast<unsigned char>(c + 32) : c; };
-  const unsigned char c0 = static_cast<unsigned char>(lowered[0]);
-  const unsigned char c1 = c0 >= 'a' && c0 <= 'z' ? static_cast<unsigned char>(c0 - 32) : c0;
-  const char* base = hay.data();
-  const char* last = base + (hay.size() - lowered.size());
-  auto next = [&](const char* from, unsigned char c) {
-    if (from > last) return static_cast<const char*>(nullptr);
-    return static_cast<const char*>(std::memchr(from, c, static_cast<std::size_t>(last - from) + 1));
-  };
-  const char* a = next(base, c0);
-  const char* b = c1 == c0 ? nullptr : next(base, c1);
-  while (a || b) {
-    const char* at = !b || (a && a < b) ? a : b;
-    bool eq = true;
-    for (std::size_t k = 1; k < lowered.size(); ++k)
-      if (lower(static_cast<unsigned char>(at[k])) != static_cast<unsigned char>(lowered[k])) {
-        eq = false;
-        break;
-      }
-    if (eq) return true;
-    if (at == a) a = next(a + 1, c0);
-    else b = next(b + 1, c1);
-  }
-  return false;
-}
-
 /// A \u or \/ escape: the decoded text differs from the raw bytes by more than control
 /// characters, quotes and backslashes.
 bool has_text_changing_escape(std::string_view raw) {
@@ -336,13 +306,17 @@ std::optional<RawFilter> Matcher::filter(bool json) const {
       return std::nullopt;
     }
   }
+  bool anchored = true;
+  for (std::size_t i = 0; i < lit.size() && anchored; i += cp_len(static_cast<unsigned char>(lit[i])))
+    anchored = is_fold_anchor(cp_at(lit, i));
+  f.anchored = anchored && casefold(lit) == lit;
   f.literal = std::move(lit);
   return f;
 }
 
 bool RawFilter::may_match(std::string_view raw) const {
   auto has = [&](std::string_view s) { return raw.find(s) != std::string_view::npos; };
-  const bool found = ignore_case ? find_ascii_icase(raw, literal) : has(literal);
+  const bool found = ignore_case ? LiteralSearch(literal, true).find(raw) != std::string_view::npos : has(literal);
   if (found) return true;
   // Not in the raw JSON. That proves no match only where node_text is the raw strings verbatim:
   // no \u or \/ escape, no tool_use (node_text re-serializes its input after "name "), and under
@@ -408,33 +382,34 @@ std::string snippet_at(std::string_view text, std::size_t grapheme) {
 
 namespace {
 
-/// ASCII lower case of `in` into `out` (same length, bytes >= 0x80 unchanged).
-void ascii_lower_into(std::string_view in, std::string& out) {
-  out.resize(in.size());
-  const auto* src = reinterpret_cast<const unsigned char*>(in.data());
-  auto* dst = reinterpret_cast<unsigned char*>(out.data());
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    const unsigned char c = src[i];
-    dst[i] = static_cast<unsigned char>(c + (static_cast<unsigned char>(c - 'A') < 26 ? 32 : 0));
-  }
-}
-
 /// The scan over text packs of the nodes with seq > `after` (of o.session, or all): calls
 /// on_match(seq, view) for every matching node in seq order and counts the nodes read in
-/// totals.nodes_scanned. With a text filter the pack's text (ASCII-lowered under -i) is searched
-/// for the filter's literal in one pass, hits mapped to nodes by the end offsets; a hit inside
-/// one node is a match for a literal pattern on a node without non-ASCII text (or always when
-/// case matters), else the node's text is matched. Nodes whose flags say folding could create
-/// the literal (kFoldsToAscii, kCjkCompat) are matched whether or not they hold it.
+/// totals.nodes_scanned. With a text filter each pack's text is searched for the filter's literal
+/// (ASCII case ignored under -i: LiteralSearch, the same as a search of the ASCII-lowered text),
+/// one hit per node: the first hit is mapped to its node by the end offsets (a binary search) and
+/// the search goes on at that node's end. A hit is a match without reading the node for a literal
+/// pattern when case matters, when the node's text is ASCII, or when the hit is followed by the
+/// end of the node's text or a fold anchor (is_fold_anchor; the -i literal is anchors folding to
+/// themselves, RawFilter::anchored): then casefold(text) splits around the hit and holds the
+/// literal there. Any other hit, a regex, and a node whose flags say folding could create the
+/// literal where it is absent (kFoldsToAscii for a literal with ASCII, kCjkCompat) are matched
+/// on the node's text.
 void scan_packs(Store& st, const Matcher& m, const GrepOptions& o, std::int64_t after, bool want_raw, bool want_views,
                 GrepTotals& totals, const std::function<void(std::int64_t, bool)>& on_match) {
   const std::optional<RawFilter> f = m.text_filter();
   std::uint8_t must_check = 0;
-  if (f && f->ignore_case) must_check |= pack_flag::kFoldsToAscii;
-  if (f && f->needs_cjk_check) must_check |= pack_flag::kCjkCompat;
+  std::optional<LiteralSearch> finder;
+  if (f) {
+    // Only ASCII comes out of folding a kFoldsToAscii character (and no CJK unified ideograph).
+    const bool has_ascii = std::any_of(f->literal.begin(), f->literal.end(),
+                                       [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+    if (f->ignore_case && has_ascii) must_check |= pack_flag::kFoldsToAscii;
+    if (f->needs_cjk_check) must_check |= pack_flag::kCjkCompat;
+    finder.emplace(f->literal, f->ignore_case);
+  }
+  constexpr std::uint8_t kVerify = 1, kSure = 2;  // values of hit[k]
   std::vector<std::pair<std::int64_t, bool>> found;
-  std::string lowered;
-  std::vector<char> hit;
+  std::vector<std::uint8_t> hit;
   for_each_text_pack(st, o.session, after, [&](const TextPack& p) {
     const std::size_t n = p.size();
     std::size_t first = 0;
@@ -446,24 +421,35 @@ void scan_packs(Store& st, const Matcher& m, const GrepOptions& o, std::int64_t 
         if (wanted(k) && m.matches(p.node_text(k))) found.emplace_back(p.seq(k), (p.flags(k) & pack_flag::kView) != 0);
       return;
     }
-    std::string_view hay = p.text;
-    if (f->ignore_case) {
-      ascii_lower_into(hay, lowered);
-      hay = lowered;
-    }
+    const std::string_view hay = p.text;
+    constexpr std::size_t kSample = 64 << 10;  // bytes of text the finder learns byte frequencies from
+    if (finder->learned() < kSample) finder->learn(hay.substr(0, kSample - finder->learned()));
     hit.assign(n, 0);
-    const std::string& lit = f->literal;
+    const std::size_t len = f->literal.size();
+    // Whether the hit ending at `end` in node k is a match of casefold(node text) (see above).
+    auto sure = [&](std::size_t k, std::size_t end) {
+      if (!f->ignore_case || !(p.flags(k) & pack_flag::kNonAscii)) return true;
+      if (!f->anchored) return false;
+      const std::size_t node_end = p.end(k);
+      return end == node_end || static_cast<unsigned char>(hay[end]) < 0x80 ||
+             is_fold_anchor(cp_at(hay.substr(0, node_end), end));
+    };
     std::size_t pos = first < n ? p.begin(first) : hay.size();
     std::size_t k = first;
-    while (pos + lit.size() <= hay.size()) {
-      const void* at_p = ::memmem(hay.data() + pos, hay.size() - pos, lit.data(), lit.size());
-      if (!at_p) break;
-      const std::size_t at = static_cast<std::size_t>(static_cast<const char*>(at_p) - hay.data());
-      while (p.end(k) <= at) ++k;  // the node holding byte `at` (at < the text's size)
-      if (at + lit.size() <= p.end(k)) {
-        hit[k] = 1;
+    for (std::size_t at; (at = finder->find(hay, pos)) != std::string_view::npos;) {
+      if (p.end(k) <= at) {  // the node holding byte `at`: the first whose end is past it
+        std::size_t lo = k + 1, hi = n - 1;  // p.end(n - 1) is the text's size, > at
+        while (lo < hi) {
+          const std::size_t mid = lo + (hi - lo) / 2;
+          if (p.end(mid) <= at) lo = mid + 1;
+          else hi = mid;
+        }
+        k = lo;
+      }
+      if (at + len <= p.end(k)) {
+        hit[k] = sure(k, at + len) ? kSure : kVerify;
         pos = p.end(k);
-        ++k;
+        if (++k == n) break;
       } else {
         pos = at + 1;  // straddles two nodes: not a match of either
       }
@@ -471,7 +457,7 @@ void scan_packs(Store& st, const Matcher& m, const GrepOptions& o, std::int64_t 
     for (k = first; k < n; ++k) {
       const std::uint8_t fl = p.flags(k);
       if (!wanted(k) || (!hit[k] && !(fl & must_check))) continue;
-      const bool exact = hit[k] && m.literal() && (!f->ignore_case || !(fl & pack_flag::kNonAscii));
+      const bool exact = hit[k] == kSure && m.literal();
       if (exact || m.matches(p.node_text(k))) found.emplace_back(p.seq(k), (fl & pack_flag::kView) != 0);
     }
   });

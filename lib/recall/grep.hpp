@@ -35,6 +35,10 @@ struct RawFilter {
   std::string literal;
   bool ignore_case = false;
   bool needs_cjk_check = false;
+  /// Every character of `literal` is a fold anchor (is_fold_anchor) that casefold() leaves as it
+  /// is: where the literal occurs (up to ASCII case) in a text and is followed by the text's end or
+  /// an anchor, casefold(text) holds it too (casefold splits before anchors).
+  bool anchored = false;
   bool may_match(std::string_view raw_json) const;
 };
 

@@ -1,7 +1,10 @@
 #include "recall/text_packs.hpp"
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 
+#include <algorithm>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -182,19 +185,41 @@ void for_each_text_pack(Store& st, const std::optional<std::string>& session, st
     q.bind(1, session.value_or("")).bind(2, after);
     while (q.step()) ids.push_back(q.int64(0));
   }
-  auto q = db.prepare("SELECT nodes, seqs, ends, flags, text FROM text_pack WHERE id=?1");
+  // The text is read through a blob handle into one buffer reused for every pack: a column read
+  // would allocate (and the kernel zero) a fresh buffer of the pack's size for each row. The row
+  // statement stays stepped while the handle reads, so both see the same snapshot.
+  auto q = db.prepare("SELECT nodes, seqs, ends, flags FROM text_pack WHERE id=?1");
+  sqlite3_blob* blob = nullptr;
+  struct BlobCloser {
+    sqlite3_blob*& b;
+    ~BlobCloser() {
+      if (b) sqlite3_blob_close(b);
+    }
+  } closer{blob};
+  std::unique_ptr<char[]> buf;
+  std::size_t cap = 0;
   for (std::int64_t id : ids) {
     q.bind(1, id);
     if (!q.step()) {
       q.reset();
       continue;
     }
+    const int rc = blob ? sqlite3_blob_reopen(blob, id) : sqlite3_blob_open(db.raw(), "main", "text_pack", "text", id, 0, &blob);
+    if (rc != SQLITE_OK)
+      throw Error(Exit::environment, "pack.read", fmt::format("reading text pack {}: {}", id, sqlite3_errmsg(db.raw())));
+    const auto size = static_cast<std::size_t>(sqlite3_blob_bytes(blob));
+    if (size > cap) {
+      cap = std::max(size, cap + cap / 2);
+      buf = std::make_unique_for_overwrite<char[]>(cap);
+    }
+    if (size > 0 && sqlite3_blob_read(blob, buf.get(), static_cast<int>(size), 0) != SQLITE_OK)
+      throw Error(Exit::environment, "pack.read", fmt::format("reading text pack {}: {}", id, sqlite3_errmsg(db.raw())));
     TextPack p;
     const std::int64_t n = q.int64(0);
     p.seqs = q.blob(1);
     p.ends = q.blob(2);
     p.flag_bytes = q.blob(3);
-    p.text = q.blob(4);
+    p.text = std::string_view(buf.get(), size);
     p.n = static_cast<std::size_t>(n);
     if (n < 0 || p.seqs.size() != 8 * p.n || p.ends.size() != 4 * p.n || p.flag_bytes.size() != p.n ||
         (p.n > 0 && p.end(p.n - 1) != p.text.size()))

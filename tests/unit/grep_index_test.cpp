@@ -445,6 +445,75 @@ TEST_F(GrepIndexTest, TextPacksAnswerEqualScanAnswersWithATailAndSmallPacks) {
   EXPECT_EQ(run(st, o).totals.packed_through, packed);
 }
 
+TEST_F(GrepIndexTest, PackScanHitsAtNodeEdgesManyHitsPerNodeAndFoldingNeighbours) {
+  // Texts where a hit in a pack's text can mislead: a literal across two nodes' texts, many hits
+  // in one node, a hit followed by a combining mark (folding joins it with the hit's last letter:
+  // "r\u0301" is "ŕ"), a non-anchor after a hit that does not change it (é), characters folding
+  // into the literal where its bytes are absent (ſ ß K, a CJK compatibility ideograph).
+  const std::vector<std::string> texts = {
+      "log: err", "or at start", [] {
+        std::string s;
+        for (int i = 0; i < 500; ++i) s += "error Error ";
+        return s;
+      }(),
+      "ERROR\u0301", "error\u0301 and then Error.", "飞书\u0301", "飞书x", "\u017Ftatus ok", "Straße", "\uF900 compat",
+      "ß飞书", "café error", "erroré", "e\u0301rror", "x", "KELVIN \u212Aelvin", "飞书\u3099", "ERROR\u0301ERROR"};
+  {
+    Store st = Store::open(path_, Store::Mode::read_write);
+    st.create_session(SessionInfo{"s"});
+    std::optional<std::string> pred;
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      Node n = msg("n" + std::to_string(i), "s", pred, "user", texts[i]);
+      ASSERT_EQ(st.append(n), AppendResult::added);
+      pred = n.id;
+    }
+    Node s = msg("S", "s", std::nullopt, "user", "summary: Error\u0301 then error");
+    s.kind = kind::kSummary;
+    s.metadata = Json{{"strategy", "rolling"}};
+    s.covers_ids = {"n0", "n1", "n2"};
+    ASSERT_EQ(st.append(s), AppendResult::added);
+  }
+  const std::vector<std::string> ps = {"error", "ERROR", "Error", "err", "or at", "erroré", "rror", "error error",
+                                       "飞书", "豈", "status", "strasse", "kelvin", "r\u0301", "ŕ", "ROR\u0301E", "x"};
+  for (std::int64_t pack_bytes : {std::int64_t{1}, std::int64_t{40}, std::int64_t{4} << 20}) {
+    {
+      Store st = Store::open(path_, Store::Mode::read_write);
+      update_text_packs(st, 0, true, pack_bytes);
+    }
+    Store st = Store::open(path_, Store::Mode::read_only);
+    ASSERT_EQ(text_pack_through(st), st.max_seq());
+    for (const std::string& p : ps)
+      for (bool icase : {false, true}) {
+        GrepOptions o;
+        o.pattern = p;
+        o.ignore_case = icase;
+        expect_same(st, o, false);
+        o.regex = true;
+        expect_same(st, o, false);
+      }
+    auto count = [&](const std::string& p, bool icase) {
+      GrepOptions o;
+      o.pattern = p;
+      o.ignore_case = icase;
+      o.no_index = true;
+      Result r = run(st, o);
+      EXPECT_EQ(r.totals.packed_through, st.max_seq());
+      return std::make_pair(r.totals.raw_matches, r.totals.summary_matches);
+    };
+    using P = std::pair<std::int64_t, std::int64_t>;
+    EXPECT_EQ(count("error", true), P(5, 1)) << pack_bytes;  // n2 n4 n11 n12 n17 (2nd hit); not n0|n1, n3, n13
+    EXPECT_EQ(count("ERROR", false), P(2, 0)) << pack_bytes;  // n3 n17 (bytes, case kept)
+    EXPECT_EQ(count("or at", true), P(1, 0)) << pack_bytes;
+    EXPECT_EQ(count("飞书", true), P(4, 0)) << pack_bytes;  // n5 n6 n10 n16
+    EXPECT_EQ(count("status", true), P(1, 0)) << pack_bytes;
+    EXPECT_EQ(count("strasse", true), P(1, 0)) << pack_bytes;
+    EXPECT_EQ(count("kelvin", true), P(1, 0)) << pack_bytes;
+    EXPECT_EQ(count("豈", true), P(1, 0)) << pack_bytes;
+    EXPECT_EQ(count("ŕ", true), P(3, 1)) << pack_bytes;  // n3 n4 n17 and the summary
+    if (HasFailure()) break;
+  }
+}
+
 TEST_F(GrepIndexTest, PacksAreResumedRebuiltAndIgnoredUnderAnotherFormat) {
   Store st = Store::open(path_, Store::Mode::read_write);
   st.create_session(SessionInfo{"s"});
