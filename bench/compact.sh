@@ -12,15 +12,22 @@
 #     size allows = min_leaves + the parents those leaves condense into, min_leaves =
 #     ceil(plan.evicted_tokens / chunk) (leaves are filled by the same node estimates), parents =
 #     sum over levels of floor(n / fanout).
+# --synthetic: ctxfold-gen --synthetic (built-in templates, no compaction boundary: the whole
+#     session is live context) instead of replaying the real transcripts (whose own compactions
+#     leave only the nodes after the last one to summarize). Sizes are generator lines; the
+#     session's node count (streamed lines merge) is reported as session_nodes.
+# The lcm benchmark of issue 4 (a 10^5-node session, extractive summarizer):
+#     bench/compact.sh --strategy lcm --synthetic --sizes 1.23e5
 # usage: bench/compact.sh [--sizes "1e4 1e5"] [--window 200000] [--summarizer-window W]
 #                         [--strategy rolling|lcm] [--fanout F] [--leaf-chunk-tokens T]
-#                         [--no-build] [--keep] [--work DIR]
+#                         [--synthetic] [--no-build] [--keep] [--work DIR]
 # Prints one JSON object per size on stdout.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 build=${BUILD_DIR:-$repo/build-bench}
 sizes="1e4 1e5"; window=200000; swin=""; do_build=1; keep=0; work=""; strategy=rolling; fanout=""; leaf=""
+gen_flags=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --sizes) sizes=$2; shift 2 ;;
@@ -29,10 +36,11 @@ while [ $# -gt 0 ]; do
     --strategy) strategy=$2; shift 2 ;;
     --fanout) fanout=$2; shift 2 ;;
     --leaf-chunk-tokens) leaf=$2; shift 2 ;;
+    --synthetic) gen_flags+=(--synthetic); shift ;;
     --no-build) do_build=0; shift ;;
     --keep) keep=1; shift ;;
     --work) work=$2; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "bench/compact.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -52,7 +60,7 @@ num() { python3 -c "import sys; print(int(float(sys.argv[1])))" "$1"; }
 for s in $sizes; do
   n=$(num "$s"); name=n$n; db=$work/$name.db
   rm -f "$db" "$db"-wal "$db"-shm
-  "$G" --nodes "$n" --seed 1 -o "$work/$name.jsonl" 2>/dev/null
+  "$G" --nodes "$n" --seed 1 ${gen_flags[@]+"${gen_flags[@]}"} -o "$work/$name.jsonl" 2>/dev/null
   "$C" --db "$db" import "$work/$name.jsonl" >/dev/null
   cx() { "$C" --db "$db" --session "$name" "$@"; }
   flags=(--window "$window" --force --strategy "$strategy")
@@ -60,6 +68,7 @@ for s in $sizes; do
   [ -n "$fanout" ] && flags+=(--fanout "$fanout")
   [ -n "$leaf" ] && flags+=(--leaf-chunk-tokens "$leaf")
   view=(--strategy "$strategy")
+  session_nodes=$(cx sessions | jq -r --arg s "$name" 'select(.id == $s) | .node_count')
   cx compact --dry-run "${flags[@]}" > "$work/plan.json"
   # baseline renders (before compaction) for the report
   cx render "${view[@]}" --format anthropic --body > "$work/pre.anthropic"
@@ -80,9 +89,9 @@ PY
   head_before=$(jq -r .head "$work/compact.json")
   cx append < "$work/append.jsonl" > "$work/append.out"
   for fmt in anthropic openai; do cx render "${view[@]}" --format $fmt --body > "$work/b.$fmt"; done
-  python3 - "$work" "$work/plan.json" "$work/compact.json" "$n" "$wall" "$usr" "$sys" "$rss" "$chunk" "$verify_rc" "$window" "$strategy" <<'PY'
+  python3 - "$work" "$work/plan.json" "$work/compact.json" "$n" "$wall" "$usr" "$sys" "$rss" "$chunk" "$verify_rc" "$window" "$strategy" "$session_nodes" <<'PY'
 import json, math, os, sys
-w, planf, compf, n, wall, usr, sys_, rss, chunk, vrc, window, strategy = sys.argv[1:]
+w, planf, compf, n, wall, usr, sys_, rss, chunk, vrc, window, strategy, session_nodes = sys.argv[1:]
 plan = json.load(open(planf)); comp = json.load(open(compf))
 ev = plan["plan"]["evicted_tokens"]; chunk = int(chunk)
 def prefix(a, b):
@@ -115,7 +124,7 @@ if strategy == "lcm":
                "min_leaves": min_leaves, "min_parents": min_parents}
 print(json.dumps({
   "strategy": strategy,
-  "nodes": int(n), "window": int(window), "status": comp["status"], "partial": comp.get("partial"),
+  "nodes": int(n), "session_nodes": int(session_nodes), "window": int(window), "status": comp["status"], "partial": comp.get("partial"),
   "passes": comp.get("passes"), "covers": comp["covers"]["count"],
   "tokens_before": comp["estimated_tokens_before"], "tokens_after": comp["estimated_tokens_after"],
   "evicted_tokens_plan": ev, "chunk_tokens": chunk,
