@@ -43,8 +43,15 @@ std::optional<std::int64_t> measured_input_tokens(const Json& usage) {
 }
 
 Json Calibration::to_json() const {
-  return Json{{"node", node},           {"measured", measured},   {"estimated", estimated},
-              {"remainder", measured - estimated}, {"origin", origin}, {"estimator", estimator}};
+  return Json{{"node", node},
+              {"measured", measured},
+              {"estimated", estimated},
+              {"remainder", measured - estimated},
+              {"origin", origin},
+              {"estimator", estimator},
+              {"hidden", hidden},
+              {"hidden_per_edit", std::round(hidden_per_edit * 10.0) / 10.0},
+              {"hidden_edits", hidden_edits}};
 }
 
 std::optional<Calibration> Calibration::from_json(const Json& j) {
@@ -58,6 +65,13 @@ std::optional<Calibration> Calibration::from_json(const Json& j) {
   if (c.node.empty() || !m || !e || *m <= 0 || *e < 0 || c.estimator != kEstimatorVersion) return std::nullopt;
   c.measured = *m;
   c.estimated = *e;
+  // Calibrations recorded before the learned hidden term have none (0).
+  c.hidden = std::max<std::int64_t>(0, int_field(j, "hidden").value_or(0));
+  c.hidden_edits = std::max<std::int64_t>(0, int_field(j, "hidden_edits").value_or(0));
+  if (auto it = j.find("hidden_per_edit"); it != j.end() && it->is_number()) {
+    double v = it->get<double>();
+    if (std::isfinite(v) && v > 0) c.hidden_per_edit = v;
+  }
   return c;
 }
 
@@ -82,7 +96,7 @@ TokenFigure calibrated_figure(std::int64_t estimate, const std::optional<Calibra
     f.value = static_cast<std::int64_t>(std::llround(static_cast<double>(estimate) * static_cast<double>(c->measured) /
                                                      static_cast<double>(c->estimated)));
   }
-  f.value = std::max<std::int64_t>(0, f.value);
+  f.value = std::max<std::int64_t>(0, f.value + std::max<std::int64_t>(0, c->hidden));
   return f;
 }
 

@@ -26,8 +26,15 @@ struct Calibration {
   /// the active summary, from the request it matched before compacting.
   std::string origin = "request";
   std::string estimator;   ///< kEstimatorVersion of `estimated`
+  /// Tokens added for content sent after this request but recorded nowhere: the learned hidden
+  /// output per edit-tool result (HiddenPerEdit in tokens/hidden.hpp, from the session's earlier
+  /// measured requests) times hidden_edits, the edit results made since this request. 0 without.
+  std::int64_t hidden = 0;
+  double hidden_per_edit = 0;  ///< the learned tokens per edit result (clamped at >= 0)
+  std::int64_t hidden_edits = 0;
 
-  /// {"node","measured","estimated","origin","estimator","remainder"}.
+  /// {"node","measured","estimated","remainder","origin","estimator","hidden","hidden_per_edit",
+  ///  "hidden_edits"}.
   Json to_json() const;
   /// Reads to_json's form; nullopt when fields are missing or the estimator differs from ours.
   static std::optional<Calibration> from_json(const Json& j);
@@ -55,7 +62,8 @@ struct TokenFigure {
 /// request after its compaction measured 32,015 tokens where the scaled figure gives a fraction of
 /// it (bench/tokens_fidelity.sh prints both). A negative remainder means the estimate over-counts
 /// the content itself, so the ratio measured/estimated scales it. Without a calibration the figure
-/// is the estimate, kind "estimated"; with one, kind "calibrated". Never below 0.
+/// is the estimate, kind "estimated"; with one, kind "calibrated", and c->hidden (the learned hidden
+/// output of the edit results made since the matched request) is added. Never below 0.
 TokenFigure calibrated_figure(std::int64_t estimate, const std::optional<Calibration>& c);
 
 }  // namespace ctxfold

@@ -1,6 +1,7 @@
 #include "tokens/requests.hpp"
 
 #include "tokens/estimate.hpp"
+#include "tokens/hidden.hpp"
 
 #include <algorithm>
 #include <unordered_set>
@@ -33,6 +34,30 @@ std::int64_t prefix_estimate(const std::vector<Node>& items, const std::vector<s
     if (i < last_turn && i < prior.size()) t -= prior[i];
   }
   return t;
+}
+
+std::vector<std::int64_t> prefix_estimates(const std::vector<Node>& items, const std::vector<std::int64_t>& totals,
+                                           const std::vector<std::int64_t>& prior,
+                                           const std::vector<std::size_t>& ends) {
+  std::vector<std::int64_t> out;
+  out.reserve(ends.size());
+  const std::size_t n = std::min(items.size(), totals.size());
+  std::int64_t total = 0, prior_sum = 0, prior_before_turn = 0;  // sums over items[0, i)
+  std::size_t i = 0;
+  for (std::size_t e : ends) {
+    e = std::min(e, n);
+    if (e < i) {  // not ascending: fall back to the direct sum
+      out.push_back(prefix_estimate(items, totals, prior, e));
+      continue;
+    }
+    for (; i < e; ++i) {
+      if (starts_user_turn(items[i])) prior_before_turn = prior_sum;
+      total += totals[i];
+      if (i < prior.size()) prior_sum += prior[i];
+    }
+    out.push_back(total - prior_before_turn);
+  }
+  return out;
 }
 
 std::size_t request_start(const std::vector<Node>& items, std::size_t i) {
@@ -83,18 +108,47 @@ TokenFigure token_figure(Store& store, const Rendered& r, std::int64_t as_of) {
     }
   }
 
-  // The latest request whose context is a prefix of this render.
-  std::optional<Calibration> cal;
-  for (std::size_t i = r.items.size(); i-- > 0;) {
+  // The requests whose context is a prefix of this render (made after the rendered summary and
+  // folds), oldest first: the latest calibrates the figure, and the pairs of consecutive ones teach
+  // the hidden output per edit result (tokens/hidden.hpp), each pair only from what was measured
+  // up to its second request.
+  struct Req {
+    std::size_t node, first;
+    std::int64_t measured;
+  };
+  std::vector<Req> reqs;
+  for (std::size_t i = summary_pos ? *summary_pos + 1 : 0; i < r.items.size(); ++i) {
     const Node& n = r.items[i];
-    if (summary_pos && i <= *summary_pos) break;
     if (n.seq <= summary_seq) continue;
     auto m = node_measured_tokens(n);
     if (!m) continue;
     std::size_t first = request_start(r.items, i);
-    cal = Calibration{n.id, *m, prefix_estimate(r.items, r.item_tokens, r.item_prior_thinking, first), "request",
-                      kEstimatorVersion};
-    break;
+    // Claude Code copies a response's usage onto each of its nodes: the last one stands for it.
+    if (!reqs.empty() && reqs.back().first == first) reqs.pop_back();
+    reqs.push_back({i, first, *m});
+  }
+  std::optional<Calibration> cal;
+  if (!reqs.empty()) {
+    std::vector<std::size_t> ends;
+    ends.reserve(reqs.size());
+    for (const auto& q : reqs) ends.push_back(q.first);
+    const std::vector<std::int64_t> est = prefix_estimates(r.items, r.item_tokens, r.item_prior_thinking, ends);
+    const std::vector<std::int32_t> edits = edit_results(r.items);
+    HiddenPerEdit hidden;
+    for (std::size_t k = 1; k < reqs.size(); ++k) {
+      const Req& a = reqs[k - 1];
+      const Req& b = reqs[k];
+      const std::int64_t growth = b.measured - a.measured;
+      if (growth < 0 || json_str(r.items[a.node].metadata, "model") != json_str(r.items[b.node].metadata, "model"))
+        continue;
+      Calibration prev{r.items[a.node].id, a.measured, est[k - 1], "request", kEstimatorVersion};
+      hidden.observe(growth, calibrated_figure(est[k], prev).value - a.measured, count_between(edits, a.first, b.first));
+    }
+    const Req& last = reqs.back();
+    cal = Calibration{r.items[last.node].id, last.measured, est.back(), "request", kEstimatorVersion};
+    cal->hidden_edits = count_between(edits, last.first, r.items.size());
+    cal->hidden_per_edit = std::max(0.0, hidden.per_edit);
+    cal->hidden = hidden.predict(cal->hidden_edits);
   }
   if (!cal && summary_pos) {
     auto it = r.items[*summary_pos].metadata.find("calibration");
@@ -241,6 +295,11 @@ RequestTable request_table(Store& store, const std::string& session, std::int64_
     t.requests.push_back(RequestRow{n.id, items[reqs[k].first].id, json_str(n.metadata, "model"), n.seq,
                                     reqs[k].measured, est[k], b4[k]});
   }
+  // The learned hidden output per edit result (tokens/hidden.hpp): pair k is predicted with what
+  // pairs before it taught, then teaches; resets and model switches teach nothing; pairs under
+  // min_growth teach but are not kept (a session's own measurements, whatever their size).
+  const std::vector<std::int32_t> edits = edit_results(items);
+  HiddenPerEdit hidden;
   for (std::size_t k = 1; k < t.requests.size(); ++k) {
     const RequestRow& a = t.requests[k - 1];
     const RequestRow& b = t.requests[k];
@@ -253,6 +312,13 @@ RequestTable request_table(Store& store, const std::string& session, std::int64_
       ++t.skipped_model_switch;
       continue;
     }
+    Calibration cal{a.node, a.measured, a.estimated, "request", kEstimatorVersion};
+    const std::int64_t remainder_growth = calibrated_figure(b.estimated, cal).value - a.measured;
+    const std::int64_t n_edits = count_between(edits, reqs[k - 1].first, reqs[k].first);
+    cal.hidden_edits = n_edits;
+    cal.hidden = hidden.predict(n_edits);
+    const std::int64_t calibrated = calibrated_figure(b.estimated, cal).value - a.measured;
+    hidden.observe(growth, remainder_growth, n_edits);  // after this pair's prediction: no look-ahead
     if (growth < min_growth) {
       ++t.skipped_small;
       continue;
@@ -263,8 +329,10 @@ RequestTable request_table(Store& store, const std::string& session, std::int64_
     p.measured = growth;
     p.estimated = b.estimated - a.estimated;
     p.bytes4 = b.bytes4 - a.bytes4;
-    Calibration cal{a.node, a.measured, a.estimated, "request", kEstimatorVersion};
-    p.calibrated = calibrated_figure(b.estimated, cal).value - a.measured;
+    p.remainder = remainder_growth;
+    p.calibrated = calibrated;
+    p.hidden = cal.hidden;
+    p.edits = n_edits;
     p.ratio = a.estimated > 0 ? static_cast<std::int64_t>(std::llround(static_cast<double>(a.measured) *
                                                                          static_cast<double>(b.estimated) /
                                                                          static_cast<double>(a.estimated))) -
@@ -291,14 +359,15 @@ Json request_table_json(const RequestTable& t, std::int64_t min_growth, const To
                         {"bytes4", r.bytes4},
                         {"remainder", r.measured - r.estimated}});
   Json pairs = Json::array();
-  std::vector<double> e_b4, e_est, e_cal, e_ratio, e_total;
+  std::vector<double> e_b4, e_est, e_cal, e_rem, e_ratio, e_total;
   for (const auto& p : t.pairs) {
     const RequestRow& b = t.requests[p.to];
     double eb = rel(p.bytes4, p.measured), ee = rel(p.estimated, p.measured), ec = rel(p.calibrated, p.measured),
-           er = rel(p.ratio, p.measured), et = rel(t.requests[p.from].measured + p.calibrated, b.measured);
+           er = rel(p.ratio, p.measured), em = rel(p.remainder, p.measured), et = rel(t.requests[p.from].measured + p.calibrated, b.measured);
     e_b4.push_back(eb);
     e_est.push_back(ee);
     e_cal.push_back(ec);
+    e_rem.push_back(em);
     e_ratio.push_back(er);
     e_total.push_back(et);
     pairs.push_back(Json{{"from", t.requests[p.from].node},
@@ -307,10 +376,14 @@ Json request_table_json(const RequestTable& t, std::int64_t min_growth, const To
                          {"estimated_growth", p.estimated},
                          {"bytes4_growth", p.bytes4},
                          {"calibrated_growth", p.calibrated},
+                         {"remainder_growth", p.remainder},
+                         {"hidden_growth", p.hidden},
+                         {"edits", p.edits},
                          {"ratio_growth", p.ratio},
                          {"error", round4(ee)},
                          {"bytes4_error", round4(eb)},
                          {"calibrated_error", round4(ec)},
+                         {"remainder_error", round4(em)},
                          {"ratio_error", round4(er)}});
   }
   auto stats = [&](const std::vector<double>& xs) {
@@ -332,6 +405,7 @@ Json request_table_json(const RequestTable& t, std::int64_t min_growth, const To
                       {"bytes4", stats(e_b4)},
                       {"estimated", stats(e_est)},
                       {"calibrated", stats(e_cal)},
+                      {"remainder", stats(e_rem)},
                       {"ratio", stats(e_ratio)},
                       {"calibrated_total", stats(e_total)}};
   j["current"] = current.to_json();

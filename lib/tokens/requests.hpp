@@ -22,6 +22,12 @@ bool starts_user_turn(const Node& n);
 std::int64_t prefix_estimate(const std::vector<Node>& items, const std::vector<std::int64_t>& totals,
                              const std::vector<std::int64_t>& prior, std::size_t end);
 
+/// prefix_estimate for each of `ends` in one pass when ends ascend (O(items + ends)); an end
+/// below the previous one is summed directly. Same values as prefix_estimate.
+std::vector<std::int64_t> prefix_estimates(const std::vector<Node>& items, const std::vector<std::int64_t>& totals,
+                                           const std::vector<std::int64_t>& prior,
+                                           const std::vector<std::size_t>& ends);
+
 /// The first output node of the request whose usage sits on items[i]: consecutive assistant
 /// items before it belong to the same response (a Claude Code response is written one block per
 /// record; a Codex response as several items), limited to the same metadata.message_id when
@@ -38,7 +44,10 @@ std::optional<std::int64_t> node_measured_tokens(const Node& n);
 ///  - "calibrated" with the latest request among r.items whose context is a prefix of this
 ///    render (a request made after the rendered summary was written), matched on the estimate of
 ///    that prefix; else with the calibration the compaction that wrote the last rendered summary
-///    or fold recorded (metadata.calibration, same estimator version); see calibrated_figure;
+///    or fold recorded (metadata.calibration, same estimator version); see calibrated_figure.
+///    A "request" calibration also carries the learned hidden output of the edit results made
+///    since that request (Calibration::hidden; HiddenPerEdit taught by the consecutive pairs of
+///    requests in the render, each pair predicted before it teaches);
 ///  - "estimated" otherwise.
 /// Reads only HEAD's children beyond what the render loaded.
 TokenFigure token_figure(Store& store, const Rendered& r, std::int64_t as_of);
@@ -59,12 +68,16 @@ struct RequestRow {
 };
 
 /// Growth between two consecutive measured requests and what each estimator predicted for it:
-/// estimated and bytes4 their own growth; calibrated = calibrated_figure(E_k, match of k-1) -
-/// M_{k-1}, which with a positive remainder equals the estimated growth; ratio = the growth the
-/// pure ratio scaling M_{k-1} * E_k / E_{k-1} predicts (shown for comparison, not used).
+/// estimated and bytes4 their own growth; remainder = calibrated_figure(E_k, match of k-1) -
+/// M_{k-1} without the hidden term, which with a positive remainder equals the estimated growth;
+/// calibrated = the same with the hidden term, hidden = HiddenPerEdit::predict(edits) learned from
+/// the pairs before this one only (edits: edit-tool results added between the two requests);
+/// ratio = the growth the pure ratio scaling M_{k-1} * E_k / E_{k-1} predicts (shown for
+/// comparison, not used).
 struct GrowthPair {
   std::size_t from = 0, to = 0;  ///< indexes into RequestTable::requests
-  std::int64_t measured = 0, estimated = 0, bytes4 = 0, calibrated = 0, ratio = 0;
+  std::int64_t measured = 0, estimated = 0, bytes4 = 0, remainder = 0, calibrated = 0, ratio = 0;
+  std::int64_t hidden = 0, edits = 0;
 };
 
 /// Median and 90th percentile (linear interpolation) of absolute relative errors.
@@ -92,7 +105,9 @@ RequestTable request_table(Store& store, const std::string& session, std::int64_
 
 /// {"schema":"ctxfold.tokens/1","session","estimator","min_growth","requests":[...],"pairs":[...],
 ///  "skipped":{...},"summary":{"pairs","bytes4":{"median","p90"},"estimated":{...},
-///  "calibrated":{...},"ratio":{...},"calibrated_total":{...}},"current":TokenFigure}.
+///  "calibrated":{...},"remainder":{...},"ratio":{...},"calibrated_total":{...}},"current":TokenFigure}.
+/// Each pair also shows remainder_growth/remainder_error (the calibration without the learned
+/// hidden term), hidden_growth and edits.
 /// Relative errors are (predicted - measured) / measured growth; calibrated_total is the error of
 /// the calibrated figure against the measured total of the next request.
 Json request_table_json(const RequestTable& t, std::int64_t min_growth, const TokenFigure& current);
