@@ -286,25 +286,40 @@ std::optional<RawFilter> Matcher::filter(bool json) const {
     }
   }
   if (lit.empty()) return std::nullopt;
+  RawFilter f;
+  f.ignore_case = m.ignore_case;
+  if (m.ignore_case) {
+    // Under -i only characters that casefold(text) holds where the text holds them (up to ASCII
+    // case) are safe: ASCII, and CJK unified ideographs (only compatibility ideographs fold into
+    // them). Any other character (ü, Σ, kana or Hangul, which composition can produce) splits the
+    // literal: its longest safe run is then what every match holds, and hits are verified.
+    std::size_t best = 0, best_len = 0, run = 0;
+    bool whole = true;
+    for (std::size_t i = 0; i <= lit.size();) {
+      const std::size_t n = i < lit.size() ? cp_len(static_cast<unsigned char>(lit[i])) : 1;
+      const std::uint32_t cp = i < lit.size() ? cp_at(lit, i) : 0;
+      const bool safe = i < lit.size() && (cp < 0x80 || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x4E00 && cp <= 0x9FFF));
+      if (!safe) {
+        if (i < lit.size()) whole = false;
+        if (i - run > best_len) {
+          best = run;
+          best_len = i - run;
+        }
+        run = i + n;
+      }
+      i += n;
+    }
+    if (!whole) {
+      lit = lit.substr(best, best_len);
+      f.whole = false;
+      if (lit.empty()) return std::nullopt;
+    }
+    f.needs_cjk_check = std::any_of(lit.begin(), lit.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+  }
   if (json) {
     for (unsigned char c : lit)
       if (c < 0x20 || c == '"' || c == '\\') return std::nullopt;  // escaped in JSON: not verbatim in the raw column
     if (lit.find("\xEF\xBF\xBD") != std::string::npos) return std::nullopt;  // U+FFFD: may stand for replaced bytes
-  }
-  RawFilter f;
-  f.ignore_case = m.ignore_case;
-  if (m.ignore_case) {
-    // Under -i only text whose folded form holds the literal verbatim (up to ASCII case) is
-    // safe: ASCII, and CJK unified ideographs (only compatibility ideographs fold into them).
-    for (std::size_t i = 0; i < lit.size(); i += cp_len(static_cast<unsigned char>(lit[i]))) {
-      const std::uint32_t cp = cp_at(lit, i);
-      if (cp < 0x80) continue;
-      if ((cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x4E00 && cp <= 0x9FFF)) {
-        f.needs_cjk_check = true;
-        continue;
-      }
-      return std::nullopt;
-    }
   }
   bool anchored = true;
   for (std::size_t i = 0; i < lit.size() && anchored; i += cp_len(static_cast<unsigned char>(lit[i])))
@@ -457,7 +472,7 @@ void scan_packs(Store& st, const Matcher& m, const GrepOptions& o, std::int64_t 
     for (k = first; k < n; ++k) {
       const std::uint8_t fl = p.flags(k);
       if (!wanted(k) || (!hit[k] && !(fl & must_check))) continue;
-      const bool exact = hit[k] == kSure && m.literal();
+      const bool exact = hit[k] == kSure && m.literal() && f->whole;
       if (exact || m.matches(p.node_text(k))) found.emplace_back(p.seq(k), (fl & pack_flag::kView) != 0);
     }
   });

@@ -39,6 +39,9 @@ struct RawFilter {
   /// is: where the literal occurs (up to ASCII case) in a text and is followed by the text's end or
   /// an anchor, casefold(text) holds it too (casefold splits before anchors).
   bool anchored = false;
+  /// `literal` is the whole pattern (casefold of it under -i); false: only the part of it every
+  /// match holds (-i and characters other than ASCII and CJK unified), so a hit must be verified.
+  bool whole = true;
   bool may_match(std::string_view raw_json) const;
 };
 
@@ -66,8 +69,9 @@ class Matcher {
   /// longest required run, folded the same way (ASCII-lowered under -i).
   std::optional<IndexQuery> index_query() const;
   /// The raw-content prefilter for a scan (RawFilter), or nullopt when none is sound: a regex
-  /// without a literal run, a literal with JSON-escaped characters or U+FFFD, a non-ASCII,
-  /// non-CJK literal under -i.
+  /// without a literal run, a literal with JSON-escaped characters or U+FFFD, an -i literal
+  /// without ASCII or CJK unified characters (with some, their longest run, RawFilter::whole
+  /// false).
   std::optional<RawFilter> raw_filter() const;
   /// The same shortcut over a node's searchable text itself (the text packs, lib/recall/
   /// text_packs.hpp) rather than its JSON: no JSON escaping to fear, so literals with quotes,

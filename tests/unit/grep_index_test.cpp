@@ -124,7 +124,19 @@ TEST(RawFilterTest, EveryCharacterThatFoldsIntoAsciiDefeatsTheShortcut) {
     EXPECT_TRUE(f->may_match("[{\"type\":\"text\",\"text\":\"" + c + "\"}]")) << std::hex << cp;
   }
   EXPECT_GT(folding, 10);
-  EXPECT_FALSE(Matcher("über", false, true).raw_filter());  // non-ASCII, non-CJK under -i
+  auto uber = Matcher("ÜBER", false, true).raw_filter();  // non-ASCII, non-CJK under -i: the ASCII run
+  ASSERT_TRUE(uber);
+  EXPECT_EQ(uber->literal, "ber");
+  EXPECT_FALSE(uber->whole);
+  EXPECT_FALSE(uber->may_match("[{\"type\":\"text\",\"text\":\"no\"}]"));
+  EXPECT_TRUE(uber->may_match("[{\"type\":\"text\",\"text\":\"Uber\"}]"));  // a candidate, verified later
+  EXPECT_FALSE(Matcher("ü", false, true).raw_filter());  // no ASCII or CJK run at all
+  EXPECT_FALSE(Matcher("がぎぐ", false, true).raw_filter());  // kana: composition makes them
+  auto mixed = Matcher("飞书über", false, true).text_filter();
+  ASSERT_TRUE(mixed);
+  EXPECT_EQ(mixed->literal, "飞书");
+  EXPECT_TRUE(mixed->needs_cjk_check);
+  EXPECT_TRUE(Matcher("飞书", false, true).text_filter()->whole);
   EXPECT_TRUE(Matcher("über", false, false).raw_filter());
   EXPECT_FALSE(Matcher("a\"b", false, false).raw_filter());  // escaped in JSON
   auto cjk = Matcher("飞书", false, true).raw_filter();
@@ -457,7 +469,7 @@ TEST_F(GrepIndexTest, PackScanHitsAtNodeEdgesManyHitsPerNodeAndFoldingNeighbours
         return s;
       }(),
       "ERROR\u0301", "error\u0301 and then Error.", "飞书\u0301", "飞书x", "\u017Ftatus ok", "Straße", "\uF900 compat",
-      "ß飞书", "café error", "erroré", "e\u0301rror", "x", "KELVIN \u212Aelvin", "飞书\u3099", "ERROR\u0301ERROR"};
+      "ß飞书", "café error", "erroré", "e\u0301rror", "x", "KELVIN \u212Aelvin", "飞书\u3099", "ERROR\u0301ERROR", "ÜBER alles", "Uber", "u\u0308ber"};
   {
     Store st = Store::open(path_, Store::Mode::read_write);
     st.create_session(SessionInfo{"s"});
@@ -474,7 +486,8 @@ TEST_F(GrepIndexTest, PackScanHitsAtNodeEdgesManyHitsPerNodeAndFoldingNeighbours
     ASSERT_EQ(st.append(s), AppendResult::added);
   }
   const std::vector<std::string> ps = {"error", "ERROR", "Error", "err", "or at", "erroré", "rror", "error error",
-                                       "飞书", "豈", "status", "strasse", "kelvin", "r\u0301", "ŕ", "ROR\u0301E", "x"};
+                                       "飞书", "豈", "status", "strasse", "kelvin", "r\u0301", "ŕ", "ROR\u0301E", "x",
+                                       "über", "café", "飞书über"};
   for (std::int64_t pack_bytes : {std::int64_t{1}, std::int64_t{40}, std::int64_t{4} << 20}) {
     {
       Store st = Store::open(path_, Store::Mode::read_write);
@@ -510,6 +523,10 @@ TEST_F(GrepIndexTest, PackScanHitsAtNodeEdgesManyHitsPerNodeAndFoldingNeighbours
     EXPECT_EQ(count("kelvin", true), P(1, 0)) << pack_bytes;
     EXPECT_EQ(count("豈", true), P(1, 0)) << pack_bytes;
     EXPECT_EQ(count("ŕ", true), P(3, 1)) << pack_bytes;  // n3 n4 n17 and the summary
+    // -i literals with other characters: their longest ASCII/CJK run finds candidates, verified.
+    EXPECT_EQ(count("über", true), P(2, 0)) << pack_bytes;  // n18, n20 (u + combining diaeresis); not n19
+    EXPECT_EQ(count("café", true), P(1, 0)) << pack_bytes;
+    EXPECT_EQ(count("erroré", true), P(1, 0)) << pack_bytes;
     if (HasFailure()) break;
   }
 }
