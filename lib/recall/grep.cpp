@@ -603,12 +603,13 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
   } else {
     if (iq && !o.session) {
       // Hits in seq order straight from the index (no per-hit join): a hit is a view node when
-      // its seq is one of the few view seqs, read once through nodes(session, kind, seq).
+      // its seq is one of the few view seqs, read once through nodes(session, kind, seq) per
+      // session (CROSS JOIN and INDEXED BY: without statistics the planner walks every node).
       std::vector<std::int64_t> views;
       {
         auto v = st.db().prepare(
-            "SELECT n.seq FROM sessions s JOIN nodes n ON n.session = s.id "
-            "AND n.kind IN ('summary','archive','notes') AND n.seq <= ?1");
+            "SELECT n.seq FROM sessions s CROSS JOIN nodes n INDEXED BY nodes_session_kind "
+            "WHERE n.session = s.id AND n.kind IN ('summary','archive','notes') AND n.seq <= ?1");
         v.bind(1, through);
         while (v.step()) views.push_back(v.int64(0));
         std::sort(views.begin(), views.end());
