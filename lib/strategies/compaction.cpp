@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
@@ -61,11 +62,18 @@ std::optional<std::int64_t> config_int(const Json& sec, const std::string& secti
   if (!sec.is_object()) return std::nullopt;
   auto f = sec.find(key);
   if (f == sec.end() || f->is_null()) return std::nullopt;
-  const bool integral_float =
-      f->is_number_float() && f->get<double>() == static_cast<double>(static_cast<std::int64_t>(f->get<double>()));
-  if (!f->is_number_integer() && !integral_float) bad_config(section, fmt::format("{}.{} must be an integer", section, key));
-  std::int64_t v = f->is_number_integer() ? f->get<std::int64_t>() : static_cast<std::int64_t>(f->get<double>());
-  if (v < lo || v > hi) bad_config(section, fmt::format("{}.{} must be between {} and {}", section, key, lo, hi));
+  auto out_of_range = [&] { bad_config(section, fmt::format("{}.{} must be between {} and {}", section, key, lo, hi)); };
+  if (f->is_number_float()) {
+    // Range first: converting a double outside int64 is undefined (found by fuzz/compact_config).
+    const double d = f->get<double>();
+    if (!std::isfinite(d) || std::trunc(d) != d) bad_config(section, fmt::format("{}.{} must be an integer", section, key));
+    if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) out_of_range();
+    return static_cast<std::int64_t>(d);
+  }
+  if (!f->is_number_integer()) bad_config(section, fmt::format("{}.{} must be an integer", section, key));
+  if (f->is_number_unsigned() && f->get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) out_of_range();
+  const std::int64_t v = f->get<std::int64_t>();
+  if (v < lo || v > hi) out_of_range();
   return v;
 }
 
