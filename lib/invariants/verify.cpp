@@ -697,7 +697,9 @@ void check_determinism(Store& store, const std::string& session, const std::stri
         break;
       }
     }
-    if (f == RenderFormat::anthropic && pb.value("system", "") != hb.value("system", ""))
+    // Before the first user or assistant message the leading run of system messages is still
+    // open (no request was sendable, so no cache holds it): a system message joins it.
+    if (f == RenderFormat::anthropic && !pm.empty() && pb.value("system", "") != hb.value("system", ""))
       add(c, session, {head, *pred}, fmt::format("appending HEAD '{}' changed the rendered system prompt", head));
   }
 }
