@@ -235,7 +235,9 @@ class Budgeter {
     const auto& ms = r_.messages;
     for (std::size_t i = 0; i < ms.size(); ++i) {
       if (ms[i].role != role::kAssistant) continue;
-      Group g{i, i + 1};
+      Group g;
+      g.begin = i;
+      g.end = i + 1;
       if (i + 1 < ms.size() && ms[i + 1].role == role::kTool && ms[i + 1].kind == "tool_results") g.end = i + 2;
       for (std::size_t k = g.begin; k < g.end; ++k) {
         if (g.protect.empty()) g.protect = ineligible_block(ms[k]);
