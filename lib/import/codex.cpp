@@ -311,18 +311,20 @@ class CodexImporter {
   /// items can be told apart again. Legacy `compacted{message}` gives a text summary. It covers
   /// every chain node before it except the root instructions node (Codex sends instructions
   /// outside the history, so they survive compaction); its predecessor is that splice point.
-  /// The chain then continues from the last pre-compaction node: a summary is a view node.
+  /// Instructions from a session_meta that came after other items are not the root: then the
+  /// summary covers the whole chain from its root (a contiguous segment, invariant 3; found by
+  /// fuzz/import_codex). The chain then continues from the last pre-compaction node: a summary
+  /// is a view node.
   void add_compaction(const JsonlRecord& rec, const Json& payload) {
-    std::vector<std::string> covers;
-    for (const auto& id : chain_)
-      if (!instructions_id_ || id != *instructions_id_) covers.push_back(id);
+    const bool instructions_root = instructions_id_ && !chain_.empty() && chain_.front() == *instructions_id_;
+    std::vector<std::string> covers(chain_.begin() + (instructions_root ? 1 : 0), chain_.end());
     if (covers.empty()) {
       sink_.warn(rec.line, "compaction.empty", "codex compaction before any message; kept as a record only");
       return;
     }
     Node n = make_node(rec, role::kUser);
     n.kind = kind::kSummary;
-    n.predecessor = instructions_id_;
+    if (instructions_root) n.predecessor = instructions_id_;
     n.covers_ids = std::move(covers);
     n.metadata["strategy"] = "rolling";
     n.metadata["origin"] = "import";
