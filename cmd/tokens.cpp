@@ -29,9 +29,14 @@ int run_tokens(Context& ctx, const TokensOptions& o) {
   const Json& s = j["summary"];
   out += fmt::format("growth pairs: {} (skipped: {} small, {} resets, {} model switches)\n", t.pairs.size(),
                      t.skipped_small, t.skipped_reset, t.skipped_model_switch);
-  for (const char* row : {"bytes4", "estimated", "calibrated"})
+  for (const char* row : {"bytes4", "estimated", "calibrated"}) {
+    if (s[row]["median"].is_null()) {
+      out += fmt::format("  {:<11} median   n/a   p90   n/a (no growth pair to measure)\n", row);
+      continue;
+    }
     out += fmt::format("  {:<11} median {:5.1f}%  p90 {:5.1f}%\n", row, 100 * s[row]["median"].get<double>(),
                        100 * s[row]["p90"].get<double>());
+  }
   out += fmt::format("now: {} tokens ({})\n", now.tokens.value, now.tokens.kind);
   emit_text(out);
   return 0;

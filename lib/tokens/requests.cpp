@@ -388,6 +388,8 @@ Json request_table_json(const RequestTable& t, std::int64_t min_growth, const To
   }
   auto stats = [&](const std::vector<double>& xs) {
     ErrorStats s = error_stats(xs);
+    // No pair, no error to state: null, never a perfect 0.
+    if (s.n == 0) return Json{{"n", 0}, {"median", nullptr}, {"p90", nullptr}};
     return Json{{"n", s.n}, {"median", round4(s.median)}, {"p90", round4(s.p90)}};
   };
   Json j = Json::object();
