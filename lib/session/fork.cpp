@@ -134,7 +134,8 @@ ForkResult fork_session(Store& store, const ForkOptions& opts) {
   ForkResult r;
   r.at = opts.at;
   auto at = store.node(opts.at, false);
-  if (!at) throw Error(Exit::usage, "node.unknown", fmt::format("no node '{}'", opts.at), "list nodes with 'ctxfold log'");
+  if (!at)
+    throw Error(Exit::bad_input, "node.unknown", fmt::format("no node '{}'", opts.at), "list nodes with 'ctxfold log'");
   if (opts.session && *opts.session != at->session)
     throw Error(Exit::usage, "node.other_session",
                 fmt::format("node '{}' belongs to session '{}', not '{}'", at->id, at->session, *opts.session));

@@ -280,7 +280,7 @@ TEST_F(ForkTest, BadInputWritesNothing) {
     EXPECT_EQ(st().max_seq(), boundary);
     EXPECT_EQ(st().sessions().size(), sessions);
   };
-  expect_error(ForkOptions{"nope", std::nullopt, std::nullopt}, Exit::usage, "node.unknown");
+  expect_error(ForkOptions{"nope", std::nullopt, std::nullopt}, Exit::bad_input, "node.unknown");
   expect_error(ForkOptions{"x1", std::string("s"), std::nullopt}, Exit::usage, "node.other_session");
   expect_error(ForkOptions{"n2", std::nullopt, std::string("other")}, Exit::bad_input, "session.exists");
   ForkOptions ok{"n2", std::nullopt, std::string("f")};
