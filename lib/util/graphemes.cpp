@@ -45,10 +45,6 @@ void each_grapheme(std::string_view s, F&& fn) {
   }
 }
 
-bool is_ascii(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
-}
-
 void fold_ascii(std::string_view s, std::string& out) {
   for (char c : s) out.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
 }
