@@ -663,15 +663,16 @@ void check_determinism(Store& store, const std::string& session, const std::stri
   if (p.summary != a.r.summary || fold_ids(p) != fold_ids(a.r)) return;
   // A result that arrives late (after other turns) replaces the synthetic result the earlier
   // render carried: the prefix changes by the repair policy, not by a defect in the ledger. The
-  // call is named by its node too: a tool_use id given to two calls (found by fuzz/import_codex)
-  // can leave the other call answered synthetically in both renders.
-  bool late_result = false;
+  // call is named by its node and counted: a tool_use id given to several calls (found by
+  // fuzz/import_codex) can leave another call, even of the same node, answered synthetically in
+  // both renders.
+  std::map<std::pair<std::string, std::string>, int> synthetic;  // (node, tool_use id) -> p's count - a's
   for (const auto& rp : p.repairs)
-    if (rp.kind == "synthetic_result" &&
-        std::none_of(a.r.repairs.begin(), a.r.repairs.end(), [&](const Repair& x) {
-          return x.kind == rp.kind && x.tool_use_id == rp.tool_use_id && x.node == rp.node;
-        }))
-      late_result = true;
+    if (rp.kind == "synthetic_result") ++synthetic[{rp.node, rp.tool_use_id}];
+  for (const auto& rp : a.r.repairs)
+    if (rp.kind == "synthetic_result") --synthetic[{rp.node, rp.tool_use_id}];
+  const bool late_result =
+      std::any_of(synthetic.begin(), synthetic.end(), [](const auto& kv) { return kv.second > 0; });
   for (auto f : {RenderFormat::openai, RenderFormat::anthropic}) {
     const char* name = f == RenderFormat::openai ? "openai" : "anthropic";
     const Json pb = render_request_body(p, f);
