@@ -194,7 +194,7 @@ expect_rc "checkout back" 0 cf --session "$S" checkout "$H"
 
 # 10. bad input changes nothing
 before=$(db_sum)
-expect_rc "fork at an unknown id" 2 cf --session "$S" fork --at no-such-node
+expect_rc "fork at an unknown id" 3 cf --session "$S" fork --at no-such-node
 expect_rc "fork at a node of another session" 2 cf --session F1 fork --at "$B"
 expect_rc "fork --name reuse" 3 cf --session "$S" fork --at "$AT" --name F1
 expect_rc "--as-of beyond the boundary" 3 cf --session "$S" render --as-of 999999
