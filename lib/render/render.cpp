@@ -519,14 +519,24 @@ void cap_row(Node& n, std::int64_t max_bytes, std::vector<TruncatedRow>& out) {
   if (max_bytes <= 0) return;
   const std::int64_t total = row_text_bytes(n.content);
   if (total <= max_bytes) return;
+  // The cut moves back to a character boundary, so the bytes kept can be fewer than max_bytes:
+  // a dry run without the marker finds them, and the marker states what is really shown.
+  std::int64_t kept = 0;
+  {
+    Json probe = n.content;
+    std::int64_t budget = max_bytes;
+    bool marked = false;
+    cap_strings(probe, budget, std::string(), marked);
+    kept = row_text_bytes(probe);
+  }
   const std::string marker = fmt::format(
       "\n[ctxfold: row {} truncated: {} of {} bytes shown; the whole row: `ctxfold show {}`, or search it with "
       "`ctxfold grep`]",
-      n.id, max_bytes, total, n.id);
+      n.id, kept, total, n.id);
   std::int64_t budget = max_bytes;
   bool marked = false;
   cap_strings(n.content, budget, marker, marked);
-  out.push_back(TruncatedRow{n.id, total, row_text_bytes(n.content) - static_cast<std::int64_t>(marker.size())});
+  out.push_back(TruncatedRow{n.id, total, kept});
 }
 
 Rendered render_context(Store& store, const std::string& session, const RenderOptions& opts) {

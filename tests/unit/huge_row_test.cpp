@@ -138,4 +138,20 @@ TEST_F(HugeRowTest, RenderCapsTheRowWithAMarkerNamingItAndItsSize) {
 }
 
 }  // namespace
+TEST(RowCap, TheMarkerStatesTheBytesKeptWhenTheCutMovesBackToACharacterBoundary) {
+  Node n;
+  n.id = "wide";
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += "\xc3\xa9";  // 100 x U+00E9, two bytes each
+  n.content = Json::array({Json{{"type", "text"}, {"text", text}}});
+  std::vector<TruncatedRow> out;
+  cap_row(n, 101, out);  // 101 bytes would split a character: 100 are kept
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].original_bytes, 200);
+  EXPECT_EQ(out[0].kept_bytes, 100);
+  const std::string capped = n.content[0]["text"].get<std::string>();
+  EXPECT_EQ(capped.rfind(text.substr(0, 100), 0), 0u);
+  EXPECT_NE(capped.find("truncated: 100 of 200 bytes shown"), std::string::npos) << capped;
+}
+
 }  // namespace ctxfold
