@@ -764,21 +764,26 @@ void check_sqlite(Store& store, Check& c, bool quick = false) {
           fmt::format("table '{}' row {} references a row of '{}' that does not exist (foreign key {})", st.text(0),
                       st.is_null(1) ? std::string("?") : std::to_string(st.int64(1)), st.text(2), st.int64(3)));
   }
-  // nodes.session -> sessions(id) and nodes.predecessor -> nodes(id) (share/schema/001_init.sql).
-  auto orphan = store.db().prepare(
-      "SELECT n.seq FROM nodes n INDEXED BY nodes_session_seq "
-      "WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = n.session)");
-  while (orphan.step())
-    add(c, "", {},
-        fmt::format("table 'nodes' row {} references a row of 'sessions' that does not exist (foreign key session)",
-                    orphan.int64(0)));
-  auto dangling = store.db().prepare(
-      "SELECT p.seq FROM nodes p INDEXED BY nodes_predecessor WHERE p.predecessor IS NOT NULL "
-      "AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = p.predecessor)");
-  while (dangling.step())
-    add(c, "", {},
-        fmt::format("table 'nodes' row {} references a row of 'nodes' that does not exist (foreign key predecessor)",
-                    dangling.int64(0)));
+  // nodes.session -> sessions(id) and nodes.predecessor -> nodes(id) (share/schema/001_init.sql),
+  // each read through its index.
+  struct NodeKey {
+    const char* sql;
+    const char* target;
+    const char* key;
+  };
+  for (const NodeKey& k :
+       {NodeKey{"SELECT n.seq FROM nodes n INDEXED BY nodes_session_seq "
+                "WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = n.session)",
+                "sessions", "session"},
+        NodeKey{"SELECT p.seq FROM nodes p INDEXED BY nodes_predecessor WHERE p.predecessor IS NOT NULL "
+                "AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = p.predecessor)",
+                "nodes", "predecessor"}}) {
+    auto st = store.db().prepare(k.sql);
+    while (st.step())
+      add(c, "", {},
+          fmt::format("table 'nodes' row {} references a row of '{}' that does not exist (foreign key {})",
+                      st.int64(0), k.target, k.key));
+  }
 }
 
 Json violations_json(const std::vector<Violation>& vs) {
