@@ -981,10 +981,14 @@ void Importer::attach_missing_parents() {
 
 void Importer::break_cycles() {
   const int n = static_cast<int>(plans_.size());
-  // A record rewritten under an existing uuid whose parent chain reaches that uuid (C23).
+  // FIELD_CASES C23: a record rewritten under an existing uuid whose parent chain reaches that
+  // uuid. By id the parent links loop (a -> b -> a); by record they do not: the rewrite is stored
+  // under a new id (ImportSink::add, id.duplicate_conflict) after its parent, so it keeps the link
+  // and HEAD's chain holds every record. The loop the ids would form is reported, with the line
+  // of the duplicate and of the record whose id it reuses.
   for (int p = 0; p < n; ++p) {
     const Line& ln = sk_.lines[plans_[p].first];
-    if (!ln.conflict || plans_[p].pred < 0) continue;
+    if (!ln.conflict || plans_[p].pred < 0 || cycle_.count(p)) continue;  // (reported by the first call)
     std::vector<std::string> ids{sk_.str(ln.uuid)};
     int q = plans_[p].pred;
     for (int steps = 0; q >= 0 && steps <= n; ++steps) {
@@ -992,10 +996,12 @@ void Importer::break_cycles() {
       if (first_line(q).uuid == ln.uuid) {
         std::string joined;
         for (const auto& s : ids) joined += (joined.empty() ? "" : " -> ") + s;
-        sink_.warn(ln.line, "cycle", fmt::format("parent links loop: {}; record kept as a root", joined));
+        sink_.warn(ln.line, "cycle",
+                   fmt::format("record '{}' reuses the id of line {} and its parent links would loop: {}; "
+                               "stored under a new id after '{}', so the chain keeps every record",
+                               sk_.str(ln.uuid), first_line(q).line, joined,
+                               plan_id(plans_[p].pred)));
         cycle_[p] = ids;
-        plans_[p].pred = -1;
-        plans_[p].pred_changed = true;
         break;
       }
       q = plans_[q].pred;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "import/import.hpp"
+#include "render/render.hpp"
 #include "store/store.hpp"
 #include "util/json.hpp"
 
@@ -688,6 +689,31 @@ TEST_F(ClaudeImportTest, C23ParentCycleTerminatesAndIsReported) {
   EXPECT_EQ(store_->node_count("c23"), 4);
   EXPECT_EQ(store_->node("c")->predecessor, "b");
   EXPECT_EQ(store_->node("b")->predecessor, "a");
+}
+
+// C23 exactly (the three records): the rewrite of a is stored under a new id and keeps its parent
+// b, so HEAD (the rewrite) renders all three messages; the warning names the file and the line.
+TEST_F(ClaudeImportTest, C23DuplicateIdKeepsItsParentAndTheChain) {
+  std::string p = write("c23x.jsonl", {user("a", "", "first a"), assistant("b", "a", "m1", text("b")),
+                                       user("a", "b", "a again, now under b")});
+  auto res = import(p);
+  std::optional<ImportWarning> cyc;
+  for (const auto& w : res.warnings)
+    if (w.code == "cycle") cyc = w;
+  ASSERT_TRUE(cyc);
+  EXPECT_EQ(cyc->file, p);
+  EXPECT_EQ(cyc->line, 3);
+  EXPECT_NE(cyc->message.find("a -> b -> a"), std::string::npos) << cyc->message;
+  EXPECT_NE(cyc->message.find("line 1"), std::string::npos) << cyc->message;
+  auto head = store_->head("c23x");
+  ASSERT_TRUE(head);
+  EXPECT_NE(*head, "a");
+  EXPECT_EQ(store_->node(*head)->predecessor, "b");
+  EXPECT_EQ(store_->node(*head)->metadata["duplicate_of"], "a");
+  std::vector<std::string> ids;
+  for (const auto& n : spine("c23x")) ids.push_back(n.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"a", "b", *head}));
+  EXPECT_EQ(render_context(*store_, "c23x", {}).items.size(), 3u);
 }
 
 TEST_F(ClaudeImportTest, C23PureCycleIsBrokenAtItsEarliestRecord) {
