@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <unordered_set>
+
 #include "context.hpp"
 #include "model/preview.hpp"
 #include "render/graph.hpp"
@@ -37,12 +39,22 @@ int run_log(Context& ctx, const LogOptions& o) {
   std::optional<std::string> start = o.head ? o.head : st.head(session, o.as_of);
   if (!start) throw Error(Exit::bad_input, "session.no_head", fmt::format("session '{}' has no HEAD", session));
   std::int64_t count = 0;
-  std::int64_t bound = st.node_count(session) + 1;  // a cycle in a broken database cannot spin
+  // A broken database (edited directly: invariant 2) can hold a predecessor cycle or a missing
+  // predecessor: the walk prints each node once, stops there, says so and exits 3 (bad data),
+  // as render does for the same database.
+  std::unordered_set<std::string> seen;
+  bool broken = false;
   std::optional<std::string> cur = start;
-  while (cur && bound-- > 0 && (o.limit <= 0 || count < o.limit)) {
+  while (cur && (o.limit <= 0 || count < o.limit)) {
+    if (!seen.insert(*cur).second) {
+      warn(fmt::format("predecessor cycle at node '{}': the spine stops there after {} nodes", *cur, count));
+      broken = true;
+      break;
+    }
     auto n = st.node(*cur, false);
     if (!n) {
       warn(fmt::format("node '{}' is missing; the spine stops here", *cur));
+      broken = true;
       break;
     }
     if (ctx.text) {
@@ -63,6 +75,10 @@ int run_log(Context& ctx, const LogOptions& o) {
   }
   if (!ctx.text)
     emit({{"type", "summary"}, {"schema", "ctxfold.log/1"}, {"session", session}, {"head", *start}, {"count", count}});
+  if (broken) {
+    warn(fmt::format("session '{}': the spine printed is partial; run 'ctxfold verify-invariants'", session));
+    return static_cast<int>(Exit::bad_input);
+  }
   return 0;
 }
 }  // namespace

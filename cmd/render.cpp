@@ -1,5 +1,6 @@
 #include "budget_options.hpp"
 #include "context.hpp"
+#include "render/partial.hpp"
 #include "render/render.hpp"
 #include "session/budget.hpp"
 #include "session/snapshot.hpp"
@@ -98,6 +99,17 @@ int run_render(Context& ctx, const RenderCliOptions& o) {
     Json j = render_to_json(r, format);
     if (report) j["budget"] = report->to_json();
     emit(j);
+  }
+  // Warnings go to stderr (PRODUCT §3); a walk that stopped before the root (a predecessor cycle
+  // or a missing predecessor in a broken database) rendered a partial history: bad data, exit 3.
+  bool partial = false;
+  for (const std::string& w : r.warnings) {
+    warn(w);
+    partial = partial || is_partial_history(w);
+  }
+  if (partial) {
+    warn(fmt::format("session '{}': the history rendered is partial; run 'ctxfold verify-invariants'", session));
+    return static_cast<int>(Exit::bad_input);
   }
   return 0;
 }

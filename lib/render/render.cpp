@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "render/partial.hpp"
 #include "snapcompact/archive.hpp"
 #include "strategies/notes.hpp"
 #include "tokens/estimate.hpp"
@@ -615,16 +616,16 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   std::optional<std::string> cur = r.head;
   while (cur) {
     if (!visited.insert(*cur).second) {
-      r.warnings.push_back(fmt::format("predecessor cycle at node '{}': the walk stopped there", *cur));
+      r.warnings.push_back(fmt::format("{}predecessor cycle at node '{}': the walk stopped there", kPartialHistory, *cur));
       break;
     }
     if (r.spine_length >= limit) {
-      r.warnings.push_back("the walk exceeded the database's node count and stopped");
+      r.warnings.push_back(fmt::format("{}the walk exceeded the database's node count and stopped", kPartialHistory));
       break;
     }
     auto n = store.node(*cur, false);
     if (!n || n->seq > opts.as_of) {
-      r.warnings.push_back(fmt::format("predecessor '{}' does not exist: the walk stopped there", *cur));
+      r.warnings.push_back(fmt::format("{}predecessor '{}' does not exist: the walk stopped there", kPartialHistory, *cur));
       break;
     }
     ++r.spine_length;

@@ -1,0 +1,17 @@
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace ctxfold {
+
+/// Prefix of the Rendered::warnings entries that say HEAD's walk stopped before the root: a
+/// predecessor cycle, a predecessor that does not exist, a walk longer than the database. The
+/// history rendered is then partial, from a database that breaks invariant 2 (PRODUCT §4, made
+/// by editing the SQLite file directly). cmd/render prints every warning on stderr and exits 3
+/// (bad input data) on these, as fork (fork.broken_chain) and log do for the same database.
+inline constexpr std::string_view kPartialHistory = "partial history: ";
+
+/// True when a render warning is a kPartialHistory one.
+inline bool is_partial_history(std::string_view warning) { return warning.substr(0, kPartialHistory.size()) == kPartialHistory; }
+
+}  // namespace ctxfold
