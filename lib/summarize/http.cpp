@@ -54,7 +54,7 @@ struct CurlApi {
 /// Loads libcurl once (and runs curl_global_init), or throws Exit::environment naming it.
 const CurlApi& curl() {
   static const CurlApi api = [] {
-    static const DynLib lib(CTXFOLD_LIBCURL_SONAME, "libcurl4 (libcurl)");
+    static const DynLib lib(CTXFOLD_LIBCURL_SONAME, "libcurl4");
     CurlApi a{};
     lib.get(a.global_init, "curl_global_init");
     lib.get(a.easy_init, "curl_easy_init");

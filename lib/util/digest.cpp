@@ -9,7 +9,7 @@ namespace ctxfold {
 
 const LibCrypto& libcrypto() {
   static const LibCrypto api = [] {
-    static const DynLib lib(CTXFOLD_LIBCRYPTO_SONAME, "libssl3 (OpenSSL libcrypto)");
+    static const DynLib lib(CTXFOLD_LIBCRYPTO_SONAME, "libssl3");
     LibCrypto a{};
     lib.get(a.md_ctx_new, "EVP_MD_CTX_new");
     lib.get(a.md_ctx_free, "EVP_MD_CTX_free");

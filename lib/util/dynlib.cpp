@@ -12,7 +12,8 @@ DynLib::DynLib(const char* soname, const char* package)
   if (handle_ == nullptr) {
     const char* why = dlerror();
     throw Error(Exit::environment, "dependency.missing",
-                fmt::format("cannot load {}: {}", soname_, why != nullptr ? why : "unknown error"),
+                fmt::format("cannot load {} (Debian package {}): {}", soname_, package_,
+                            why != nullptr ? why : "unknown error"),
                 fmt::format("install the Debian package {}", package_));
   }
 }
@@ -20,7 +21,7 @@ DynLib::DynLib(const char* soname, const char* package)
 void* DynLib::symbol(const char* name) const {
   void* p = dlsym(handle_, name);
   if (p == nullptr) {
-    throw Error(Exit::environment, "dependency.missing", fmt::format("{} has no symbol {}", soname_, name),
+    throw Error(Exit::environment, "dependency.missing", fmt::format("{} (Debian package {}) has no symbol {}", soname_, package_, name),
                 fmt::format("install a newer {}", package_));
   }
   return p;

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# libcrypto and libcurl are dlopen'd on first use (util/dynlib.hpp). When one cannot be loaded
+# (here: a broken file of its soname first on LD_LIBRARY_PATH), the command exits 4
+# (environment), not 3 as if the input were bad, names the Debian package, and writes nothing.
+source "$(dirname "$0")/lib.sh"
+mkdir -p "$WORK/nocrypto" "$WORK/nocurl"
+printf 'not a library' >"$WORK/nocrypto/libcrypto.so.3"
+printf 'not a library' >"$WORK/nocurl/libcurl.so.4"
+db="$WORK/t.db"
+
+echo '{"id":"x1","role":"user","content":"hi"}' >"$WORK/one.jsonl"
+expect_rc "append without libcrypto is an environment error" 4 \
+  env LD_LIBRARY_PATH="$WORK/nocrypto" "$CTXFOLD" --db "$db" --session s append <"$WORK/one.jsonl"
+grep -q "libssl3" "$WORK/err" && ok || fail "append names the package: $(cat "$WORK/err")"
+grep -q "libcrypto.so.3" "$WORK/err" && ok || fail "append names the library: $(cat "$WORK/err")"
+expect_eq "nothing written: the database the failed call created is gone" "" "$(ls "$db" 2>/dev/null)"
+
+for i in $(seq 1 30); do
+  jq -cn --arg i "$i" '{id:("n"+$i), role:(if ($i|tonumber)%2==1 then "user" else "assistant" end),
+                        content:("message number "+$i+" with some words in it to summarize later on")}'
+done >"$WORK/thirty.jsonl"
+expect_rc "append with libcrypto" 0 "$CTXFOLD" --db "$db" --session s append <"$WORK/thirty.jsonl"
+"$CTXFOLD" --db "$db" --session s render >"$WORK/before.json"
+expect_rc "http summarizer without libcurl" 4 env LD_LIBRARY_PATH="$WORK/nocurl" OPENAI_API_KEY=x \
+  OPENAI_BASE_URL=http://127.0.0.1:9/v1 "$CTXFOLD" --db "$db" --session s compact --window 300 --tail-percent 10 \
+  --force --summarizer openai:gpt-4o-mini
+grep -q "libcurl4" "$WORK/err" && ok || fail "compact names the package: $(cat "$WORK/err")"
+expect_eq "the reason names the package" true "$(jq '.reason | contains("Debian package libcurl4")' "$WORK/out")"
+"$CTXFOLD" --db "$db" --session s render >"$WORK/after.json"
+expect_eq "render unchanged" "" "$(cmp -s "$WORK/before.json" "$WORK/after.json" || echo differs)"
+finish
