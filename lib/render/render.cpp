@@ -576,8 +576,12 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   std::optional<Node> summary;
   std::optional<Coverage> cov;
   // snapcompact reads the other strategies' stored folds as text ahead of its frames (seed 002):
-  // its walk is rolling's, with the archive folds drawn as frames afterwards.
-  if (eff == "rolling" || snap) {
+  // its walk is rolling's, with the archive folds drawn as frames afterwards. lcm starts from the
+  // active rolling (or imported) summary as its covered prefix; when one of its own folds
+  // overlaps that summary's coverage (a rolling summary that read the lcm folds), the newest older
+  // summary that none overlaps, else none (below): its saved nodes decide (seed 002 "rolling":
+  // switching back to lcm uses its saved nodes; it never summarizes the rolling summary).
+  if (eff == "rolling" || snap || eff == "lcm") {
     summary = store.active_summary(session, opts.as_of);
     if (summary) cov = coverage_of(*summary);
     if (summary && !cov) summary.reset();
@@ -601,6 +605,28 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
         if (std::string_view(st) == "region") region_ids.insert(f.id);
         folds_by_last[f.last].push_back(std::move(f));
       }
+    // lcm: the newest rolling/imported summary none of its own folds overlaps, the one its folds
+    // were built after (a later rolling summary that read the lcm folds is not lcm's prefix).
+    for (int tries = 0; eff == "lcm" && summary; ++tries) {
+      bool overlaps = false;
+      for (const auto& [last, v] : folds_by_last) {
+        for (const auto& f : v)
+          if (!region_ids.count(f.id) &&
+              (store.covers_contains(summary->seq, f.first) || store.covers_contains(f.seq, cov->first))) {
+            overlaps = true;
+            break;
+          }
+        if (overlaps) break;
+      }
+      if (!overlaps) break;
+      const std::int64_t older = summary->seq - 1;
+      summary.reset();
+      cov.reset();
+      if (tries >= 16) break;
+      summary = store.active_summary(session, older);
+      if (summary) cov = coverage_of(*summary);
+      if (summary && !cov) summary.reset();
+    }
     for (auto& [last, v] : folds_by_last)
       std::sort(v.begin(), v.end(), [](const Store::SummaryRange& a, const Store::SummaryRange& b) {
         return a.count != b.count ? a.count > b.count : a.seq > b.seq;

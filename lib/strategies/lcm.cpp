@@ -101,6 +101,16 @@ bool make_plan(Store& store, const std::string& session, const LcmOptions& opts,
   std::size_t sys_end = 0;
   while (sys_end < items.size() && items[sys_end].is_model_input() && items[sys_end].role == role::kSystem) ++sys_end;
   p.region_start = sys_end;
+  // The covered prefix the render starts from: another strategy's active summary (the imported
+  // compaction summary, a rolling summary) then lcm's own folds past it; new leaves start after
+  // the newest of them, so a summary is never summarized again (seed 002 "stored folds").
+  if (p.r.summary)
+    for (std::size_t i = 0; i < items.size(); ++i)
+      if (items[i].id == *p.r.summary) {
+        p.region_start = i + 1;
+        if (auto c = items[i].metadata.find("covers"); c != items[i].metadata.end() && c->is_object())
+          p.cursor = json_str(*c, "last");
+      }
   if (!p.r.folds.empty()) {
     p.cursor = p.r.folds.back().last;
     for (std::size_t i = 0; i < items.size(); ++i)

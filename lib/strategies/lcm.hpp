@@ -36,14 +36,16 @@ void apply_lcm_config(const Json& config, LcmOptions& opts);
 void validate_lcm_options(const LcmOptions& opts);
 
 /// Runs the lcm strategy once on the session's HEAD (seed 002 "lcm", PRODUCT.md §2):
-///  1. render HEAD with strategy lcm at the current append boundary (rolling summaries ignored:
-///     seed 002 "lcm ignores prior"; the history it summarizes is always the durable rows, so it
-///     never summarizes a rolling summary). No window and no force, or a labelled figure
+///  1. render HEAD with strategy lcm at the current append boundary: the active rolling or
+///     imported summary (render.cpp: unless an lcm fold overlaps its coverage) is a covered prefix
+///     that is kept as it is, never summarized again; the history lcm summarizes is always the
+///     durable rows after it (seed 002 "stored folds"). No window and no force, or a labelled figure
 ///     (render's tokens: calibrated where the session has matched provider usage) below
 ///     trigger_percent of the window: noop, no summarizer call. A calibrated remainder shrinks
 ///     the tail budget as in rolling; every node made records the calibration it saw
 ///     (metadata.calibration) so later renders stay calibrated.
-///  2. the covered cursor is the last row covered by the newest lcm fold on the spine; the units
+///  2. the covered cursor is the last row covered by the newest lcm fold on the spine, else by
+///     the rendered summary; the units
 ///     after it (PRODUCT.md §1 units: a user message, or a closed step with its tool results)
 ///     are walked tail→head until tail_percent of the window is retained (retained_tail_start,
 ///     shared with rolling): the latest unit and an open step always stay in the verbatim tail,

@@ -4,6 +4,7 @@
 #include "tokens/hidden.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <unordered_set>
 
 namespace ctxfold {
@@ -94,10 +95,25 @@ TokenFigure token_figure(Store& store, const Rendered& r, std::int64_t as_of) {
       summary_seq = std::max(summary_seq, r.items[i].seq);
     }
 
+  // A request saw the view nodes that existed when it was made: one made after a view node this
+  // render does not show (an imported compaction summary under a render that starts before it, a
+  // fold the render did not apply) saw another context, and matching it against this render's
+  // estimate would calibrate a different history. Every view node the render shows has a seq at
+  // or below summary_seq, so the first view node after it is the barrier: only requests before it
+  // are consistent with the render (same covered frontier, context a prefix of it).
+  std::int64_t barrier = std::numeric_limits<std::int64_t>::max();
+  {
+    auto st = store.db().prepare(
+        "SELECT min(seq) FROM nodes WHERE session=?1 AND seq>?2 AND seq<=?3 AND covers_count IS NOT NULL "
+        "AND kind IN ('summary','archive')");
+    st.bind(1, r.session).bind(2, summary_seq).bind(3, as_of);
+    if (st.step() && !st.is_null(0)) barrier = st.int64(0);
+  }
+
   // A request made on exactly this context: a child of HEAD carrying usage.
   for (const auto& id : store.children(r.head)) {
     auto c = store.node(id, false);
-    if (!c || c->seq > as_of || c->seq <= summary_seq) continue;
+    if (!c || c->seq > as_of || c->seq <= summary_seq || c->seq >= barrier) continue;
     if (auto m = node_measured_tokens(*c)) {
       TokenFigure f;
       f.value = *m;
@@ -123,6 +139,7 @@ TokenFigure token_figure(Store& store, const Rendered& r, std::int64_t as_of) {
     auto m = node_measured_tokens(n);
     if (!m) continue;
     std::size_t first = request_start(r.items, i);
+    if (r.items[first].seq >= barrier) continue;
     // Claude Code copies a response's usage onto each of its nodes: the last one stands for it.
     if (!reqs.empty() && reqs.back().first == first) reqs.pop_back();
     reqs.push_back({i, first, *m});

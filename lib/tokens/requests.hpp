@@ -49,7 +49,10 @@ std::optional<std::int64_t> node_measured_tokens(const Node& n);
 ///    since that request (Calibration::hidden; HiddenPerEdit taught by the consecutive pairs of
 ///    requests in the render, each pair predicted before it teaches);
 ///  - "estimated" otherwise.
-/// Reads only HEAD's children beyond what the render loaded.
+/// Only requests made before the first view node (summary or archive) newer than the render's
+/// newest shown view node count: a later request saw that view node, a context this render does
+/// not show (an imported compaction summary a render starts before), so it never calibrates it.
+/// Reads only HEAD's children and one indexed query beyond what the render loaded.
 TokenFigure token_figure(Store& store, const Rendered& r, std::int64_t as_of);
 
 }  // namespace ctxfold

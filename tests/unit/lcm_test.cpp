@@ -325,21 +325,24 @@ TEST_F(LcmTest, SwitchingWithRollingReadsTheOtherStrategysFolds) {
   ro.window = 6000;
   CompactResult r1 = compact_rolling(st(), "s", rf, ro);
   ASSERT_EQ(r1.status, "compacted") << r1.reason;
-  // lcm ignores the rolling summary: its leaves summarize durable rows, never the rolling text.
-  turns(4, 11);
+  const std::vector<std::string> rolled1 = st().node(*r1.summary_id)->covers_ids;
+  // lcm starts from the rolling summary as its covered prefix: its leaves summarize the durable
+  // rows after it, never the rolling text, and its render shows the summary, then its folds.
+  turns(8, 11);
   FakeSummarizer lf = shrinking();
   CompactResult r2 = compact_lcm(st(), "s", lf, opts());
   ASSERT_EQ(r2.status, "compacted") << r2.reason;
   for (const auto& q : lf.requests) EXPECT_EQ(q.transcript.find("ROLLING-SUMMARY"), std::string::npos);
-  EXPECT_EQ(lcm_nodes().front().covers_ids.front(), "u1");
-  EXPECT_FALSE(render("lcm").summary);
+  EXPECT_EQ(r2.details["cursor"]["before"], rolled1.back());
+  EXPECT_EQ(*lcm_nodes().front().predecessor, rolled1.back());
+  EXPECT_EQ(render("lcm").summary, r1.summary_id);
   expect_complete(render("lcm"));
   // rolling again: it reads the lcm folds past its summary as source history, and its new summary
   // still covers real turns only.
   Rendered before = render("rolling");
   ASSERT_TRUE(before.summary);
   expect_complete(before);
-  turns(4, 15);
+  turns(4, 19);
   FakeSummarizer rf2;
   rf2.fn = rf.fn;
   CompactResult r3 = compact_rolling(st(), "s", rf2, ro);
@@ -352,12 +355,95 @@ TEST_F(LcmTest, SwitchingWithRollingReadsTheOtherStrategysFolds) {
   expect_complete(render("rolling"));
   expect_verifies();
   // Back to lcm: it continues from its own cursor and never summarizes the rolling summary.
-  turns(6, 19);
+  turns(6, 23);
   FakeSummarizer lf2 = shrinking();
   CompactResult r4 = compact_lcm(st(), "s", lf2, opts());
   ASSERT_EQ(r4.status, "compacted") << r4.reason;
   EXPECT_EQ(r4.details["cursor"]["before"], r2.details["cursor"]["after"]);
   for (const auto& q : lf2.requests) EXPECT_EQ(q.transcript.find("ROLLING-SUMMARY"), std::string::npos);
+  // The second rolling summary read the lcm folds, so lcm's prefix stays the first one.
+  EXPECT_EQ(render("lcm").summary, r1.summary_id);
+  expect_complete(render("lcm"));
+  expect_verifies();
+}
+
+// An imported compaction (a Claude Code session: the harness's summary covers the turns before
+// its boundary; the requests after it were measured on summary + later turns). lcm renders the
+// summary as its covered prefix (not the raw history it replaced), its leaves start after it, and
+// the calibration only matches requests whose context the render shows: the figure is never far
+// below the estimate (the real session gave a remainder of -107,221 and "calibrated" 9,373
+// tokens for an estimate of 22,535).
+TEST_F(LcmTest, AnImportedCompactionSummaryIsLcmsCoveredPrefixAndCalibrationMatchesIt) {
+  turns(8);
+  std::vector<std::string> covered;
+  for (int i = 1; i <= 8; ++i)
+    for (const char* p : {"u", "a", "r", "b"}) covered.push_back(p + std::to_string(i));
+  const std::string boundary = last_;
+  {
+    Node sum;
+    sum.id = "imported-summary";
+    sum.session = "s";
+    sum.kind = kind::kSummary;
+    sum.role = role::kUser;
+    sum.content = Json::array({Json{{"type", "text"}, {"text", "IMPORTED-SUMMARY of turns 1 to 8"}}});
+    sum.metadata = Json{{"origin", "import"}};
+    sum.covers_ids = covered;
+    Txn t(st().db());
+    ASSERT_EQ(st().append(sum), AppendResult::added);
+    t.commit();
+  }
+  last_ = boundary;
+  // Turns after the boundary; the responses carry usage measured on summary + these turns + a
+  // 3000-token remainder the transcript does not hold (tools, system prompt).
+  auto measured_reply = [&](const std::string& id) {
+    Rendered now = render("rolling");
+    Node n;
+    n.id = id;
+    n.session = "s";
+    n.predecessor = last_;
+    n.role = role::kAssistant;
+    n.content = Json::array({Json{{"type", "text"}, {"text", "answer " + id + " " + words(200, 'd')}}});
+    n.metadata = Json{{"model", "claude-opus-4-6"},
+                      {"message_id", "msg_" + id},
+                      {"usage", {{"input_tokens", now.estimated_tokens + 3000}, {"output_tokens", 10}}}};
+    Txn t(st().db());
+    ASSERT_EQ(st().append(n), AppendResult::added);
+    st().move_head("s", id, "append");
+    t.commit();
+    last_ = id;
+  };
+  for (int i = 9; i <= 14; ++i) {
+    user("u" + std::to_string(i), "request " + std::to_string(i) + " " + words(400, 'a'));
+    measured_reply("m" + std::to_string(i));
+  }
+  Rendered rolling = render("rolling"), lcm = render("lcm"), raw = render("raw");
+  ASSERT_EQ(rolling.summary, std::optional<std::string>("imported-summary"));
+  EXPECT_EQ(lcm.summary, std::optional<std::string>("imported-summary"));
+  EXPECT_LT(lcm.estimated_tokens, raw.estimated_tokens / 2);
+  expect_complete(lcm);
+  // Calibrated on a matching request: the remainder is the 3000 the transcript lacks.
+  EXPECT_EQ(lcm.tokens.kind, "calibrated");
+  ASSERT_TRUE(lcm.tokens.calibration);
+  EXPECT_GT(lcm.tokens.calibration->measured - lcm.tokens.calibration->estimated, 2000);
+  // The raw view never calibrates on requests that saw the summary.
+  EXPECT_GE(raw.tokens.value, raw.estimated_tokens);
+
+  FakeSummarizer f = shrinking();
+  LcmOptions o = opts(lcm.tokens.value * 100 / 90);
+  o.leaf_chunk_tokens = 800;
+  CompactResult r = compact_lcm(st(), "s", f, o);
+  ASSERT_EQ(r.status, "compacted") << r.reason;
+  EXPECT_EQ(r.details["cursor"]["before"], covered.back());
+  for (const auto& q : f.requests) EXPECT_EQ(q.transcript.find("IMPORTED-SUMMARY"), std::string::npos);
+  for (const auto& n : lcm_nodes())
+    for (const auto& id : n.covers_ids) EXPECT_EQ(std::find(covered.begin(), covered.end(), id), covered.end()) << id;
+  Rendered after = render("lcm");
+  EXPECT_EQ(after.summary, std::optional<std::string>("imported-summary"));
+  EXPECT_FALSE(after.folds.empty());
+  expect_complete(after);
+  // Consistent figures: the calibrated one is never below the estimate of the same context.
+  EXPECT_GE(after.tokens.value, after.estimated_tokens);
+  EXPECT_GE(r.tokens_after.value, r.estimated_tokens_after);
   expect_verifies();
 }
 
