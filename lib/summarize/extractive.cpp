@@ -173,17 +173,28 @@ void scan_tool_call(std::string_view line, Extract& ex) {
   scan_names(input, ex, kToolInputWeight);
 }
 
+void merge_previous(std::string_view prev, Extract& ex);
+
+/// A child summary's header in a condensation input (lcm.cpp: "[summary ID of rows A … B]"):
+/// the lines after it, up to the next header, are a summary, merged like a previous summary.
+bool is_summary_header(std::string_view line) {
+  return starts_with(line, "[summary ") && !line.empty() && line.back() == ']';
+}
+
 void scan_transcript(std::string_view text, Extract& ex) {
-  enum class Mode { none, user, assistant, tool, other };
+  enum class Mode { none, user, assistant, tool, other, summary };
   Mode mode = Mode::none;
   std::string user_text;
+  std::string summary_text;
   bool assistant_first = false;
   auto flush_user = [&] {
     if (mode == Mode::user) {
       std::string t = collapse(user_text);
       if (!t.empty()) ex.at(kRequests).add(shorten(t, kUserItemBytes));
     }
+    if (mode == Mode::summary) merge_previous(summary_text, ex);
     user_text.clear();
+    summary_text.clear();
   };
   std::size_t pos = 0;
   while (pos <= text.size()) {
@@ -192,9 +203,10 @@ void scan_transcript(std::string_view text, Extract& ex) {
     std::string_view line = text.substr(pos, nl - pos);
     pos = nl + 1;
     if (line == "[user]" || line == "[assistant]" || line == "[system]" || line == "[earlier summary]" ||
-        starts_with(line, "[tool result id=")) {
+        starts_with(line, "[tool result id=") || is_summary_header(line)) {
       flush_user();
       if (line == "[user]") mode = Mode::user;
+      else if (is_summary_header(line)) mode = Mode::summary;
       else if (line == "[assistant]") {
         mode = Mode::assistant;
         assistant_first = true;
@@ -203,7 +215,9 @@ void scan_transcript(std::string_view text, Extract& ex) {
       if (nl == text.size()) break;
       continue;
     }
-    if (starts_with(line, "[tool call ")) {
+    if (mode == Mode::summary) {
+      summary_text += std::string(line) + "\n";
+    } else if (starts_with(line, "[tool call ")) {
       scan_tool_call(line, ex);
     } else {
       if (mode == Mode::user) user_text += std::string(line) + "\n";
@@ -484,7 +498,16 @@ SummaryResult ExtractiveSummarizer::summarize(const SummaryRequest& req) {
   }
   std::string out = render(ex, order);
   if (out.size() > budget) out = shorten(out, budget);  // one request alone larger than the budget
-  if (out.size() >= input_bytes) out.resize(utf8_safe_prefix(out, input_bytes / 2));
+  if (collapse(out).empty() || out == " \xE2\x80\xA6") {
+    // Nothing survived the budget (or nothing was recognised: a chunk of one redacted reply, a
+    // tool result without names): an excerpt of the input, never an empty summary for non-empty
+    // input. The caller judges its size (lcm retries, then stores a source pointer).
+    std::string excerpt = collapse(req.transcript.empty() ? req.previous_summary : req.transcript);
+    if (excerpt.empty()) excerpt = collapse(req.previous_summary);
+    out = shorten(excerpt, std::max<std::size_t>(budget, 32));
+  }
+  if (out.size() >= input_bytes)
+    if (std::size_t keep = utf8_safe_prefix(out, input_bytes / 2); keep > 0) out.resize(keep);
   SummaryResult r;
   r.text = std::move(out);
   r.model = "extractive";

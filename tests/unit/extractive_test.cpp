@@ -53,10 +53,53 @@ TEST(Extractive, DeterministicAndStrictlySmaller) {
   req.max_output_tokens = 4096;
   EXPECT_EQ(ex.summarize(req).text, ex.summarize(req).text);
   // Tiny inputs too.
-  for (std::string t : {std::string("[user]\nhi"), std::string("[user]\nfix src/a.cpp now please"), std::string(1, 'x')}) {
+  for (std::string t : {std::string("[user]\nhi"), std::string("[user]\nfix src/a.cpp now please")}) {
     SummaryRequest small;
     small.transcript = t;
     std::string out = ex.summarize(small).text;
+    EXPECT_LT(out.size(), t.size()) << t;
+    EXPECT_FALSE(out.empty()) << t;
+    EXPECT_TRUE(utf8_valid(out));
+  }
+  // One byte has no smaller non-empty summary: the input itself (callers judge the size).
+  SummaryRequest one;
+  one.transcript = "x";
+  EXPECT_EQ(ex.summarize(one).text, "x");
+}
+
+// An lcm condensation input is its children's summaries under "[summary ID of rows A … B]"
+// headers (strategies/lcm.cpp): their sections are merged, never dropped as unrecognised lines,
+// and the result is never empty (the Codex rollout run stopped with "the summarizer returned an
+// empty summary" when condensing four leaves).
+TEST(Extractive, CondensesChildSummaries) {
+  const std::string leaf1 = "## User requests\n- Please migrate the settings store to SQLite\n\n"
+                            "## Decisions and progress\n- [REDACTED_TEXT len=1364 sha=4dc7c20d]\n";
+  const std::string leaf2 = "## Decisions and progress\n- kept the old reader for one release\n\n"
+                            "## Tools used\n- shell: 3\n" + std::string(2000, ' ') + "\n";
+  std::string t = "[summary lcm-1 of rows r1 … r9]\n" + leaf1 + "\n\n[summary lcm-2 of rows r10 … r20]\n" + leaf2;
+  ExtractiveSummarizer ex;
+  SummaryRequest req;
+  req.transcript = t;
+  req.max_output_tokens = 512;
+  std::string s = ex.summarize(req).text;
+  EXPECT_NE(s.find("Please migrate the settings store to SQLite"), std::string::npos) << s;
+  EXPECT_NE(s.find("kept the old reader for one release"), std::string::npos) << s;
+  EXPECT_NE(s.find("shell: 3"), std::string::npos) << s;
+  EXPECT_LT(s.size(), t.size());
+}
+
+// A chunk holding nothing the extractor recognises within its budget (one redacted reply of a
+// Codex rollout) still gets a non-empty summary: an excerpt.
+TEST(Extractive, NeverEmptyForNonEmptyInput) {
+  ExtractiveSummarizer ex;
+  for (std::string t : {std::string("[assistant]\n[REDACTED_TEXT len=1364 sha=4dc7c20d]"),
+                        std::string("[tool result id=T9]\n") + std::string(300, '.'),
+                        std::string("[summary lcm-1 of rows a … b]\n- [REDACTED_TEXT len=9 sha=00000000]\n")}) {
+    SummaryRequest req;
+    req.transcript = t;
+    req.max_output_tokens = 256;
+    std::string out = ex.summarize(req).text;
+    EXPECT_FALSE(out.empty()) << t;
     EXPECT_LT(out.size(), t.size()) << t;
     EXPECT_TRUE(utf8_valid(out));
   }
