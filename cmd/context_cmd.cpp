@@ -5,6 +5,7 @@
 
 #include "context.hpp"
 #include "render/render.hpp"
+#include "session/prepare.hpp"
 #include "strategies/compaction.hpp"
 #include "util/error.hpp"
 
@@ -15,6 +16,7 @@ struct ContextCliOptions {
   RenderOptions opts;
   std::optional<std::int64_t> window;
   int trigger_percent = 80;
+  CLI::Option* strategy_opt = nullptr;
 };
 
 Json pct(std::int64_t part, const std::optional<std::int64_t>& window) {
@@ -39,7 +41,10 @@ int run_context(Context& ctx, const ContextCliOptions& o) {
   if (o.window && *o.window <= 0) throw Error(Exit::usage, "usage.context", "--window must be positive");
   if (o.trigger_percent < 1 || o.trigger_percent > 100)
     throw Error(Exit::usage, "usage.context", "--trigger-percent must be 1..100");
-  Rendered r = render_context(st, session, o.opts);
+  RenderOptions ro = o.opts;
+  // The same default as render and prepare (session/prepare.hpp session_strategy).
+  if (o.strategy_opt && o.strategy_opt->count() == 0) ro.strategy = session_strategy(st, session);
+  Rendered r = render_context(st, session, ro);
 
   Json sections = Json::array();
   for (const Section& s : r.sections) {
@@ -103,7 +108,10 @@ int run_context(Context& ctx, const ContextCliOptions& o) {
 
 std::function<int(Context&)> setup_context(CLI::App& sub) {
   auto o = std::make_shared<ContextCliOptions>();
-  sub.add_option("--strategy", o->opts.strategy, "view policy: rolling | lcm | raw")->default_val("rolling");
+  o->strategy_opt = sub.add_option("--strategy", o->opts.strategy,
+                                   "view policy: rolling | lcm | snapcompact | raw (default: the session's own strategy, "
+                                   "the one its latest compact --strategy chose, else rolling)")
+                        ->default_val("rolling");
   sub.add_option("--head", o->opts.head, "inspect the request from this node instead of HEAD");
   sub.add_option("--window", o->window, "model context window in tokens (percentages and the trigger)");
   sub.add_option("--trigger-percent", o->trigger_percent, "compaction is due at this % of the window")->default_val(80);

@@ -3,6 +3,7 @@
 #include "render/partial.hpp"
 #include "render/render.hpp"
 #include "session/budget.hpp"
+#include "session/prepare.hpp"
 #include "session/snapshot.hpp"
 
 #include <filesystem>
@@ -27,18 +28,6 @@ struct RenderCliOptions {
   BudgetCliOptions budget;
   std::string summarizer = "extractive";
 };
-
-/// Without --strategy: snapcompact when the session's newest compaction was snapcompact (seed 002:
-/// compacting with a strategy makes it the session's own), else rolling (which also reads lcm
-/// folds and the snapcompact archive as text).
-std::string session_strategy(Store& store, const std::string& session, std::int64_t as_of) {
-  auto ends = store.events(session, "compact/end");
-  for (auto it = ends.rbegin(); it != ends.rend(); ++it) {
-    if (it->boundary_seq > as_of || json_str(it->payload, "status") != "compacted") continue;
-    return json_str(it->payload, "strategy") == "snapcompact" ? "snapcompact" : "rolling";
-  }
-  return "rolling";
-}
 
 /// --frames-dir: the archive's frames as DIR/frame-NNN.png (NNN: the frame's index in the archive).
 void write_frames(const Rendered& r, const std::string& dir) {
@@ -121,8 +110,8 @@ std::function<int(Context&)> setup_render(CLI::App& sub) {
   sub.add_option("--head", o->opts.head, "render from this node instead of HEAD");
   o->strategy_opt =
       sub.add_option("--strategy", o->opts.strategy,
-                     "view policy: rolling | lcm | snapcompact | raw (default: snapcompact when the session's newest "
-                     "compaction was, else rolling)")
+                     "view policy: rolling | lcm | snapcompact | raw (default: the session's own strategy, the one its "
+                     "latest compact --strategy chose, else rolling)")
           ->default_val("rolling");
   sub.add_option("--model", o->opts.model,
                  "snapcompact: the model the request is for (share/models/catalog.json; a text-only model renders rolling)");

@@ -11,15 +11,26 @@
 
 namespace ctxfold {
 
-std::string session_strategy(Store& store, const std::string& session) {
-  if (auto e = store.last_event(session, kSessionStrategyEvent)) {
-    std::string s = json_str(e->payload, "strategy");
-    if (is_session_strategy(s)) return s;
+std::string session_strategy(Store& store, const std::string& session, std::int64_t as_of) {
+  if (as_of == kLatest) {
+    if (auto e = store.last_event(session, kSessionStrategyEvent)) {
+      std::string s = json_str(e->payload, "strategy");
+      if (is_session_strategy(s)) return s;
+    }
+  } else {
+    auto made = store.events(session, kSessionStrategyEvent);
+    for (auto it = made.rbegin(); it != made.rend(); ++it) {
+      if (it->boundary_seq > as_of || it->type != kSessionStrategyEvent) continue;
+      std::string s = json_str(it->payload, "strategy");
+      if (is_session_strategy(s)) return s;
+    }
   }
+  // A database from before session/strategy events: the newest successful compaction's strategy.
   auto ends = store.events(session, "compact/end");
   for (auto it = ends.rbegin(); it != ends.rend(); ++it) {
-    if (json_str(it->payload, "status") != "compacted") continue;
-    return json_str(it->payload, "strategy") == "snapcompact" ? "snapcompact" : "rolling";
+    if (it->boundary_seq > as_of || json_str(it->payload, "status") != "compacted") continue;
+    std::string s = json_str(it->payload, "strategy");
+    if (is_session_strategy(s)) return s;
   }
   return "rolling";
 }

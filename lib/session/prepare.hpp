@@ -33,10 +33,13 @@ inline constexpr const char* kPrepareKnownEvent = "prepare/known";
 /// The strategies `compact` and `prepare` run.
 inline bool is_session_strategy(const std::string& s) { return s == "rolling" || s == "lcm" || s == "snapcompact"; }
 
-/// The session's own strategy: the newest session/strategy event's; else "snapcompact" when the
-/// session's newest successful compaction was snapcompact (render's rule); else "rolling" (the
-/// default strategy, seed 002).
-std::string session_strategy(Store& store, const std::string& session);
+/// The session's own strategy at append boundary as_of, the one default of `render`, `context`,
+/// `prepare` and `compact` without --strategy: the newest session/strategy event's (written by
+/// `compact --strategy X`, seed 002: "/compact <strategy> first makes the named strategy the
+/// session's own ... Later requests read the projection that strategy saved"); else the strategy
+/// of the session's newest successful compaction (rolling, lcm or snapcompact; a region
+/// compaction does not count); else "rolling" (the default strategy, seed 002).
+std::string session_strategy(Store& store, const std::string& session, std::int64_t as_of = kLatest);
 
 /// Makes `strategy` the session's own (a session/strategy event) unless it already is; returns
 /// whether an event was written. Throws Error(usage,"compact.strategy") for an unknown name.

@@ -4,11 +4,15 @@
 # gives a coverage that `expand` returns word for word (the concatenated pages equal the original
 # rows' text, computed here from the database independently of ctxfold); `grep` finds a string
 # that is only in covered history and names its covering summary; verify-invariants exits 0.
-# lcm reads the durable rows, not the session's imported compact summary (seed 002 "lcm ignores
-# prior"), so the estimate is the whole history (~130k tokens), well over the 48,000 trigger.
-# --leaf-chunk-tokens 8000 --fanout 3 give a dozen leaves and several parents, with margin for
-# estimator changes. Then: a second run is a noop, a crash inside the commit loses nothing, a
-# failing summarizer writes nothing and exits 4, and rolling reads the lcm folds.
+# lcm starts from the session's imported compaction summary as its covered prefix (seed 002
+# "stored folds": it reads the other strategy's stored fold and never summarizes it), so the
+# estimate is the summary plus the turns after it (~47k tokens; the raw history is ~180k), and the
+# figure is calibrated on the requests made after the boundary (they saw that summary), about
+# 76k, over the 48,000 trigger. --leaf-chunk-tokens 8000 --fanout 3 give a few leaves and a
+# parent. Then: a second run is a noop, a crash inside the commit loses nothing, a failing
+# summarizer writes nothing and exits 4, rolling reads the lcm folds, render/context/prepare
+# default to the session's own strategy (lcm after compact --strategy lcm), and prepare --budget
+# never passes a request over its budget.
 source "$(dirname "$0")/lib.sh"
 need_transcripts
 command -v python3 >/dev/null || { echo "SKIP: python3 required" >&2; exit 0; }
@@ -19,12 +23,22 @@ cx() { "$CTXFOLD" --db "$db" --session $s "$@"; }
 expect_rc "import" 0 "$CTXFOLD" --db "$db" import "$f"
 head0=$(cx render | jq -r .head)
 cp "$db" "$WORK/fresh.db"
+summary0=$(cx render --strategy rolling | jq -r .summary)
+
+# Before any lcm compaction: the lcm view starts from the imported summary, not the raw history,
+# and no figure is calibrated on requests that saw another context (never far below its estimate).
+expect_rc "render lcm before" 0 cx render --strategy lcm
+expect_eq "lcm reads the imported summary" "$summary0" "$(jq -r .summary "$WORK/out")"
+expect_eq "lcm view is summary + later turns" "true" "$(jq '.estimated_tokens < 60000' "$WORK/out")"
+expect_eq "lcm figure consistent" "true" "$(jq '.tokens.value >= .estimated_tokens' "$WORK/out")"
+expect_rc "render raw" 0 cx render --strategy raw
+expect_eq "raw figure consistent" "true" "$(jq '.tokens.value >= .estimated_tokens' "$WORK/out")"
 
 # A failing summarizer: exit 4, nothing but the bracket written, the database verifies.
 expect_rc "failing summarizer" 4 cx compact --strategy lcm --window 60000 --summarizer "command:false"
 expect_eq "failed" "failed" "$(jq -r .status "$WORK/out")"
 expect_eq "no lcm summary after a failure" "0" "$(sqlite3 "$db" "select count(*) from nodes where json_extract(metadata,'$.strategy')='lcm'")"
-expect_eq "cursor not advanced" "1" "$(sqlite3 "$db" "select count(*) from events where type='compact/end' and json_type(payload,'$.cursor')='null'")"
+expect_eq "cursor not advanced" "1" "$(sqlite3 "$db" "select count(*) from events where type='compact/end' and json_extract(payload,'$.cursor')=json_extract(payload,'$.cursor_before')")"
 
 # A crash inside the commit transaction loses nothing and blocks nothing.
 ( CTXFOLD_TEST_CRASH_AT=after_summary exec "$CTXFOLD" --db "$db" --session $s compact --strategy lcm --window 60000 >/dev/null 2>&1 ) 2>/dev/null
@@ -39,7 +53,9 @@ nleaves=$(jq '.leaves | length' "$WORK/c.json"); nparents=$(jq '.parents | lengt
 [ "$nleaves" -ge 2 ] && ok || fail "expected leaves, got $nleaves"
 [ "$nparents" -ge 1 ] && ok || fail "expected at least one condensed parent, got $nparents"
 expect_eq "head unchanged" "$head0" "$(jq -r .head "$WORK/c.json")"
-expect_eq "under the trigger" "true" "$(jq '.estimated_tokens_after < 48000 and .estimated_tokens_before >= 48000' "$WORK/c.json")"
+expect_eq "under the trigger" "true" "$(jq '.tokens_after.value < 48000 and .tokens_before.value >= 48000' "$WORK/c.json")"
+expect_eq "figures consistent" "true" "$(jq '.tokens_after.value >= .estimated_tokens_after and .tokens_before.value >= .estimated_tokens_before' "$WORK/c.json")"
+expect_eq "cursor starts after the imported summary" "$(sqlite3 "$db" "select covers_last from nodes where id='$summary0'")" "$(jq -r .cursor.before "$WORK/c.json")"
 expect_eq "calls = leaves + parents" "$((nleaves + nparents))" "$(jq .summarizer.calls "$WORK/c.json")"
 expect_rc "verify" 0 "$CTXFOLD" --db "$db" verify-invariants --all-sessions
 expect_eq "I8 ran" "true" "$(jq '[.checks[] | select(.id=="I8")][0].ok' "$WORK/out")"
@@ -47,7 +63,9 @@ expect_eq "I8 ran" "true" "$(jq '[.checks[] | select(.id=="I8")][0].ok' "$WORK/o
 # The lcm render: ordered tree nodes with their ranges, then the verbatim tail.
 expect_rc "render lcm" 0 cx render --strategy lcm --format anthropic
 cp "$WORK/out" "$WORK/r.json"
-expect_eq "sections" "summary tail" "$(jq -r '[.sections[].kind] | join(" ")' "$WORK/r.json")"
+expect_eq "sections" "summary summary tail" "$(jq -r '[.sections[].kind] | join(" ")' "$WORK/r.json")"
+expect_eq "the imported summary first" "$summary0" "$(jq -r .summary "$WORK/r.json")"
+expect_eq "render figure consistent" "true" "$(jq '.tokens.value >= .estimated_tokens' "$WORK/r.json")"
 expect_eq "folds in order" "true" "$(jq '[.folds[].covers] | . as $f | [range(1; length) | $f[.-1].last_seq < $f[.].first_seq] | all' "$WORK/r.json")"
 expect_eq "each fold names its id and range" "true" "$(jq '[.folds[] as $f | .messages[].content[]? | select(.type=="text") | .text | select(startswith("[ctxfold lcm summary " + $f.id + ",")) | contains($f.covers.first) and contains($f.covers.last)] | length > 0 and all' "$WORK/r.json")"
 expect_eq "no orphans" "0" "$(anthropic_orphans "$WORK/r.json")"
@@ -115,15 +133,39 @@ sys.exit(0 if ok else 1)
 PY
 done
 
-# grep: a string only in covered history (a pre-boundary tool result) names its covering summary.
-expect_rc "grep covered-only string" 0 cx grep "tmux waiting overlay summaries"
+# grep: a pre-boundary string names the imported summary that covers it.
+expect_rc "grep pre-boundary string" 0 cx grep "tmux waiting overlay summaries"
+expect_eq "covered by the imported summary" "$summary0" "$(jq -r 'select(.type=="match" and .data.raw) | .data.covered_by' "$WORK/out" | sort -u)"
+# grep: a string only in lcm-covered history (a tool result after the boundary) names its covering summary.
+expect_rc "grep covered-only string" 0 cx grep "Using agent-clickTest for this work"
 match=$(jq -r 'select(.type=="match") | .data.id' "$WORK/out" | head -1)
 by=$(jq -r 'select(.type=="match") | .data.covered_by' "$WORK/out" | head -1)
 expect_eq "covered by an lcm summary" "lcm" "$(cx describe "$by" | jq -r .strategy)"
 cx expand "$by" --limit 100000000 > "$WORK/by.json"
 expect_eq "the covering summary expands to the match" "true" "$(jq --arg m "$match" '[.rows[].id] | index($m) != null' "$WORK/by.json")"
 expect_eq "the match is not read raw" "false" "$(jq --arg m "$match" '.reads | index($m) != null' "$WORK/r.json")"
-expect_rc "grep --scope of the covering summary" 0 cx grep --scope "$by" "tmux waiting overlay summaries"
+expect_rc "grep --scope of the covering summary" 0 cx grep --scope "$by" "Using agent-clickTest for this work"
+
+# One default strategy: after compact --strategy lcm, render, context and prepare all use lcm.
+expect_eq "render defaults to lcm" "lcm" "$(cx render | jq -r .strategy)"
+expect_eq "context defaults to lcm" "lcm" "$(cx context | jq -r .strategy)"
+expect_eq "context --strategy rolling" "rolling" "$(cx context --strategy rolling | jq -r .strategy)"
+cp "$db" "$WORK/prep.db"
+"$CTXFOLD" --db "$WORK/prep.db" --session $s prepare > "$WORK/prep.json" 2>/dev/null || fail "prepare"
+expect_eq "prepare defaults to lcm" "lcm" "$(jq -r .prepare.strategy "$WORK/prep.json")"
+# prepare --budget never passes an over-budget request: it fits (calibrated figure within the
+# budget) or refuses with exit 4.
+for b in 40000 60000; do
+  cp "$db" "$WORK/prep.db"
+  "$CTXFOLD" --db "$WORK/prep.db" --session $s prepare --budget $b > "$WORK/pb.json" 2>/dev/null
+  rc=$?
+  if [ "$rc" == 0 ]; then
+    expect_eq "prepare --budget $b fits" "true" "$(jq --argjson b $b '.tokens.value <= .prepare.budget.input_budget and .tokens.value + .prepare.budget.output_cap <= $b' "$WORK/pb.json")"
+  else
+    expect_eq "prepare --budget $b refuses" "4" "$rc"
+  fi
+done
+expect_rc "prepare --budget 40000 refuses the 76k-calibrated session" 4 "$CTXFOLD" --db "$WORK/prep.db" --session $s prepare --budget 40000
 
 # A second run is below the trigger.
 expect_rc "second compact" 0 cx compact --strategy lcm --window 60000 --leaf-chunk-tokens 8000 --fanout 3
