@@ -175,4 +175,14 @@ expect_rc "render rolling" 0 cx render --format openai
 expect_eq "rolling: no orphans" "0" "$(openai_orphans "$WORK/out")"
 expect_eq "HEAD never moved" "0" "$(sqlite3 "$db" "select count(*) from head_moves where cause not in ('import','append')")"
 expect_rc "verify at the end" 0 "$CTXFOLD" --db "$db" verify-invariants --all-sessions
+
+# The Codex rollout (its own compaction summary; redacted texts): lcm with small leaves builds
+# parents over leaf summaries of redacted replies and exits 0 (the extractive summarizer used to
+# return an empty summary there: exit 4, partial).
+cf=$(ls "$CTXFOLD_TRANSCRIPTS"/codex/*rollout-*.jsonl | head -1)
+cdb="$WORK/codex.db"
+expect_rc "import codex" 0 "$CTXFOLD" --db "$cdb" import "$cf"
+expect_rc "compact lcm codex" 0 "$CTXFOLD" --db "$cdb" compact --strategy lcm --window 60000 --leaf-chunk-tokens 600
+expect_eq "codex: leaves and parents, not partial" "true false" "$(jq -r '"\(.parents | length > 0) \(.partial)"' "$WORK/out")"
+expect_rc "verify codex" 0 "$CTXFOLD" --db "$cdb" verify-invariants --all-sessions
 finish
