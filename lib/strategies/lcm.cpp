@@ -11,6 +11,7 @@
 #include "summarize/transcript.hpp"
 #include "tokens/calibrate.hpp"
 #include "tokens/estimate.hpp"
+#include "tokens/requests.hpp"
 #include "util/digest.hpp"
 
 namespace ctxfold {
@@ -45,6 +46,7 @@ struct Plan {
   std::int64_t retain_target = 0;
   std::size_t region_start = 0;          // first item after the covered cursor
   std::optional<std::string> cursor;     // last row covered by the newest fold on the spine
+  std::optional<std::string> pinned;     // the first user message kept ahead of the first leaf
   std::vector<Unit> units;               // over [region_start, items.size())
   std::size_t cut_unit = 0;              // units[0, cut_unit) are evicted
   std::optional<Calibration> calibration;  // the render's (tokens/requests.hpp token_figure)
@@ -115,6 +117,22 @@ bool make_plan(Store& store, const std::string& session, const LcmOptions& opts,
     p.cursor = p.r.folds.back().last;
     for (std::size_t i = 0; i < items.size(); ++i)
       if (items[i].id == p.r.folds.back().id) p.region_start = i + 1;
+  }
+  // Nothing covered yet: the first user message (the task statement, with any harness records
+  // before it) stays verbatim ahead of the leaves when it is at most a tenth of the window
+  // (FIELD_CASES C03: "the first user message is kept"); a larger one is summarized like the rest.
+  if (!p.cursor && p.region_start == sys_end) {
+    const std::int64_t pin_cap = p.window_eff > 0 ? std::max<std::int64_t>(1, p.window_eff / 10) : 2000;
+    std::int64_t pinned = 0;
+    for (std::size_t i = sys_end; i < items.size(); ++i) {
+      pinned += p.r.item_tokens[i];
+      if (pinned > pin_cap || items[i].role == role::kAssistant) break;
+      if (starts_user_turn(items[i])) {
+        p.region_start = i + 1;
+        p.pinned = items[i].id;
+        break;
+      }
+    }
   }
   p.units = split_units(items, p.region_start);
   // A calibrated remainder (what the provider counts beyond the transcript) leaves less room for
@@ -314,6 +332,7 @@ CompactResult compact_lcm(Store& store, const std::string& session, Summarizer& 
                      {"evicted_tokens", evicted_tokens},
                      {"evicted_units", p.cut_unit},
                      {"fanout", opts.fanout},
+                     {"pinned", p.pinned ? Json(*p.pinned) : Json(nullptr)},
                      {"leaves", Json::array()},
                      {"parents", Json::array()}};
   if (opts.dry_run) {
@@ -398,8 +417,8 @@ CompactResult compact_lcm(Store& store, const std::string& session, Summarizer& 
     if (estimate_text_tokens(transcript) > input_budget)
       transcript = shorten_middle(transcript, static_cast<std::size_t>(input_budget) * 4);
     std::vector<std::string> covers =
-        chain_segment(store, items[ie - 1].id, cursor, cursor ? std::nullopt : std::optional<std::string>(items[ib].id),
-                      bound);
+        chain_segment(store, items[ie - 1].id, cursor ? cursor : p.pinned,
+                      cursor || p.pinned ? std::nullopt : std::optional<std::string>(items[ib].id), bound);
     const std::string id = next_id();
     Made m = summarize_one(summarizer, opts, transcript, kLcmLeafPrompt, max_output, ch.tokens,
                            pointer_text(id, static_cast<std::int64_t>(covers.size()), covers.front(), covers.back()),

@@ -45,7 +45,9 @@ void validate_lcm_options(const LcmOptions& opts);
 ///     the tail budget as in rolling; every node made records the calibration it saw
 ///     (metadata.calibration) so later renders stay calibrated.
 ///  2. the covered cursor is the last row covered by the newest lcm fold on the spine, else by
-///     the rendered summary; the units
+///     the rendered summary; with neither, the session's first user message (and the harness
+///     records before it) stays verbatim ahead of the first leaf when it is at most a tenth of the
+///     window (FIELD_CASES C03; details.pinned names it); the units
 ///     after it (PRODUCT.md §1 units: a user message, or a closed step with its tool results)
 ///     are walked tail→head until tail_percent of the window is retained (retained_tail_start,
 ///     shared with rolling): the latest unit and an open step always stay in the verbatim tail,

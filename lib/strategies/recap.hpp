@@ -19,8 +19,10 @@ struct RecapOptions {
   int max_scan = 200;              ///< covered nodes read backwards when the summary names none
 };
 
-/// The recap a rolling render places right after the summary: the last few user messages the
-/// summary covers, quoted verbatim and bounded. `node` is a synthetic user message (id
+/// The recap a rolling render places right after the summary: the first user message the summary
+/// covers (the session's task statement when it starts at the root; FIELD_CASES C03 "the first
+/// user message is kept"; at most half of max_tokens, read from the first max_scan covered rows)
+/// and the last few user messages it covers, quoted verbatim and bounded. `node` is a synthetic user message (id
 /// "<summary id>#recap", kind message, metadata {"view":"recap","summary","quotes"}) that is
 /// never stored; `quoted_ids` are the ids whose text it quotes (for render's "recap" section and
 /// its reads) and `estimated_tokens` its local estimate. The quoted ids come from

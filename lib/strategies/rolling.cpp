@@ -736,23 +736,56 @@ std::optional<Recap> rolling_recap(Store& store, const Node& summary, const Reca
       if (n && !user_text(*n).empty()) picked.push_back(std::move(*n));
     }
   }
-  if (picked.empty()) return std::nullopt;
-  // Newest first within the budget; a message larger than what is left is shortened.
+  // The first user message the summary covers (the session's task statement when the summary
+  // starts at the root) is always quoted (FIELD_CASES C03: "the first user message is kept"):
+  // read from the first covered rows in order, a bounded lookup.
+  std::optional<Node> first;
+  {
+    auto st = store.db().prepare("SELECT node_id FROM covers WHERE summary_seq=?1 ORDER BY pos LIMIT ?2");
+    st.bind(1, summary.seq).bind(2, static_cast<std::int64_t>(opts.max_scan));
+    while (st.step()) {
+      auto n = store.node(st.text(0), false);
+      if (n && !user_text(*n).empty()) {
+        first = std::move(n);
+        break;
+      }
+    }
+  }
+  if (first)
+    for (std::size_t i = 0; i < picked.size(); ++i)
+      if (picked[i].id == first->id) {
+        picked.erase(picked.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+  if (picked.empty() && !first) return std::nullopt;
+  auto cut = [](std::string text, std::int64_t budget) {
+    if (estimate_text_tokens(text) > budget)
+      text = text.substr(0, utf8_safe_prefix(text, static_cast<std::size_t>(budget) * 4 > 8 ? budget * 4 - 8 : 0)) +
+             " […]";
+    return text;
+  };
+  // The first message takes at most half the budget; then the recent ones, newest first, within
+  // what is left; a message larger than what is left is shortened.
   std::int64_t budget = opts.max_tokens;
+  std::optional<std::pair<std::string, std::string>> first_quote;
+  if (first) {
+    std::string text = cut(user_text(*first), picked.empty() ? budget : budget / 2);
+    budget -= estimate_text_tokens(text);
+    first_quote.emplace(first->id, std::move(text));
+  }
   std::vector<std::pair<std::string, std::string>> quotes;  // id, text (newest first)
   for (const auto& n : picked) {
     if (budget <= 0) break;
-    std::string text = user_text(n);
-    if (estimate_text_tokens(text) > budget) {
-      text = text.substr(0, utf8_safe_prefix(text, static_cast<std::size_t>(budget) * 4 > 8 ? budget * 4 - 8 : 0)) +
-             " […]";
-    }
+    std::string text = cut(user_text(n), budget);
     budget -= estimate_text_tokens(text);
     quotes.emplace_back(n.id, std::move(text));
   }
+  if (first_quote) quotes.push_back(std::move(*first_quote));
   std::reverse(quotes.begin(), quotes.end());
-  std::string body =
-      "Recent user messages from the compacted part of the conversation, quoted verbatim (oldest first):";
+  std::string body = first ? "The first and the most recent user messages from the compacted part of the "
+                             "conversation, quoted verbatim (oldest first):"
+                           : "Recent user messages from the compacted part of the conversation, quoted "
+                             "verbatim (oldest first):";
   Recap rc;
   for (const auto& [id, text] : quotes) {
     body += fmt::format("\n\n<user-message id=\"{}\">\n{}\n</user-message>", id, text);

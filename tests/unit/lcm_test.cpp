@@ -138,11 +138,17 @@ TEST_F(LcmTest, LeavesThenParentsWithChildrenKept) {
   Rendered rr = render();
   ASSERT_FALSE(rr.folds.empty());
   EXPECT_FALSE(rr.summary);
-  EXPECT_EQ(rr.sections.front().kind, "summary");
+  // The first user message stays verbatim ahead of the folds (FIELD_CASES C03).
+  EXPECT_EQ(r.details["pinned"], "u1");
+  ASSERT_GE(rr.sections.size(), 3u);
+  EXPECT_EQ(rr.sections.front().kind, "prefix");
+  EXPECT_EQ(rr.sections.front().ids, std::vector<std::string>{"u1"});
+  EXPECT_EQ(rr.sections[1].kind, "summary");
   EXPECT_EQ(rr.sections.back().kind, "tail");
+  EXPECT_EQ(*st().node(leaves[0].get<std::string>())->predecessor, "u1");
   EXPECT_LT(rr.estimated_tokens, r.estimated_tokens_before);
   EXPECT_EQ(r.estimated_tokens_after, rr.estimated_tokens);
-  const Node& first_item = rr.items.front();
+  const Node& first_item = rr.items[1];
   const std::string header = first_item.content[0]["text"];
   EXPECT_NE(header.find(rr.folds.front().id), std::string::npos) << header;
   EXPECT_NE(header.find(rr.folds.front().first), std::string::npos) << header;
@@ -444,6 +450,33 @@ TEST_F(LcmTest, AnImportedCompactionSummaryIsLcmsCoveredPrefixAndCalibrationMatc
   // Consistent figures: the calibrated one is never below the estimate of the same context.
   EXPECT_GE(after.tokens.value, after.estimated_tokens);
   EXPECT_GE(r.tokens_after.value, r.estimated_tokens_after);
+  expect_verifies();
+}
+
+// FIELD_CASES C03: HEAD is an assistant message whose call has no result yet, after one long
+// turn (the session's only user message, then closed steps): the open step stays in the tail, the
+// first user message is kept verbatim (not covered by a leaf), the render does not start with an
+// assistant message.
+TEST_F(LcmTest, C03TheFirstUserMessageIsKeptAndTheOpenStepStays) {
+  user("u1", "THE TASK: port the importer to the new schema");
+  for (int i = 1; i <= 12; ++i) {
+    std::string k = std::to_string(i);
+    assistant("a" + k, "step " + k, {"T" + k});
+    tool("r" + k, {"T" + k}, words(1600, 'b'));
+  }
+  assistant("open", "running the tests", {"OPEN"});
+  FakeSummarizer f = shrinking();
+  CompactResult r = compact_lcm(st(), "s", f, opts());
+  ASSERT_EQ(r.status, "compacted") << r.reason;
+  for (const auto& n : lcm_nodes())
+    EXPECT_EQ(std::find(n.covers_ids.begin(), n.covers_ids.end(), "u1"), n.covers_ids.end()) << n.id;
+  Rendered rr = render();
+  ASSERT_FALSE(rr.folds.empty());
+  ASSERT_FALSE(rr.items.empty());
+  EXPECT_EQ(rr.items.front().id, "u1");
+  EXPECT_NE(rr.items.front().role, role::kAssistant);
+  EXPECT_EQ(rr.items.back().id, "open");
+  expect_complete(rr);
   expect_verifies();
 }
 

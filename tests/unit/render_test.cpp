@@ -112,12 +112,13 @@ TEST_F(RenderTest, C06SummaryReplacesCoveredSegment) {
   ASSERT_TRUE(r.summary);
   EXPECT_EQ(*r.summary, "S");
   for (const auto& id : r.reads) EXPECT_NE(id, "n150");
-  // Rolling projection (seed 002): summary, a bounded recap quoting covered user messages, tail.
+  // Rolling projection (seed 002): summary, a bounded recap quoting covered user messages (the
+  // first one, FIELD_CASES C03, and the recent ones), tail.
   ASSERT_EQ(r.sections.size(), 3u);
   EXPECT_EQ(r.sections[0].kind, "summary");
   EXPECT_EQ(r.sections[0].ids, std::vector<std::string>{"S"});
   EXPECT_EQ(r.sections[1].kind, "recap");
-  EXPECT_EQ(r.sections[1].ids, (std::vector<std::string>{"n145", "n147", "n149"}));
+  EXPECT_EQ(r.sections[1].ids, (std::vector<std::string>{"n1", "n145", "n147", "n149"}));
   EXPECT_EQ(r.sections[2].kind, "tail");
   EXPECT_EQ(r.sections[2].ids.size(), 50u);
   EXPECT_EQ(r.sections[2].ids.front(), "n151");

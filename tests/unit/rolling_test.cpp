@@ -237,6 +237,34 @@ TEST_F(RollingTest, C03_ClosedHistoryBeforeAnOpenStepCompactsAndTailStartsWithUs
   expect_clean();
 }
 
+// FIELD_CASES C03 with a history long enough that the recap's recent messages would not reach
+// the first one: the first user message is still quoted verbatim in the render.
+TEST_F(RollingTest, C03_TheFirstUserMessageIsKeptInTheRender) {
+  user("u1", "THE TASK: port the importer to the new schema");
+  assistant("a1", words(400));
+  for (int i = 2; i <= 8; ++i) {
+    user("u" + std::to_string(i), "follow-up " + std::to_string(i));
+    assistant("a" + std::to_string(i), words(400));
+  }
+  user("u9", "run the tests");
+  assistant("a9", "running", {"OPEN"});
+  FakeSummarizer f = halving();
+  RollingOptions o;
+  o.window = 1400;
+  o.trigger_percent = 60;
+  o.tail_percent = 5;
+  CompactResult res = compact_rolling(st(), "s", f, o);
+  ASSERT_EQ(res.status, "compacted") << res.reason;
+  Rendered r = render();
+  EXPECT_EQ(r.items.back().id, "a9");
+  EXPECT_NE(r.items.front().role, role::kAssistant);
+  bool quoted = false;
+  for (const auto& s : r.sections)
+    if (s.kind == "recap") quoted = !s.ids.empty() && s.ids.front() == "u1";
+  EXPECT_TRUE(quoted);
+  EXPECT_NE(render_to_text(r).find("THE TASK: port the importer to the new schema"), std::string::npos);
+}
+
 TEST_F(RollingTest, C07_RunawayTurnIsCutBetweenSteps) {
   user("u1", "please fix every failing test in src/app.cpp");
   for (int i = 1; i <= 40; ++i) {
@@ -620,8 +648,10 @@ TEST_F(RollingTest, RecapQuotesRecentCoveredUserMessagesWithinBounds) {
   auto s = st().node(*res.summary_id);
   auto rc = rolling_recap(st(), *s);
   ASSERT_TRUE(rc);
-  // u4 stays in the tail with its turn; u3 alone fills the 1,000-token budget, shortened.
-  EXPECT_EQ(rc->quoted_ids, (std::vector<std::string>{"u3"}));
+  // u4 stays in the tail with its turn; the first user message is always quoted (FIELD_CASES
+  // C03); u3 fills the rest of the 1,000-token budget, shortened.
+  EXPECT_EQ(rc->quoted_ids, (std::vector<std::string>{"u1", "u3"}));
+  EXPECT_NE(node_text(rc->node).find("first request"), std::string::npos);
   EXPECT_NE(node_text(rc->node).find("[…]"), std::string::npos);
   EXPECT_EQ(s->metadata["recap_ids"], Json::array({"u1", "u2", "u3"}));
   EXPECT_LE(rc->estimated_tokens, 1000 + 100);
