@@ -54,8 +54,9 @@ int run_home(Context& ctx, const ImportOptionsCli& o) {
   for (const auto& f : r.files) {
     counts[f.outcome] = counts[f.outcome].get<std::int64_t>() + 1;
     bytes += f.bytes_read;
-    if (f.outcome == "unchanged" || f.outcome == "ignored") continue;
+    if (f.outcome == "unchanged") continue;
     Json j = {{"path", f.path}, {"agent", f.agent}, {"outcome", f.outcome}, {"bytes_read", f.bytes_read}};
+    if (!f.reason.empty()) j["reason"] = f.reason;
     if (f.resumed_at >= 0) j["resumed_at"] = f.resumed_at;
     if (!f.resume_refused.empty()) j["read_whole_because"] = f.resume_refused;
     if (!f.error.empty()) j["error"] = f.error;
@@ -99,7 +100,8 @@ std::function<int(Context&)> setup_import(CLI::App& sub) {
                  "import an agent home incrementally: claude-code, codex, gemini or all (default roots: "
                  "$CLAUDE_CONFIG_DIR/projects or ~/.claude/projects, $CODEX_HOME/sessions and archived_sessions "
                  "or ~/.codex/..., $GEMINI_CLI_HOME/.gemini/tmp/*/chats or ~/.gemini/tmp/*/chats); a folder given as the "
-                 "path is walked instead")
+                 "path is walked instead, each file's format detected (all: every importable format; a file not "
+                 "imported is named with the reason)")
       ->check(CLI::IsMember({"claude-code", "codex", "gemini", "all"}));
   sub.add_flag("--no-progress", o->no_progress, "no progress line on stderr even when it is a terminal");
   return [o](Context& ctx) { return run_import(ctx, *o); };

@@ -238,7 +238,9 @@ HomeResult import_home(Store& store, const HomeOptions& opts) {
     std::int64_t mtime = static_cast<std::int64_t>(sb.st_mtim.tv_sec) * 1000000000 + sb.st_mtim.tv_nsec;
     std::optional<Known> k = known(store, c.path);
     if (opts.after_stat) opts.after_stat(c.path);
-    if (k && k->size == size && k->mtime_ns == mtime) {
+    // A file an earlier run ignored is looked at again: this run may take its format (--from all
+    // takes every importable one) and otherwise names it and why.
+    if (k && k->size == size && k->mtime_ns == mtime && k->agent != "ignored") {
       hf.agent = k->agent;
       hf.outcome = "unchanged";
       res.files.push_back(std::move(hf));
@@ -249,13 +251,20 @@ HomeResult import_home(Store& store, const HomeOptions& opts) {
     try {
       std::string agent = c.agent;
       if (agent.empty()) {
+        // A folder walked: each file's format is detected. --from all imports every format
+        // ctxfold reads (the interchange ones too: OpenAI/Anthropic messages, OpenHands,
+        // ctxfold JSONL); --from AGENT only that agent's. Any other file is named with why.
         try {
           agent = detect_format(c.path, c.path);
+          if (opts.from != "all" && opts.from != agent) {
+            hf.reason = fmt::format("detected as {}, not {} (import it with --from all or by name)", agent, opts.from);
+            agent = "ignored";
+          }
         } catch (const Error& e) {
           if (e.exit() != Exit::bad_input) throw;
+          hf.reason = e.what();
           agent = "ignored";
         }
-        if (!is_agent(agent) || (opts.from != "all" && opts.from != agent)) agent = "ignored";
       }
       hf.agent = agent;
       File file(c.path);
@@ -325,6 +334,8 @@ HomeResult import_home(Store& store, const HomeOptions& opts) {
       record(store, c.path, agent, size, mtime, seen, outcome);
       txn.commit();
       hf.outcome = outcome;
+      if (outcome == "ignored")
+        res.import.warnings.push_back(ImportWarning{c.path, 0, "source.ignored", fmt::format("not imported: {}", hf.reason)});
     } catch (const std::exception& e) {
       if (auto* err = dynamic_cast<const Error*>(&e); err && err->code().rfind("db.", 0) == 0) throw;
       res.import.sessions.resize(first_session);

@@ -23,7 +23,9 @@ struct HomeOptions {
 
 /// One source file's outcome: new | appended | rewritten (imported, the whole file read and
 /// deduplicated by node id and digest) | touched (same bytes as before, new modification time) |
-/// unchanged (size and modification time as recorded: not opened) | ignored (another format) |
+/// unchanged (size and modification time as recorded: not opened) | ignored (another agent's
+/// format under --from AGENT, or no format detected: HomeFile::reason, and a "source.ignored"
+/// warning naming the file) |
 /// failed (unreadable or vanished: reported, the rest imported).
 struct HomeFile {
   std::string path;
@@ -32,6 +34,7 @@ struct HomeFile {
   std::int64_t bytes_read = 0;     ///< bytes of the file read as transcript (the appended bytes when resumed)
   std::int64_t resumed_at = -1;    ///< the byte offset a resumed read started at, -1 for a whole read
   std::string resume_refused;      ///< why a file that only grew was read whole (kResumeUnsafe message)
+  std::string reason;              ///< ignored: why (the format detected under another --from, or why none was)
   std::string error;
 };
 
@@ -49,7 +52,8 @@ struct HomeResult {
 /// gives the three. Throws Error(usage, "import.from") for another agent name.
 std::vector<std::string> agent_home_roots(const std::string& agent);
 
-/// Imports every transcript file under the roots (or opts.dir) incrementally, one write
+/// Imports every transcript file under the roots (or opts.dir: each file's format detected;
+/// with from "all" every format importer_for reads, else only that agent's) incrementally, one write
 /// transaction per file: a file whose size and modification time equal its newest
 /// source_files row is skipped without being opened. A changed one is checked cheaply: the
 /// sha256 of the 64 KiB before the recorded resume point (just after the last newline read,

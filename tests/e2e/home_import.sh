@@ -14,16 +14,32 @@ C() { "$CTXFOLD" --db "$db" "$@"; }
 expect_rc "first import" 0 C import --from all "$T"
 cp "$WORK/out" "$WORK/first.json"
 agent_files=$( (find "$T/claude-code" "$T/codex" -name '*.jsonl'; find "$T/gemini" -name '*.json') | wc -l)
-expect_eq "every agent file new" "$agent_files" "$(jq .outcomes.new "$WORK/first.json")"
+# --from all takes the interchange files too (an OpenAI messages trajectory, an OpenHands one).
+expect_eq "every agent and interchange file new" "$((agent_files + 2))" "$(jq .outcomes.new "$WORK/first.json")"
 expect_eq "nothing failed" "0" "$(jq .outcomes.failed "$WORK/first.json")"
-expect_eq "interchange files ignored" "2" "$(jq .outcomes.ignored "$WORK/first.json")"
+expect_eq "nothing ignored" "0" "$(jq .outcomes.ignored "$WORK/first.json")"
+expect_eq "interchange formats imported" "openai openhands" \
+  "$(jq -r '[.files[] | select(.path | contains("/interchange/")) | .agent] | sort | join(" ")' "$WORK/first.json")"
+expect_eq "interchange sessions have nodes" "true" \
+  "$(jq '[.sessions[] | select(.format=="openai" or .format=="openhands") | .nodes_added > 0] | length == 2 and all' "$WORK/first.json")"
 nodes1=$(sqlite3 "$db" 'select count(*) from nodes')
 expect_rc "second import" 0 C import --from all "$T"
 expect_eq "second run adds nothing" "0" "$(jq .nodes_added "$WORK/out")"
 expect_eq "second run reads nothing" "0" "$(jq .bytes_read "$WORK/out")"
-expect_eq "second run: all unchanged or ignored" "$((agent_files + 2))" "$(jq '.outcomes.unchanged + .outcomes.ignored' "$WORK/out")"
+expect_eq "second run: all unchanged" "$((agent_files + 2))" "$(jq '.outcomes.unchanged' "$WORK/out")"
 expect_eq "node count stable" "$nodes1" "$(sqlite3 "$db" 'select count(*) from nodes')"
 expect_rc "verify" 0 C verify-invariants --all-sessions
+
+# --from AGENT over the tree: every other file is ignored, and each is named with its reason in
+# the output and on stderr (never a silent count).
+expect_rc "codex only over the tree" 0 "$CTXFOLD" --db "$WORK/codex.db" import --from codex "$T"
+ignored=$(jq .outcomes.ignored "$WORK/out")
+expect_eq "codex only: the others ignored" "$((agent_files + 2 - $(find "$T/codex" -name '*.jsonl' | wc -l)))" "$ignored"
+expect_eq "codex only: each ignored file listed with a reason" "$ignored" \
+  "$(jq '[.files[] | select(.outcome=="ignored" and (.reason | length > 0))] | length' "$WORK/out")"
+expect_eq "codex only: the interchange file's reason names its format" "true" \
+  "$(jq '[.files[] | select(.path | endswith("openhands_trajectory_basic.json")) | .reason | contains("openhands")] == [true]' "$WORK/out")"
+expect_eq "codex only: each ignored file named on stderr" "$ignored" "$(grep -c 'source.ignored' "$WORK/err")"
 
 # Gemini: two files with one sessionId stay two sessions.
 expect_eq "gemini sessions by file" "3" "$(C sessions --agent gemini | jq -s length)"
