@@ -61,7 +61,8 @@ void add_compaction_flags(CLI::App& sub, CompactCliOptions& o) {
   sub.add_option("--fanout", o.fanout, "lcm: condense a level once it holds this many siblings (default 4)");
   sub.add_option("--leaf-chunk-tokens", o.leaf_chunk_tokens, "lcm: source tokens per leaf summary (default 20000)");
   sub.add_option("--model", o.model,
-                 "snapcompact: the model the frames are for (share/models/catalog.json; a text-only model gets rolling)");
+                 "snapcompact: the model the frames are for (share/models/catalog.json; a text-only model gets rolling; "
+                 "default: the model the session's transcript names last)");
   sub.add_option("--archive-percent", o.archive_percent, "snapcompact: % of the window the frames may take (default 20)");
   sub.add_option("--max-frames", o.max_frames, "snapcompact: frame budget replacing the provider caps");
   sub.add_option("--config", o.config,

@@ -1,5 +1,6 @@
 #include "budget_options.hpp"
 #include "context.hpp"
+#include "forensics/recorded_model.hpp"
 #include "render/partial.hpp"
 #include "render/render.hpp"
 #include "session/budget.hpp"
@@ -71,6 +72,9 @@ int run_render(Context& ctx, const RenderCliOptions& o) {
   std::optional<BudgetOptions> budget = budget_options(o.budget, opts.model);  // bad flags fail first
   if (o.as_of) apply_as_of(ctx, *o.as_of, opts, session);
   if (o.strategy_opt && o.strategy_opt->count() == 0) opts.strategy = session_strategy(ctx.db(), session, opts.as_of);
+  // snapcompact without --model: the frames for the model the session's transcript names now,
+  // as `compact --strategy snapcompact` draws and caches them.
+  if (opts.strategy == "snapcompact" && opts.model.empty()) opts.model = recorded_model(ctx.db(), session).value_or("");
   Rendered r = render_context(ctx.db(), session, opts);
   if (o.frames_dir) write_frames(r, *o.frames_dir);
   std::optional<BudgetReport> report;
@@ -114,7 +118,8 @@ std::function<int(Context&)> setup_render(CLI::App& sub) {
                      "latest compact --strategy chose, else rolling)")
           ->default_val("rolling");
   sub.add_option("--model", o->opts.model,
-                 "snapcompact: the model the request is for (share/models/catalog.json; a text-only model renders rolling)");
+                 "snapcompact: the model the request is for (share/models/catalog.json; a text-only model renders rolling; "
+                 "default: the model the session's transcript names last)");
   sub.add_option("--window", o->opts.window, "snapcompact: context window for the frame budget (default: the compaction's)");
   sub.add_option("--archive-percent", o->opts.archive_percent, "snapcompact: % of the window the frames may take");
   sub.add_option("--max-frames", o->opts.max_frames, "snapcompact: frame budget replacing the provider caps");

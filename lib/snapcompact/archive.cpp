@@ -52,8 +52,18 @@ ModelInfo lookup_model(const std::string& id) {
   const Json dframe = defaults.value("frame", Json::object());
   m.frame_width = int_or(dframe, "width", m.frame_width);
   m.frame_rows = int_or(dframe, "rows", m.frame_rows);
-  for (const auto& e : c.value("models", Json::array())) {
-    if (json_str(e, "id") != id) continue;
+  // A dated snapshot id (Anthropic's "claude-haiku-4-5-20251001", as transcripts record it)
+  // takes its alias's entry ("claude-haiku-4-5") when the catalog has no entry of its own.
+  const Json& models = c.value("models", Json::array());
+  std::string key = id;
+  auto listed = [&](const std::string& k) {
+    return std::any_of(models.begin(), models.end(), [&](const Json& e) { return json_str(e, "id") == k; });
+  };
+  if (!listed(key) && key.size() > 9 && key[key.size() - 9] == '-' &&
+      std::all_of(key.end() - 8, key.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+    key.resize(key.size() - 9);
+  for (const auto& e : models) {
+    if (json_str(e, "id") != key) continue;
     m.known = true;
     m.provider = json_str(e, "provider");
     if (auto it = e.find("reads_images"); it != e.end() && it->is_boolean()) m.reads_images = it->get<bool>();

@@ -34,7 +34,9 @@ struct ModelInfo {
   int frame_rows = 82;     ///< preferred rows per frame before clamping
 };
 
-/// Looks a model up in the embedded catalog (exact id). Throws Error(internal,"catalog.invalid")
+/// Looks a model up in the embedded catalog: the exact id, else for a dated snapshot id
+/// ("<alias>-YYYYMMDD", Anthropic's pinned ids as transcripts record them) the alias's entry;
+/// ModelInfo::id stays the id given. Throws Error(internal,"catalog.invalid")
 /// when the embedded catalog does not parse.
 ModelInfo lookup_model(const std::string& id);
 

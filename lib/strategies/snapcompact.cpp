@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "render/render.hpp"
+#include "forensics/recorded_model.hpp"
 #include "strategies/units.hpp"
 #include "summarize/transcript.hpp"
 #include "tokens/estimate.hpp"
@@ -53,8 +54,16 @@ RenderOptions snap_render(const SnapcompactOptions& o, std::optional<std::string
 }  // namespace
 
 CompactResult compact_snapcompact(Store& store, const std::string& session, Summarizer& summarizer,
-                                  const SnapcompactOptions& opts) {
-  validate(opts);
+                                  const SnapcompactOptions& given) {
+  validate(given);
+  // Without --model the frames are drawn for the model the session's transcript names now.
+  SnapcompactOptions opts = given;
+  std::string model_source = "flag";
+  if (opts.model.empty()) {
+    auto recorded = recorded_model(store, session);
+    opts.model = recorded.value_or("");
+    model_source = recorded ? "session" : "default";
+  }
   const ModelInfo model = lookup_model(opts.model);
   if (!model.reads_images) {
     // Seed 002: "When the catalog reports that the current model reads no image input,
@@ -64,7 +73,7 @@ CompactResult compact_snapcompact(Store& store, const std::string& session, Summ
     CompactResult r = compact_rolling(store, session, summarizer, ro);
     r.strategy = "snapcompact";
     r.details["fallback"] = "rolling";
-    r.details["model"] = Json{{"id", model.id}, {"reads_images", false}};
+    r.details["model"] = Json{{"id", model.id}, {"reads_images", false}, {"source", model_source}};
     if (r.status == "noop" || r.status == "declined")
       r.reason = fmt::format("model '{}' reads no images, so rolling's text compaction ran: {}", model.id, r.reason);
     return r;
@@ -248,7 +257,7 @@ CompactResult compact_snapcompact(Store& store, const std::string& session, Summ
                      {"appended_bytes", appended.size()},
                      {"evicted_items", cut - region_start},
                      {"evicted_tokens", evicted_tokens},
-                     {"model", {{"id", model.id}, {"known", model.known}, {"reads_images", true}}},
+                     {"model", {{"id", model.id}, {"known", model.known}, {"reads_images", true}, {"source", model_source}}},
                      {"frames", r2.frames},
                      {"frames_cached", cached_new}};
   if (opts.window && res.tokens_after.value >= trigger)

@@ -20,7 +20,9 @@ struct SnapcompactOptions : CompactionOptions {
   SnapcompactOptions() { tail_percent = 10; }
   int archive_percent = 20;
   std::optional<int> max_frames;
-  std::string model;  ///< share/models/catalog.json id; unknown or empty: the catalog defaults
+  /// share/models/catalog.json id (unknown: the catalog defaults); empty: the model the session's
+  /// transcript names now (forensics/recorded_model.hpp), else the catalog defaults.
+  std::string model;
 };
 
 /// Reads {"snapcompact":{"contextWindowTokens","triggerPercent","tailPercent","archivePercent",
@@ -48,7 +50,8 @@ std::string archive_node_text(const Node& n);
 ///    newly evicted chain segment. compact/start, compact/summary + the node, compact/end through
 ///    the CompactionBracket. Then the frames for the model are drawn and stored in the frame cache
 ///    (details.frames_cached). HEAD never moves.
-/// details: {"archive_chars","appended_chars","evicted_items","model","frames":FrameSet JSON}.
+/// details: {"archive_chars","appended_chars","evicted_items","model","frames":FrameSet JSON};
+/// details.model.source: "flag" (opts.model given), "session" (the recorded model) or "default".
 CompactResult compact_snapcompact(Store& store, const std::string& session, Summarizer& summarizer,
                                   const SnapcompactOptions& opts);
 

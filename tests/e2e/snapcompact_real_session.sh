@@ -21,6 +21,9 @@ expect_eq "strategy" "snapcompact" "$(jq -r .strategy "$WORK/c.json")"
 arc=$(jq -r .summary_id "$WORK/c.json")
 expect_eq "an archive id" "arc-" "${arc:0:4}"
 expect_eq "frames cached by compact" "true" "$(jq '.frames_cached > 0' "$WORK/c.json")"
+# No --model: the frames are for the model the transcript names last (its newest assistant record).
+recorded=$(jq -r 'select(.type=="assistant" and (.message.model // "" | startswith("<") | not)) | .message.model // empty' "$f" | tail -1)
+expect_eq "the session's recorded model, not the defaults" "$recorded session" "$(jq -r '"\(.model.id) \(.model.source)"' "$WORK/c.json")"
 expect_eq "under the trigger after" "true" "$(jq '.tokens_after.value < 48000' "$WORK/c.json")"
 expect_eq "the archive is a view node" "archive" "$("$CTXFOLD" --db "$db" show "$arc" | jq -r .node.kind)"
 expect_eq "notes written" "rewritten" "$(jq -r .notes.status "$WORK/c.json")"

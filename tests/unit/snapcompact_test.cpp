@@ -168,6 +168,18 @@ TEST(SnapBudget, TheSmallestOfTheFourLimits) {
   EXPECT_EQ(kept_frames(3, 1), (std::vector<std::size_t>{2}));
 }
 
+// Transcripts record Anthropic's dated snapshot ids; the catalog lists the aliases.
+TEST(SnapBudget, ADatedSnapshotIdTakesItsAliasEntry) {
+  ModelInfo dated = lookup_model("claude-haiku-4-5-20251001");
+  EXPECT_TRUE(dated.known);
+  EXPECT_EQ(dated.id, "claude-haiku-4-5-20251001");
+  EXPECT_EQ(dated.provider, "anthropic");
+  EXPECT_EQ(dated.max_images, lookup_model("claude-haiku-4-5").max_images);
+  EXPECT_FALSE(lookup_model("claude-haiku-4-5-2025100").known);  // not a date
+  EXPECT_FALSE(lookup_model("claude-haiku-4-5x20251001").known);
+  EXPECT_FALSE(lookup_model("20251001").known);
+}
+
 TEST(SnapGeometry, ClampedToTheModelsImageEdgeNeverScaled) {
   FrameGeometry def = frame_geometry(lookup_model(""));
   EXPECT_EQ(def.columns, 134);
