@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <iterator>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -54,6 +56,8 @@ std::string trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
+const char* sigabbrev(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal"; }
+
 /// SIGPIPE blocked on this thread while writing to the child; a pending one is consumed after.
 class SigpipeGuard {
  public:
@@ -72,6 +76,94 @@ class SigpipeGuard {
  private:
   sigset_t set_{}, old_{};
 };
+
+volatile sig_atomic_t g_stop_signal = 0;
+
+extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+/// While a summarizer command runs, SIGINT, SIGTERM and SIGHUP stop ctxfold only after the
+/// command's process group is killed (the group is its own, so a terminal's ^C reaches ctxfold
+/// alone). Each is caught unless ignored on entry (nohup, a background job of a non-interactive
+/// shell keep it ignored) and kept blocked except inside wait(), so none arrives unseen between
+/// two checks. The child gets the mask it had before (exec resets the handlers).
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal = 0;
+    sigemptyset(&set_);
+    for (std::size_t i = 0; i < std::size(kSignals); ++i) {
+      struct sigaction old {};
+      if (sigaction(kSignals[i], nullptr, &old) != 0 || old.sa_handler == SIG_IGN) continue;
+      struct sigaction sa {};
+      sa.sa_handler = on_stop_signal;
+      sigemptyset(&sa.sa_mask);
+      sa.sa_flags = 0;  // no SA_RESTART: ppoll returns EINTR
+      if (sigaction(kSignals[i], &sa, &old_[i]) == 0) {
+        installed_[i] = true;
+        sigaddset(&set_, kSignals[i]);
+      }
+    }
+    pthread_sigmask(SIG_BLOCK, &set_, &entry_mask_);
+  }
+  ~StopSignals() { restore(); }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+  /// The signal mask the process had before (for the child, before exec).
+  const sigset_t& entry_mask() const { return entry_mask_; }
+  /// The caught signal, 0 when none came.
+  int caught() const { return g_stop_signal; }
+  /// Waits for an fd event or `ms` milliseconds with the stop signals deliverable; like ppoll.
+  int wait(pollfd* fds, nfds_t n, std::int64_t ms) const {
+    sigset_t during;
+    pthread_sigmask(SIG_BLOCK, nullptr, &during);
+    for (int sig : kSignals)
+      if (sigismember(&set_, sig)) sigdelset(&during, sig);
+    timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>((ms % 1000) * 1000000)};
+    return ppoll(fds, n, &ts, &during);
+  }
+  /// Ends the process as the signal would have (the shell sees 128+sig: 130 for SIGINT).
+  [[noreturn]] void die(int sig) {
+    restore();
+    std::fflush(nullptr);
+    ::signal(sig, SIG_DFL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    ::raise(sig);
+    pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+    _exit(128 + sig);
+  }
+
+ private:
+  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+  void restore() {
+    if (restored_) return;
+    restored_ = true;
+    for (std::size_t i = 0; i < std::size(kSignals); ++i)
+      if (installed_[i]) sigaction(kSignals[i], &old_[i], nullptr);
+    pthread_sigmask(SIG_SETMASK, &entry_mask_, nullptr);
+  }
+  sigset_t set_{}, entry_mask_{};
+  struct sigaction old_[3] {};
+  bool installed_[3] = {false, false, false};
+  bool restored_ = false;
+};
+
+/// Kills the command's process group after a stop signal: SIGTERM, up to 500 ms for it to end,
+/// then SIGKILL to whatever of the group is left; the command is reaped.
+void stop_group(pid_t pid) {
+  kill(-pid, SIGTERM);
+  int status = 0;
+  bool reaped = false;
+  for (int i = 0; i < 100 && !reaped; ++i) {
+    pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid || (w < 0 && errno == ECHILD)) reaped = true;
+    else std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  kill(-pid, SIGKILL);
+  if (!reaped) waitpid(pid, &status, 0);
+}
 
 }  // namespace
 
@@ -103,6 +195,7 @@ SummaryResult CommandSummarizer::summarize(const SummaryRequest& req) {
     for (int fd : {in[0], in[1], out[0], out[1]}) ::close(fd);
     throw Error(Exit::environment, "summarizer.command", "cannot create a pipe");
   }
+  StopSignals stop;
   pid_t pid = fork();
   if (pid < 0) {
     for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) ::close(fd);
@@ -111,6 +204,7 @@ SummaryResult CommandSummarizer::summarize(const SummaryRequest& req) {
   if (pid == 0) {
     setpgid(0, 0);
     signal(SIGPIPE, SIG_DFL);
+    pthread_sigmask(SIG_SETMASK, &stop.entry_mask(), nullptr);
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
@@ -131,7 +225,18 @@ SummaryResult CommandSummarizer::summarize(const SummaryRequest& req) {
   std::size_t written = 0;
   bool timed_out = false, too_big = false;
   char buf[65536];
+  auto interrupted = [&] {
+    const int sig = stop.caught();
+    if (sig == 0) return;
+    stop_group(pid);
+    fmt::print(stderr,
+               "ctxfold: interrupted by {} while summarizer command '{}' ran: it was stopped, and nothing of this "
+               "compaction was committed\n",
+               sigabbrev(sig), command_);
+    stop.die(sig);
+  };
   while (rfd >= 0 || efd >= 0 || wfd >= 0) {
+    interrupted();
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       timed_out = true;
@@ -142,7 +247,7 @@ SummaryResult CommandSummarizer::summarize(const SummaryRequest& req) {
     if (wfd >= 0) fds[nfds++] = {wfd, POLLOUT, 0};
     if (rfd >= 0) fds[nfds++] = {rfd, POLLIN, 0};
     if (efd >= 0) fds[nfds++] = {efd, POLLIN, 0};
-    int rc = poll(fds, static_cast<nfds_t>(nfds), static_cast<int>(std::min<std::int64_t>(left.count(), 1000)));
+    int rc = stop.wait(fds, static_cast<nfds_t>(nfds), std::min<std::int64_t>(left.count(), 1000));
     if (rc < 0 && errno != EINTR) break;
     if (rc <= 0) continue;
     for (int k = 0; k < nfds; ++k) {
@@ -178,6 +283,7 @@ SummaryResult CommandSummarizer::summarize(const SummaryRequest& req) {
   int status = 0;
   bool reaped = false;
   while (!timed_out && !too_big) {
+    interrupted();
     pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) {
       reaped = true;
@@ -188,7 +294,7 @@ SummaryResult CommandSummarizer::summarize(const SummaryRequest& req) {
       timed_out = true;
       break;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    stop.wait(nullptr, 0, 5);
   }
   if (!reaped) {
     kill(-pid, SIGKILL);  // the process group this call started

@@ -18,6 +18,10 @@ namespace ctxfold {
 /// signal ("summarizer.command", stderr's first line in the message), prints nothing
 /// ("summarizer.empty"), prints invalid UTF-8 or NUL bytes ("summarizer.malformed"), or runs past
 /// the timeout ("summarizer.timeout": its process group is killed).
+/// SIGINT, SIGTERM or SIGHUP to ctxfold while the command runs (each unless ignored on entry):
+/// the command's process group gets SIGTERM, then SIGKILL after 500 ms, is reaped, and the
+/// process ends as the signal would (exit 128+N; PRODUCT §3 "130 interrupted"): summarize never
+/// returns, so nothing after the call is committed.
 /// Environment: CTXFOLD_SUMMARIZER_TIMEOUT_MS (default 300000), CTXFOLD_SUMMARIZER_WINDOW (tokens,
 /// default 32000) — read once by the constructor.
 class CommandSummarizer : public Summarizer {
