@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "context.hpp"
+#include "render_warnings.hpp"
 #include "render/render.hpp"
 #include "session/prepare.hpp"
 #include "strategies/compaction.hpp"
@@ -84,7 +85,7 @@ int run_context(Context& ctx, const ContextCliOptions& o) {
               {"compaction", status}};
   if (!ctx.text) {
     emit(out);
-    return 0;
+    return print_render_warnings(r.warnings, session);
   }
   std::int64_t whole = o.window ? *o.window : std::max<std::int64_t>(r.estimated_tokens, 1);
   std::string t = fmt::format("session {}  HEAD {}  strategy {}\n", r.session, r.head, r.strategy);
@@ -102,7 +103,7 @@ int run_context(Context& ctx, const ContextCliOptions& o) {
   else
     t += "; unknown window (--window)\n";
   emit_text(t);
-  return 0;
+  return print_render_warnings(r.warnings, session);
 }
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include "budget_options.hpp"
 #include "compact_options.hpp"
 #include "context.hpp"
+#include "render_warnings.hpp"
 #include "session/prepare.hpp"
 #include "util/error.hpp"
 
@@ -73,7 +74,7 @@ int run_prepare(Context& ctx, const PrepareCliOptions& o) {
     emit(prepare_request_body(r, format));
   else
     emit(prepare_to_json(r, format));
-  return 0;
+  return print_render_warnings(r.rendered.warnings, session);
 }
 
 }  // namespace

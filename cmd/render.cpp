@@ -2,6 +2,7 @@
 #include "context.hpp"
 #include "forensics/recorded_model.hpp"
 #include "render/partial.hpp"
+#include "render_warnings.hpp"
 #include "render/render.hpp"
 #include "session/budget.hpp"
 #include "session/prepare.hpp"
@@ -93,20 +94,22 @@ int run_render(Context& ctx, const RenderCliOptions& o) {
     if (report) j["budget"] = report->to_json();
     emit(j);
   }
-  // Warnings go to stderr (PRODUCT §3); a walk that stopped before the root (a predecessor cycle
-  // or a missing predecessor in a broken database) rendered a partial history: bad data, exit 3.
+  return print_render_warnings(r.warnings, session);
+}
+}  // namespace
+
+int print_render_warnings(const std::vector<std::string>& warnings, const std::string& session) {
+  // A walk that stopped before the root (a predecessor cycle or a missing predecessor in a
+  // broken database) rendered a partial history: bad data, exit 3.
   bool partial = false;
-  for (const std::string& w : r.warnings) {
+  for (const std::string& w : warnings) {
     warn(w);
     partial = partial || is_partial_history(w);
   }
-  if (partial) {
-    warn(fmt::format("session '{}': the history rendered is partial; run 'ctxfold verify-invariants'", session));
-    return static_cast<int>(Exit::bad_input);
-  }
-  return 0;
+  if (!partial) return 0;
+  warn(fmt::format("session '{}': the history rendered is partial; run 'ctxfold verify-invariants'", session));
+  return static_cast<int>(Exit::bad_input);
 }
-}  // namespace
 
 std::function<int(Context&)> setup_render(CLI::App& sub) {
   auto o = std::make_shared<RenderCliOptions>();

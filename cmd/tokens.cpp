@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "context.hpp"
+#include "render_warnings.hpp"
 #include "render/render.hpp"
 #include "tokens/requests.hpp"
 
@@ -19,7 +20,7 @@ int run_tokens(Context& ctx, const TokensOptions& o) {
   Json j = request_table_json(t, o.min_growth, now.tokens);
   if (!ctx.text) {
     emit(j);
-    return 0;
+    return print_render_warnings(now.warnings, session);
   }
   std::string out = fmt::format("{:<40} {:>9} {:>9} {:>9} {:>8}\n", "request", "measured", "estimated", "bytes/4", "error");
   for (const auto& r : t.requests)
@@ -39,7 +40,7 @@ int run_tokens(Context& ctx, const TokensOptions& o) {
   }
   out += fmt::format("now: {} tokens ({})\n", now.tokens.value, now.tokens.kind);
   emit_text(out);
-  return 0;
+  return print_render_warnings(now.warnings, session);
 }
 }  // namespace
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A database edited directly (triggers dropped, one predecessor rewritten) so that HEAD's chain
 # loops: render and log print what they can, say where the walk stopped on stderr, and exit 3
-# (bad input data, PRODUCT §3), as fork does; verify-invariants reports the cycle (exit 1).
+# (bad input data, PRODUCT §3), as fork does, and so do context, tokens and prepare;
+# verify-invariants reports the cycle (exit 1).
 source "$(dirname "$0")/lib.sh"
 db="$WORK/loop.db"
 {
@@ -29,6 +30,12 @@ expect_rc "log of a looping chain" 3 "$CTXFOLD" --db "$db" --session s log
 expect_eq "log counts each node once" 151 "$(jq -s '.[-1].count' "$WORK/out")"
 expect_eq "log prints each node once" 151 "$(jq -s '[.[] | select(.type=="node") | .id] | unique | length' "$WORK/out")"
 grep -q "predecessor cycle at node 'n150'" "$WORK/err" && ok || fail "log names the loop: $(cat "$WORK/err")"
+
+# The other commands that render HEAD's context say the same.
+for c in context tokens prepare; do
+  expect_rc "$c of a looping chain" 3 "$CTXFOLD" --db "$db" --session s $c
+  grep -q "predecessor cycle at node 'n150'" "$WORK/err" && ok || fail "$c names the loop: $(cat "$WORK/err")"
+done
 
 expect_rc "verify finds the cycle" 1 "$CTXFOLD" --db "$db" verify-invariants --session s
 finish
