@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "context.hpp"
+#include "render_warnings.hpp"
 #include "forensics/redact.hpp"
 #include "session/export.hpp"
 #include "util/error.hpp"
@@ -43,12 +44,14 @@ int run_export(Context& ctx, const ExportOptions& o) {
   if (o.format == "openai" || o.format == "anthropic") {
     if (o.all_sessions)
       throw Error(Exit::usage, "usage.export", "--all-sessions needs --format ctxfold (one messages document per session)");
-    Json doc = export_messages(st, ctx.resolve_session(), parse_render_format(o.format));
+    const std::string session = ctx.resolve_session();
+    std::vector<std::string> warnings;
+    Json doc = export_messages(st, session, parse_render_format(o.format), &warnings);
     Redactor redactor;
     if (o.redact) redactor.redact_json(doc);
     emit(doc);
     if (o.redact) finish_redaction(redactor, o);
-    return 0;
+    return print_render_warnings(warnings, session);
   }
   if (o.format != "ctxfold")
     throw Error(Exit::usage, "usage.export", fmt::format("unknown export format '{}' (ctxfold | openai | anthropic)", o.format));

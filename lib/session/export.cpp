@@ -40,13 +40,15 @@ ExportCounts export_ctxfold(Store& st, const std::string& session, const std::fu
   return c;
 }
 
-Json export_messages(Store& st, const std::string& session, RenderFormat format) {
+Json export_messages(Store& st, const std::string& session, RenderFormat format, std::vector<std::string>* warnings) {
   if (format != RenderFormat::openai && format != RenderFormat::anthropic)
     throw Error(Exit::usage, "export.format", "export_messages needs the openai or anthropic format");
   RenderOptions opts;
   opts.strategy = "raw";
   opts.max_row_bytes = 0;
-  return render_request_body(render_context(st, session, opts), format);
+  Rendered r = render_context(st, session, opts);
+  if (warnings) *warnings = r.warnings;
+  return render_request_body(r, format);
 }
 
 }  // namespace ctxfold

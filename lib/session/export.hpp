@@ -32,6 +32,9 @@ ExportCounts export_ctxfold(Store& st, const std::string& session, const std::fu
 /// The raw history of HEAD's spine (strategy "raw": no summary substituted, no cap on rows) as the
 /// provider's request body (render_request_body): {"messages":[...]} for openai (system first),
 /// {"system"?, "messages":[...]} for anthropic. `import --format openai|anthropic` reads it back.
-Json export_messages(Store& st, const std::string& session, RenderFormat format);
+/// `warnings` (when given) receives the render's warnings (render/partial.hpp: a walk that
+/// stopped at a predecessor cycle or a missing predecessor exported a partial history).
+Json export_messages(Store& st, const std::string& session, RenderFormat format,
+                     std::vector<std::string>* warnings = nullptr);
 
 }  // namespace ctxfold

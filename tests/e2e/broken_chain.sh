@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A database edited directly (triggers dropped, one predecessor rewritten) so that HEAD's chain
 # loops: render and log print what they can, say where the walk stopped on stderr, and exit 3
-# (bad input data, PRODUCT §3), as fork does, and so do context, tokens and prepare;
+# (bad input data, PRODUCT §3), as fork does, and so do context, tokens, prepare and export of
+# the messages (export --format ctxfold writes every node, no walk);
 # verify-invariants reports the cycle (exit 1).
 source "$(dirname "$0")/lib.sh"
 db="$WORK/loop.db"
@@ -32,7 +33,7 @@ expect_eq "log prints each node once" 151 "$(jq -s '[.[] | select(.type=="node")
 grep -q "predecessor cycle at node 'n150'" "$WORK/err" && ok || fail "log names the loop: $(cat "$WORK/err")"
 
 # The other commands that render HEAD's context say the same.
-for c in context tokens prepare; do
+for c in context tokens prepare "export --format openai"; do
   expect_rc "$c of a looping chain" 3 "$CTXFOLD" --db "$db" --session s $c
   grep -q "predecessor cycle at node 'n150'" "$WORK/err" && ok || fail "$c names the loop: $(cat "$WORK/err")"
 done
