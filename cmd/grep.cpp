@@ -45,7 +45,8 @@ int run_grep(Context& ctx, GrepCliOptions o) {
           {"limit", o.grep.limit < 0 ? Json(nullptr) : Json(o.grep.limit)},
           {"elapsed_ms", t.elapsed_ms},
           {"index", t.index},
-          {"indexed_through", t.indexed_through},
+          // null when no index answered (a scan of everything), not 0 as if one had answered nothing.
+          {"indexed_through", t.index == "scan" ? Json(nullptr) : Json(t.indexed_through)},
           {"packed_through", t.packed_through}}}});
   if (!t.index_note.empty()) warn("grep index not used: " + t.index_note);
   return t.raw_matches + t.summary_matches > 0 ? 0 : static_cast<int>(Exit::negative);

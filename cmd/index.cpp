@@ -21,6 +21,7 @@ int run_index(Context& ctx, const IndexOptions& o) {
         {"through_seq", r.through_seq},
         {"text_bytes", r.text_bytes},
         {"fts", r.fts},
+        {"gram_nodes", r.gram_nodes},
         {"packed", p.packed},
         {"packed_through", p.through_seq},
         {"rebuilt", r.rebuilt},

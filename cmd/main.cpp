@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -208,6 +209,26 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
+    // A positional argument that starts with '-' (`grep "->"`) is read as an option: name the fix.
+    if (rc != 0 && named) {
+      CLI::App* sub = nullptr;
+      try {
+        sub = app.get_subcommand(named->name);
+      } catch (const CLI::Error&) {
+      }
+      bool after_name = false;
+      for (int i = 1; i < argc && sub; ++i) {
+        std::string a = argv[i];
+        if (a == "--") break;
+        if (a == named->name) after_name = true;
+        if (!after_name || a.size() < 2 || a[0] != '-' || std::isdigit(static_cast<unsigned char>(a[1]))) continue;
+        const std::string opt = a.substr(0, a.find('='));
+        if (sub->get_option_no_throw(opt) || app.get_option_no_throw(opt) || opt == "-h" || opt == "--help") continue;
+        fmt::print(stderr, "hint: '{}' was read as an option; to pass an argument that starts with '-', put it after "
+                           "`--`: ctxfold {} [options] -- '{}'\n", a, named->name, a);
+        break;
+      }
+    }
     return rc == 0 ? 0 : static_cast<int>(Exit::usage);
   }
 

@@ -1,4 +1,5 @@
 #include "recall/describe.hpp"
+#include "model/view_kinds.hpp"
 
 #include <fmt/format.h>
 
@@ -89,8 +90,8 @@ Json producer_of(const Node& n) {
 std::vector<std::string> view_children(Store& st, std::int64_t view_seq) {
   std::vector<std::string> out;
   auto q = st.db().prepare(
-      "SELECT n.id FROM covers c JOIN nodes n ON n.id=c.node_id WHERE c.summary_seq=?1 "
-      "AND n.kind IN ('summary','archive','notes') ORDER BY c.pos");
+      std::string("SELECT n.id FROM covers c JOIN nodes n ON n.id=c.node_id WHERE c.summary_seq=?1 AND n.kind IN ") +
+      kViewKindsSql + " ORDER BY c.pos");
   q.bind(1, view_seq);
   while (q.step()) out.push_back(q.text(0));
   return out;
@@ -177,7 +178,7 @@ Json describe_node(Store& st, const std::string& id) {
 }
 
 Json list_views(Store& st, const std::string& session, std::int64_t offset, std::int64_t limit) {
-  auto c = st.db().prepare("SELECT count(*) FROM nodes WHERE session=?1 AND kind IN ('summary','archive','notes')");
+  auto c = st.db().prepare(std::string("SELECT count(*) FROM nodes WHERE session=?1 AND kind IN ") + kViewKindsSql);
   c.bind(1, session);
   c.step();
   const std::int64_t total = c.int64(0);
@@ -197,7 +198,8 @@ Json list_views(Store& st, const std::string& session, std::int64_t offset, std:
         // INDEXED BY: without statistics the planner walks (session, seq) to skip the sort, which
         // reads every node of the session; the view nodes are few.
         "SELECT n.id, NOT EXISTS (SELECT 1 FROM covers cv WHERE cv.node_id = n.id) FROM nodes n "
-        "INDEXED BY nodes_session_kind WHERE n.session=?1 AND n.kind IN ('summary','archive','notes') ORDER BY n.seq LIMIT ?2 OFFSET ?3");
+        "INDEXED BY nodes_session_kind WHERE n.session=?1 AND n.kind IN " + std::string(kViewKindsSql) +
+        " ORDER BY n.seq LIMIT ?2 OFFSET ?3");
     q.bind(1, session).bind(2, limit > 0 ? limit : std::int64_t{-1}).bind(3, offset);
     while (q.step()) {
       ids.push_back(q.text(0));

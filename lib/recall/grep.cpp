@@ -1,4 +1,5 @@
 #include "recall/grep.hpp"
+#include "model/view_kinds.hpp"
 
 #include <fmt/format.h>
 
@@ -349,6 +350,19 @@ std::optional<IndexQuery> Matcher::index_query() const {
     if (cp_count(lit) > cp_count(best)) best = std::move(lit);
   };
   bool exact = false;
+  if (!m.regex && cp_count(m.needle) <= 2) {
+    auto unified = [](std::uint32_t cp) { return (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x4E00 && cp <= 0x9FFF); };
+    bool all_unified = true;
+    for (std::size_t i = 0; i < m.needle.size(); i += cp_len(static_cast<unsigned char>(m.needle[i])))
+      all_unified = all_unified && unified(cp_at(m.needle, i));
+    if (is_short_gram(m.needle) && (m.ignore_case || all_unified)) {
+      IndexQuery q;
+      q.gram = m.needle;  // casefold(pattern) under -i; the ideographs themselves otherwise
+      q.exact = m.ignore_case;
+      return q;
+    }
+    return std::nullopt;
+  }
   if (!m.regex) {
     if (m.ignore_case) {
       // The needle is casefold(pattern) and the index holds casefold(text): a trigram phrase
@@ -372,7 +386,7 @@ std::optional<IndexQuery> Matcher::index_query() const {
     q += c;
   }
   q += '"';
-  return IndexQuery{std::move(q), exact};
+  return IndexQuery{std::move(q), exact, {}};
 }
 
 std::optional<std::string> covering_summary(Store& st, const std::string& id) {
@@ -494,11 +508,19 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
   std::int64_t through = 0;
   if (!o.no_index && !o.exhaustive) {
     TextIndexState ix = text_index_state(st);
-    if (ix.fts) iq = m.index_query();
-    if (iq) through = ix.through_seq;
+    if (ix.fts || ix.gram_through > 0) iq = m.index_query();
+    if (iq && (iq->gram.empty() ? !ix.fts : ix.gram_through == 0)) iq.reset();
+    if (iq) through = iq->gram.empty() ? ix.through_seq : ix.gram_through;
     if (!ix.fts_unusable.empty()) totals.index_note = ix.fts_unusable;
   }
-  totals.index = iq ? "fts5" : "scan";
+  totals.index = !iq ? "scan" : iq->gram.empty() ? "fts5" : "grams";
+  // The index's hits with seq <= through, ascending.
+  auto index_hits = [&](const std::function<void(std::int64_t)>& fn) {
+    if (!iq->gram.empty()) return for_each_gram_hit(st, iq->gram, through, fn);
+    auto q = st.db().prepare("SELECT rowid FROM grep_fts WHERE grep_fts MATCH ?1 AND rowid <= ?2 ORDER BY rowid");
+    q.bind(1, iq->match).bind(2, through);
+    while (q.step()) fn(q.int64(0));
+  };
   // A full scan reads most of the file once: map it instead of copying every page through
   // read(2). Index lookups touch few pages, where setting up the mapping costs more than it saves.
   if (!iq) st.db().exec("PRAGMA mmap_size=4294967296");
@@ -579,11 +601,7 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
     }
     std::sort(ordered.begin(), ordered.end());
     std::vector<std::int64_t> hits;  // index hits with seq <= through, ascending
-    if (iq) {
-      auto q = st.db().prepare("SELECT rowid FROM grep_fts WHERE grep_fts MATCH ?1 AND rowid <= ?2 ORDER BY rowid");
-      q.bind(1, iq->match).bind(2, through);
-      while (q.step()) hits.push_back(q.int64(0));
-    }
+    if (iq) index_hits([&](std::int64_t seq) { hits.push_back(seq); });
     for (const auto& [seq, id] : ordered) {
       if (seq <= through) {
         if (!std::binary_search(hits.begin(), hits.end(), seq)) continue;
@@ -609,17 +627,22 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
       {
         auto v = st.db().prepare(
             "SELECT n.seq FROM sessions s CROSS JOIN nodes n INDEXED BY nodes_session_kind "
-            "WHERE n.session = s.id AND n.kind IN ('summary','archive','notes') AND n.seq <= ?1");
+            "WHERE n.session = s.id AND n.kind IN " + std::string(kViewKindsSql) + " AND n.seq <= ?1");
         v.bind(1, through);
         while (v.step()) views.push_back(v.int64(0));
         std::sort(views.begin(), views.end());
       }
-      auto q = st.db().prepare("SELECT rowid FROM grep_fts WHERE grep_fts MATCH ?1 AND rowid <= ?2 ORDER BY rowid");
-      q.bind(1, iq->match).bind(2, through);
-      while (q.step()) {
-        const std::int64_t seq = q.int64(0);
-        on_hit(seq, std::binary_search(views.begin(), views.end(), seq), iq->exact);
-      }
+      index_hits([&](std::int64_t seq) { on_hit(seq, std::binary_search(views.begin(), views.end(), seq), iq->exact); });
+    } else if (iq && !iq->gram.empty()) {
+      // Gram hits of one session: session and --in from node_text, one lookup per hit.
+      auto& t = st.db().cached("SELECT session, view FROM node_text WHERE seq=?1");
+      std::vector<std::pair<std::int64_t, bool>> mine;
+      index_hits([&](std::int64_t seq) {
+        ResetOnExit reset(t);
+        t.bind(1, seq);
+        if (t.step() && t.view(0) == *o.session) mine.emplace_back(seq, t.int64(1) != 0);
+      });
+      for (const auto& [seq, view] : mine) on_hit(seq, view, iq->exact);
     } else if (iq) {
       // Hits in seq order, filtered by session and --in from node_text (no node read for them).
       auto q = st.db().prepare(
@@ -645,7 +668,7 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
     }
     // Nodes are streamed from one statement; kinds outside --in are filtered in SQL.
     const std::string where =
-        "seq > ?4 AND (CASE WHEN kind IN ('summary','archive','notes') THEN ?3 ELSE ?2 END)";
+        std::string("seq > ?4 AND (CASE WHEN kind IN ") + kViewKindsSql + " THEN ?3 ELSE ?2 END)";
     auto q = st.db().prepare(o.session ? "SELECT seq, id, session, kind, coalesce(role,''), content FROM nodes "
                                          "WHERE session = ?1 AND " + where + " ORDER BY seq"
                                        : "SELECT seq, id, session, kind, coalesce(role,''), content FROM nodes "

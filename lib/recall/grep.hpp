@@ -18,6 +18,9 @@ namespace ctxfold {
 struct IndexQuery {
   std::string match;
   bool exact = false;
+  /// Non-empty: ask the short-gram index (grep_gram, schema 008) for this gram instead of grep_fts
+  /// (match is then empty): patterns of one or two characters, at least one non-ASCII.
+  std::string gram;
 };
 
 /// Literal runs of an ECMAScript regular expression that every match contains (each maximal run
@@ -63,7 +66,11 @@ class Matcher {
   std::optional<std::size_t> find_grapheme(std::string_view text) const;
   /// The index lookup for this pattern, or nullopt when the index cannot narrow it (fewer than 3
   /// characters of required literal text: patterns shorter than a trigram, a regex without a
-  /// literal run, a top-level alternative). Literal -i: the folded needle, exact. Case-sensitive
+  /// literal run, a top-level alternative). Literals of one or two characters with a non-ASCII
+  /// one ask the short-gram index instead (IndexQuery::gram): under -i the folded needle, exact;
+  /// case-sensitive only when every character is a CJK unified ideograph (nothing composes with
+  /// them and they fold to themselves; a compatibility ideograph folds into one, so hits are
+  /// verified). Literal -i: the folded needle, exact. Case-sensitive
   /// literal: casefold of the pattern from its first to before its last fold anchor
   /// (is_fold_anchor), which every folded text containing the pattern contains. Regex: the
   /// longest required run, folded the same way (ASCII-lowered under -i).
@@ -125,8 +132,8 @@ struct GrepTotals {
   std::int64_t summary_matches = 0;  ///< matching view nodes, all pages
   std::int64_t nodes_scanned = 0;   ///< nodes whose text was read
   std::int64_t elapsed_ms = 0;
-  std::string index = "scan";       ///< "fts5": the index answered up to indexed_through; "scan"
-  std::int64_t indexed_through = 0; ///< nodes after this seq were scanned (0: all were)
+  std::string index = "scan";       ///< "fts5" or "grams" (grep_gram): that index answered up to indexed_through; "scan"
+  std::int64_t indexed_through = 0; ///< nodes after this seq were scanned (0 when index is "scan"; the CLI prints null)
   std::string index_note;           ///< why an existing index was not used, if it was not
   std::int64_t packed_through = 0;  ///< nodes after indexed_through up to this seq were scanned from text packs
 };

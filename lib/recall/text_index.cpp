@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <utf8proc.h>
 
+#include <algorithm>
+#include <unordered_map>
+
 #include "recall/expand.hpp"
 #include "util/error.hpp"
 #include "util/graphemes.hpp"
@@ -36,6 +39,83 @@ std::string searchable_text(const std::string& content_json) {
   return text;
 }
 
+namespace {
+std::size_t utf8_len(unsigned char c) { return c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4; }
+
+void put_varint(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+/// The postings of one gram in the batch being indexed.
+struct GramList {
+  std::string seqs;       // varint deltas
+  std::int64_t last = 0;  // the last seq added (a node's repeats are added once)
+};
+}  // namespace
+
+bool is_short_gram(std::string_view g) {
+  if (g.empty()) return false;
+  const std::size_t a = utf8_len(static_cast<unsigned char>(g[0]));
+  if (a > g.size()) return false;
+  const bool wide = static_cast<unsigned char>(g[0]) >= 0x80;
+  if (a == g.size()) return wide;
+  const std::size_t b = utf8_len(static_cast<unsigned char>(g[a]));
+  return a + b == g.size() && (wide || static_cast<unsigned char>(g[a]) >= 0x80);
+}
+
+void short_grams(std::string_view t, const std::function<void(std::string_view)>& fn) {
+  const std::size_t n = t.size();
+  std::size_t i = 0;
+  // ASCII pairs are not grams: skip to the byte before the first non-ASCII one.
+  while (i < n) {
+    const auto c = static_cast<unsigned char>(t[i]);
+    const std::size_t len = std::min(utf8_len(c), n - i);
+    const bool wide = c >= 0x80;
+    if (i + len < n) {
+      const auto d = static_cast<unsigned char>(t[i + len]);
+      const std::size_t len2 = std::min(utf8_len(d), n - i - len);
+      if (wide || d >= 0x80) fn(t.substr(i, len + len2));
+    }
+    if (wide) fn(t.substr(i, len));
+    i += len;
+  }
+}
+
+void for_each_gram_hit(Store& st, std::string_view gram, std::int64_t through,
+                       const std::function<void(std::int64_t)>& fn) {
+  Db& db = st.db();
+  if (!table_exists(db, "grep_gram")) return;
+  auto q = db.prepare("SELECT chunk, seqs FROM grep_gram WHERE gram = ?1 AND chunk <= ?2 ORDER BY chunk");
+  q.bind(1, std::string(gram)).bind(2, through);
+  std::int64_t prev_end = 0;
+  while (q.step()) {
+    std::int64_t seq = q.int64(0) - 1;
+    if (seq < prev_end) throw Error(Exit::bad_input, "gram.corrupt", "grep_gram chunks overlap", "run `ctxfold index --rebuild`");
+    const std::string_view b = q.blob(1);
+    std::uint64_t v = 0;
+    int shift = 0;
+    for (std::size_t k = 0; k < b.size(); ++k) {
+      const auto c = static_cast<unsigned char>(b[k]);
+      if (shift > 56) throw Error(Exit::bad_input, "gram.corrupt", "a grep_gram posting list does not decode", "run `ctxfold index --rebuild`");
+      v |= static_cast<std::uint64_t>(c & 0x7F) << shift;
+      shift += 7;
+      if (c & 0x80) continue;
+      if (v == 0) throw Error(Exit::bad_input, "gram.corrupt", "a grep_gram posting list is not ascending", "run `ctxfold index --rebuild`");
+      seq += static_cast<std::int64_t>(v);
+      v = 0;
+      shift = 0;
+      if (seq > through) return;
+      fn(seq);
+    }
+    if (shift != 0) throw Error(Exit::bad_input, "gram.corrupt", "a grep_gram posting list is cut short", "run `ctxfold index --rebuild`");
+    prev_end = seq;
+  }
+}
+
 std::string text_fold_version() { return fmt::format("fold1/unicode-{}", utf8proc_unicode_version()); }
 
 TextIndexState text_index_state(Store& st) {
@@ -51,12 +131,17 @@ TextIndexState text_index_state(Store& st) {
     fold = q.text(1);
     fts = q.int64(2) != 0;
   }
-  if (!fts || !table_exists(db, "grep_fts")) return s;
   if (fold != text_fold_version()) {
-    s.fts_unusable = fmt::format("index folded under {}, this ctxfold folds under {} (run `ctxfold index`)", fold,
-                                 text_fold_version());
+    if (fts)
+      s.fts_unusable = fmt::format("index folded under {}, this ctxfold folds under {} (run `ctxfold index`)", fold,
+                                   text_fold_version());
     return s;
   }
+  if (table_exists(db, "grep_gram_state") && table_exists(db, "grep_gram")) {
+    auto q = db.prepare("SELECT through_seq FROM grep_gram_state WHERE id=1");
+    if (q.step()) s.gram_through = std::min(q.int64(0), s.through_seq);
+  }
+  if (!fts || !table_exists(db, "grep_fts")) return s;
   try {
     auto q = db.prepare("SELECT rowid FROM grep_fts WHERE grep_fts MATCH '\"abc\"' LIMIT 1");
     q.step();
@@ -87,6 +172,7 @@ IndexReport update_text_index(Store& st, bool rebuild, std::int64_t batch_bytes,
   if (!have_fts) rep.reason = "this SQLite has no FTS5 trigram tokenizer: grep scans; node_text is still kept";
 
   std::int64_t through = 0;
+  std::int64_t gram_through = 0;  // grep_gram reaches this seq (<= through)
   {
     Txn t(db);
     std::optional<std::string> fold;
@@ -111,8 +197,19 @@ IndexReport update_text_index(Store& st, bool rebuild, std::int64_t batch_bytes,
       if (rep.reason.empty()) rep.reason = "--rebuild";
       db.exec("DELETE FROM node_text");
       db.exec("DROP TABLE IF EXISTS grep_fts");
+      db.exec("DELETE FROM grep_gram");
       through = 0;
     }
+    {
+      auto g = db.prepare("SELECT through_seq FROM grep_gram_state WHERE id=1");
+      gram_through = g.step() ? std::min(g.int64(0), through) : 0;
+    }
+    if (gram_through == 0) db.exec("DELETE FROM grep_gram");  // rows past a state never written
+    auto g = db.prepare(
+        "INSERT INTO grep_gram_state(id, through_seq) VALUES (1, ?1) "
+        "ON CONFLICT(id) DO UPDATE SET through_seq=excluded.through_seq");
+    g.bind(1, gram_through);
+    g.run();
     if (have_fts && !table_exists(db, "grep_fts")) db.exec(kCreateFts);
     auto q = db.prepare(
         "INSERT INTO text_index_state(id, through_seq, fold_version, fts) VALUES (1, ?1, ?2, ?3) "
@@ -124,38 +221,72 @@ IndexReport update_text_index(Store& st, bool rebuild, std::int64_t batch_bytes,
   }
 
   const std::int64_t total = st.max_seq();
-  while (through < total) {
+  // One pass from the lower of the two marks: nodes up to `through` only get their grams (a
+  // database indexed before schema 008), the rest everything.
+  while (gram_through < total) {
     Txn t(db);
     auto read = db.prepare("SELECT seq, session, kind, content FROM nodes WHERE seq > ?1 ORDER BY seq");
-    read.bind(1, through);
+    read.bind(1, gram_through);
     auto put_text = db.prepare("INSERT INTO node_text(seq, session, view, graphemes, bytes) VALUES (?1,?2,?3,?4,?5)");
     std::optional<Stmt> put_fts;
     if (have_fts) put_fts.emplace(db.prepare("INSERT INTO grep_fts(rowid, text) VALUES (?1, ?2)"));
-    std::int64_t bytes = 0;
-    std::int64_t last = through;
+    std::unordered_map<std::string, GramList> grams;
+    const std::int64_t chunk = gram_through + 1;
+    std::int64_t bytes = 0, added = 0;
+    std::int64_t last = gram_through;
     while (bytes < batch_bytes && read.step()) {
       const std::int64_t seq = read.int64(0);
       const std::string text = searchable_text(read.text(3));
-      put_text.bind(1, seq).bind(2, read.text(1)).bind(3, std::int64_t{kind::is_view(read.text(2))});
-      put_text.bind(4, static_cast<std::int64_t>(grapheme_count(text))).bind(5, static_cast<std::int64_t>(text.size()));
-      put_text.run();
-      put_text.reset();
-      if (put_fts) {
-        put_fts->bind(1, seq).bind(2, casefold(text));
-        put_fts->run();
-        put_fts->reset();
+      const bool wide = std::any_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+      std::string folded;
+      if (seq > through) {
+        put_text.bind(1, seq).bind(2, read.text(1)).bind(3, std::int64_t{kind::is_view(read.text(2))});
+        put_text.bind(4, static_cast<std::int64_t>(grapheme_count(text))).bind(5, static_cast<std::int64_t>(text.size()));
+        put_text.run();
+        put_text.reset();
+        if (put_fts || wide) folded = casefold(text);
+        if (put_fts) {
+          put_fts->bind(1, seq).bind(2, folded);
+          put_fts->run();
+          put_fts->reset();
+        }
+        bytes += static_cast<std::int64_t>(text.size()) + 1;
+        added += static_cast<std::int64_t>(text.size()) + 1;
+        ++rep.indexed;
+      } else {
+        if (wide) folded = casefold(text);
+        bytes += static_cast<std::int64_t>(text.size()) / 4 + 1;  // grams only: cheaper per byte
       }
-      bytes += static_cast<std::int64_t>(text.size()) + 1;
-      ++rep.indexed;
+      if (wide) {
+        short_grams(folded, [&](std::string_view g) {
+          GramList& l = grams[std::string(g)];
+          if (l.last == seq) return;
+          put_varint(l.seqs, static_cast<std::uint64_t>(seq - (l.last ? l.last : chunk - 1)));
+          l.last = seq;
+        });
+      }
+      ++rep.gram_nodes;
       last = seq;
     }
     read.reset();
-    if (last == through) break;  // nothing left (max_seq raced ahead of nothing)
-    rep.text_bytes += bytes;
-    through = last;
+    if (last == gram_through) break;  // nothing left (max_seq raced ahead of nothing)
+    {
+      auto put = db.prepare("INSERT INTO grep_gram(gram, chunk, seqs) VALUES (?1, ?2, ?3)");
+      for (const auto& [g, l] : grams) {
+        put.bind(1, g).bind(2, chunk).bind_blob(3, l.seqs);
+        put.run();
+        put.reset();
+      }
+    }
+    rep.text_bytes += added;
+    gram_through = last;
+    through = std::max(through, last);
     auto q = db.prepare("UPDATE text_index_state SET through_seq=?1 WHERE id=1");
     q.bind(1, through);
     q.run();
+    auto g = db.prepare("UPDATE grep_gram_state SET through_seq=?1 WHERE id=1");
+    g.bind(1, gram_through);
+    g.run();
     t.commit();
     if (progress) progress(through, total);
   }

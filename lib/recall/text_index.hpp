@@ -29,6 +29,9 @@ struct TextIndexState {
   /// Why fts is false although an index exists (fold version, missing tokenizer), for the grep
   /// summary record; empty otherwise.
   std::string fts_unusable;
+  /// Every node with seq <= gram_through has its short grams in grep_gram (schema 008; 0: none
+  /// has, also under another fold version). Never more than through_seq.
+  std::int64_t gram_through = 0;
 };
 TextIndexState text_index_state(Store& st);
 
@@ -38,6 +41,7 @@ bool fts5_trigram_available(Db& db);
 
 struct IndexReport {
   std::int64_t indexed = 0;       ///< nodes added by this run
+  std::int64_t gram_nodes = 0;    ///< nodes whose short grams this run added (grep_gram)
   std::int64_t through_seq = 0;   ///< the index now reaches this seq
   std::int64_t text_bytes = 0;    ///< bytes of searchable text added
   bool fts = false;               ///< grep_fts is maintained
@@ -56,8 +60,27 @@ struct IndexReport {
 /// index was made without it. Nodes are append-only with increasing seq, so a node with
 /// seq <= through_seq can never appear later: max seq indexed is the whole staleness test.
 /// After a run that added at least 16 MiB of text, grep_fts is optimized (FTS5 'optimize':
-/// one segment). progress(done, total) is called after each batch. Requires a writable store.
+/// one segment). The short-gram index grep_gram (schema 008, short_grams) is kept in the same
+/// transactions up to the same seq; a database indexed before it had that table gets its grams
+/// for the already indexed nodes first. progress(done, total) is called after each batch.
+/// Requires a writable store.
 IndexReport update_text_index(Store& st, bool rebuild, std::int64_t batch_bytes = 64 << 20,
                               const std::function<void(std::int64_t, std::int64_t)>& progress = {});
+
+/// Whether a folded needle is a short gram that grep_gram holds: one or two code points, at least
+/// one of them >= U+0080 (casefold()ed, valid UTF-8).
+bool is_short_gram(std::string_view folded);
+
+/// Calls fn(gram) for every short gram (is_short_gram) of `folded` (casefold()ed valid UTF-8), in
+/// text order, repeats included: each code point >= U+0080 and each adjacent pair with one such.
+/// A substring of `folded` that is a short gram is one of them, so "folded holds g" equals "g was
+/// listed" (UTF-8 is self-synchronizing: a substring that is whole code points starts at one).
+void short_grams(std::string_view folded, const std::function<void(std::string_view)>& fn);
+
+/// The nodes with seq <= `through` whose folded text holds the short gram `gram`, ascending, from
+/// grep_gram (nothing when the table is absent). Throws Error(bad_input,"gram.corrupt") for a
+/// posting list that does not decode to ascending seqs.
+void for_each_gram_hit(Store& st, std::string_view gram, std::int64_t through,
+                       const std::function<void(std::int64_t)>& fn);
 
 }  // namespace ctxfold

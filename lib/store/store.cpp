@@ -1,4 +1,5 @@
 #include "store/store.hpp"
+#include "model/view_kinds.hpp"
 
 
 #include <fmt/format.h>
@@ -321,9 +322,9 @@ std::vector<Node> Store::view_nodes(const std::string& session, const std::strin
   // node of the session (a full pass over a 10^6-node session); the view nodes are few.
   auto st = db_.prepare(fmt::format(
       "SELECT {} FROM nodes INDEXED BY nodes_session_kind WHERE session=?1 AND seq<=?2 "
-      "AND kind IN ('summary','archive','notes') "
+      "AND kind IN {} "
       "AND (?3 = '' OR kind = ?3) ORDER BY seq",
-      kNodeColumns));
+      kNodeColumns, kViewKindsSql));
   st.bind(1, session).bind(2, as_of).bind(3, kind_filter);
   while (st.step()) {
     Node n = read_node(st);
