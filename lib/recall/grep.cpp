@@ -12,6 +12,7 @@
 #include "recall/expand.hpp"
 #include "recall/text_index.hpp"
 #include "recall/text_packs.hpp"
+#include "store/map_vfs.hpp"
 #include "util/error.hpp"
 #include "util/graphemes.hpp"
 #include "util/literal_search.hpp"
@@ -523,7 +524,12 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
   };
   // A full scan reads most of the file once: map it instead of copying every page through
   // read(2). Index lookups touch few pages, where setting up the mapping costs more than it saves.
-  if (!iq) st.db().exec("PRAGMA mmap_size=4294967296");
+  if (!iq) {
+    st.db().exec("PRAGMA mmap_size=4294967296");
+    // SQLite maps at most 2 GB (SQLITE_MAX_MMAP_SIZE); the rest of a larger file is read one
+    // page per pread(2) unless the whole file is mapped (read-only connections only).
+    if (st.read_only()) map_whole_file(st.db().raw());
+  }
   totals.indexed_through = through;
 
   auto in_page = [&](std::int64_t index) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "store/map_vfs.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold {
@@ -109,7 +110,9 @@ Db::Db(const std::string& path, bool read_only, bool immutable) : read_only_(rea
     name = "file:" + escaped + "?immutable=1";
     flags |= SQLITE_OPEN_URI;
   }
-  int rc = sqlite3_open_v2(name.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  // Read-only connections go through the mapping VFS (a pass-through until a scan turns its
+  // whole-file mapping on: lib/store/map_vfs.hpp).
+  int rc = sqlite3_open_v2(name.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, read_only ? map_vfs_name() : nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);

@@ -1,0 +1,170 @@
+#include "store/map_vfs.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstring>
+#include <mutex>
+
+namespace ctxfold {
+
+namespace {
+
+/// A file control opcode of this VFS (SQLite leaves opcodes it does not know to the VFS).
+constexpr int kMapWholeFile = 0x43464D31;  // "CFM1"
+
+sqlite3_vfs g_vfs;
+sqlite3_vfs* g_real = nullptr;
+
+struct MapFile {
+  sqlite3_file base;          // pMethods: kMethods
+  sqlite3_file* real;         // the wrapped file, stored right after this struct
+  const char* path;           // SQLite keeps the name valid until xClose
+  bool main_db;
+  const char* map;
+  sqlite3_int64 map_size;
+};
+
+constexpr std::size_t kRealOffset = (sizeof(MapFile) + 15) / 16 * 16;
+
+MapFile* self(sqlite3_file* f) { return reinterpret_cast<MapFile*>(f); }
+sqlite3_file* real(sqlite3_file* f) { return self(f)->real; }
+
+int x_close(sqlite3_file* f) {
+  MapFile* m = self(f);
+  if (m->map) munmap(const_cast<char*>(m->map), static_cast<std::size_t>(m->map_size));
+  m->map = nullptr;
+  return real(f)->pMethods->xClose(real(f));
+}
+int x_read(sqlite3_file* f, void* buf, int amt, sqlite3_int64 off) {
+  MapFile* m = self(f);
+  if (m->map && off >= 0 && off + amt <= m->map_size) {
+    std::memcpy(buf, m->map + off, static_cast<std::size_t>(amt));
+    return SQLITE_OK;
+  }
+  return real(f)->pMethods->xRead(real(f), buf, amt, off);
+}
+int x_write(sqlite3_file* f, const void* b, int amt, sqlite3_int64 off) {
+  return real(f)->pMethods->xWrite(real(f), b, amt, off);
+}
+int x_truncate(sqlite3_file* f, sqlite3_int64 size) {
+  MapFile* m = self(f);
+  if (m->map && size < m->map_size) {  // never read past the end through the old mapping
+    munmap(const_cast<char*>(m->map), static_cast<std::size_t>(m->map_size));
+    m->map = nullptr;
+    m->map_size = 0;
+  }
+  return real(f)->pMethods->xTruncate(real(f), size);
+}
+int x_sync(sqlite3_file* f, int flags) { return real(f)->pMethods->xSync(real(f), flags); }
+int x_file_size(sqlite3_file* f, sqlite3_int64* size) { return real(f)->pMethods->xFileSize(real(f), size); }
+int x_lock(sqlite3_file* f, int l) { return real(f)->pMethods->xLock(real(f), l); }
+int x_unlock(sqlite3_file* f, int l) { return real(f)->pMethods->xUnlock(real(f), l); }
+int x_check_reserved(sqlite3_file* f, int* out) { return real(f)->pMethods->xCheckReservedLock(real(f), out); }
+int x_file_control(sqlite3_file* f, int op, void* arg) {
+  MapFile* m = self(f);
+  if (op == kMapWholeFile) {
+    if (!m->main_db || !m->path) return SQLITE_NOTFOUND;
+    if (m->map) return SQLITE_OK;
+    const int fd = ::open(m->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return SQLITE_IOERR;
+    struct stat st {};
+    void* p = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && st.st_size > 0)
+      p = mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+    ::close(fd);  // the mapping keeps the file
+    if (p == MAP_FAILED) return SQLITE_IOERR;
+    m->map = static_cast<const char*>(p);
+    m->map_size = st.st_size;
+    return SQLITE_OK;
+  }
+  return real(f)->pMethods->xFileControl(real(f), op, arg);
+}
+int x_sector_size(sqlite3_file* f) { return real(f)->pMethods->xSectorSize(real(f)); }
+int x_device_characteristics(sqlite3_file* f) { return real(f)->pMethods->xDeviceCharacteristics(real(f)); }
+int x_shm_map(sqlite3_file* f, int pg, int sz, int extend, void volatile** p) {
+  return real(f)->pMethods->xShmMap(real(f), pg, sz, extend, p);
+}
+int x_shm_lock(sqlite3_file* f, int offset, int n, int flags) {
+  return real(f)->pMethods->xShmLock(real(f), offset, n, flags);
+}
+void x_shm_barrier(sqlite3_file* f) { real(f)->pMethods->xShmBarrier(real(f)); }
+int x_shm_unmap(sqlite3_file* f, int del) { return real(f)->pMethods->xShmUnmap(real(f), del); }
+int x_fetch(sqlite3_file* f, sqlite3_int64 off, int amt, void** pp) {
+  return real(f)->pMethods->xFetch(real(f), off, amt, pp);
+}
+int x_unfetch(sqlite3_file* f, sqlite3_int64 off, void* p) { return real(f)->pMethods->xUnfetch(real(f), off, p); }
+
+// One table per iVersion the wrapped file may have: SQLite calls the xShm* (version 2) and
+// xFetch (version 3) members only when the version says they exist.
+sqlite3_io_methods make_methods(int version) {
+  sqlite3_io_methods m{};
+  m.iVersion = version;
+  m.xClose = x_close;
+  m.xRead = x_read;
+  m.xWrite = x_write;
+  m.xTruncate = x_truncate;
+  m.xSync = x_sync;
+  m.xFileSize = x_file_size;
+  m.xLock = x_lock;
+  m.xUnlock = x_unlock;
+  m.xCheckReservedLock = x_check_reserved;
+  m.xFileControl = x_file_control;
+  m.xSectorSize = x_sector_size;
+  m.xDeviceCharacteristics = x_device_characteristics;
+  if (version >= 2) {
+    m.xShmMap = x_shm_map;
+    m.xShmLock = x_shm_lock;
+    m.xShmBarrier = x_shm_barrier;
+    m.xShmUnmap = x_shm_unmap;
+  }
+  if (version >= 3) {
+    m.xFetch = x_fetch;
+    m.xUnfetch = x_unfetch;
+  }
+  return m;
+}
+const sqlite3_io_methods kMethods[3] = {make_methods(1), make_methods(2), make_methods(3)};
+
+int x_open(sqlite3_vfs*, const char* name, sqlite3_file* f, int flags, int* out_flags) {
+  MapFile* m = self(f);
+  m->real = reinterpret_cast<sqlite3_file*>(reinterpret_cast<char*>(f) + kRealOffset);
+  m->path = name;
+  m->main_db = (flags & SQLITE_OPEN_MAIN_DB) != 0;
+  m->map = nullptr;
+  m->map_size = 0;
+  m->base.pMethods = nullptr;
+  const int rc = g_real->xOpen(g_real, name, m->real, flags, out_flags);
+  if (m->real->pMethods) {
+    const int v = m->real->pMethods->iVersion;
+    m->base.pMethods = &kMethods[(v < 1 ? 1 : v > 3 ? 3 : v) - 1];
+  }
+  return rc;
+}
+
+}  // namespace
+
+const char* map_vfs_name() {
+  static std::once_flag once;
+  static bool ok = false;
+  std::call_once(once, [] {
+    g_real = sqlite3_vfs_find(nullptr);
+    if (!g_real) return;
+    g_vfs = *g_real;  // the wrapped VFS's own functions for everything but files
+    g_vfs.zName = "ctxfold-map";
+    g_vfs.szOsFile = static_cast<int>(kRealOffset) + g_real->szOsFile;
+    g_vfs.pNext = nullptr;
+    g_vfs.xOpen = x_open;
+    ok = sqlite3_vfs_register(&g_vfs, 0) == SQLITE_OK;
+  });
+  return ok ? "ctxfold-map" : nullptr;
+}
+
+bool map_whole_file(sqlite3* db) {
+  return sqlite3_file_control(db, "main", kMapWholeFile, nullptr) == SQLITE_OK;
+}
+
+}  // namespace ctxfold
