@@ -626,11 +626,33 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
     }
   } else {
     if (iq && !o.session) {
-      // Hits in seq order straight from the index (no per-hit join): a hit is a view node when
-      // its seq is one of the few view seqs, read once through nodes(session, kind, seq) per
-      // session (CROSS JOIN and INDEXED BY: without statistics the planner walks every node).
-      std::vector<std::int64_t> views;
+      // Hits in seq order straight from the index (no per-hit join). Few hits are split into raw
+      // and view nodes by one node_text lookup each; many by the few view seqs, read once through
+      // nodes(session, kind, seq): three index seeks per session (CROSS JOIN and INDEXED BY:
+      // without statistics the planner walks every node), 7,000 of them for 2,360 sessions,
+      // more than the lookups of a rare pattern's hits cost.
+      std::vector<std::int64_t> hits;
+      index_hits([&](std::int64_t seq) { hits.push_back(seq); });
+      std::int64_t sessions = 0;
       {
+        auto c = st.db().prepare("SELECT count(*) FROM sessions");
+        if (c.step()) sessions = c.int64(0);
+      }
+      if (static_cast<std::int64_t>(hits.size()) <= 3 * sessions) {
+        auto& t = st.db().cached("SELECT view FROM node_text WHERE seq=?1");
+        for (const std::int64_t seq : hits) {
+          bool view = false;
+          {
+            ResetOnExit reset(t);
+            t.bind(1, seq);
+            view = t.step() && t.int64(0) != 0;
+          }
+          on_hit(seq, view, iq->exact);
+        }
+        hits.clear();
+      }
+      std::vector<std::int64_t> views;
+      if (!hits.empty()) {
         auto v = st.db().prepare(
             "SELECT n.seq FROM sessions s CROSS JOIN nodes n INDEXED BY nodes_session_kind "
             "WHERE n.session = s.id AND n.kind IN " + std::string(kViewKindsSql) + " AND n.seq <= ?1");
@@ -638,7 +660,7 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
         while (v.step()) views.push_back(v.int64(0));
         std::sort(views.begin(), views.end());
       }
-      index_hits([&](std::int64_t seq) { on_hit(seq, std::binary_search(views.begin(), views.end(), seq), iq->exact); });
+      for (const std::int64_t seq : hits) on_hit(seq, std::binary_search(views.begin(), views.end(), seq), iq->exact);
     } else if (iq && !iq->gram.empty()) {
       // Gram hits of one session: session and --in from node_text, one lookup per hit.
       auto& t = st.db().cached("SELECT session, view FROM node_text WHERE seq=?1");
