@@ -1,16 +1,58 @@
 #include "util/literal_search.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define CTXFOLD_AVX2 1
+#endif
 
 namespace ctxfold {
 
 namespace {
 bool lower_letter(unsigned char c) { return c >= 'a' && c <= 'z'; }
+
+#if defined(CTXFOLD_AVX2)
+/// The AVX2 form of find()'s SSE2 loop (see there), 64 candidate starts per step: returns the
+/// first start >= pos whose bytes at i1 and i2 match and for which eq(start) holds, or npos with
+/// pos moved to the first start not yet examined (fewer than 64 remain before last).
+template <class Eq>
+__attribute__((target("avx2"))) std::size_t find_avx2(const char* h, std::size_t& pos, std::size_t last, std::size_t i1,
+                                                      std::size_t i2, char b1, char b2, char f1, char f2, const Eq& eq) {
+  const __m256i v1 = _mm256_set1_epi8(b1), v2 = _mm256_set1_epi8(b2);
+  const __m256i m1 = _mm256_set1_epi8(f1), m2 = _mm256_set1_epi8(f2);
+#define CTXFOLD_LOAD(at) _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + (at)))
+  while (pos <= last && last - pos >= 63) {  // the loads end at pos + 63 + max(i1, i2) < size
+    const __m256i c0 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_or_si256(CTXFOLD_LOAD(pos + i1), m1), v1),
+                                        _mm256_cmpeq_epi8(_mm256_or_si256(CTXFOLD_LOAD(pos + i2), m2), v2));
+    const __m256i c1 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_or_si256(CTXFOLD_LOAD(pos + 32 + i1), m1), v1),
+                                        _mm256_cmpeq_epi8(_mm256_or_si256(CTXFOLD_LOAD(pos + 32 + i2), m2), v2));
+    const __m256i any = _mm256_or_si256(c0, c1);
+    if (!_mm256_testz_si256(any, any)) {
+      std::uint64_t mask = static_cast<std::uint32_t>(_mm256_movemask_epi8(c0)) |
+                           (static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm256_movemask_epi8(c1))) << 32);
+      while (mask) {
+        const auto bit = static_cast<std::size_t>(__builtin_ctzll(mask));
+        if (eq(pos + bit)) return pos + bit;
+        mask &= mask - 1;
+      }
+    }
+    pos += 64;
+  }
+#undef CTXFOLD_LOAD
+  return std::string_view::npos;
+}
+
+bool have_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+#endif
 }  // namespace
 
 LiteralSearch::LiteralSearch(std::string literal, bool ascii_icase)
@@ -63,6 +105,15 @@ std::size_t LiteralSearch::find(std::string_view hay, std::size_t from) const {
   const __m128i v2 = _mm_set1_epi8(static_cast<char>(b2));
   const __m128i f1 = _mm_set1_epi8(icase_ && lower_letter(b1) ? 0x20 : 0);
   const __m128i f2 = _mm_set1_epi8(icase_ && lower_letter(b2) ? 0x20 : 0);
+#if defined(CTXFOLD_AVX2)
+  if (have_avx2()) {
+    const std::size_t at =
+        find_avx2(h, pos, last, i1_, i2_, static_cast<char>(b1), static_cast<char>(b2),
+                  static_cast<char>(icase_ && lower_letter(b1) ? 0x20 : 0),
+                  static_cast<char>(icase_ && lower_letter(b2) ? 0x20 : 0), [&](std::size_t p) { return equal_at(h + p); });
+    if (at != std::string_view::npos) return at;
+  }
+#endif
   while (pos <= last && last - pos >= 15) {
     const __m128i a = _mm_or_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + pos + i1_)), f1);
     const __m128i b = _mm_or_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + pos + i2_)), f2);

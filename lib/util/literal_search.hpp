@@ -8,7 +8,8 @@ namespace ctxfold {
 
 /// Substring search for one literal over large byte strings (grep's scan of the text packs).
 /// Candidates come from comparing two of the literal's bytes, the rarest ones in a sample of
-/// the text, against 16 positions at a time (SSE2; a byte loop elsewhere); each candidate is then
+/// the text, against 64 positions at a time (AVX2, where the CPU has it), else 16 (SSE2; a byte
+/// loop elsewhere); each candidate is then
 /// compared whole. With `ascii_icase` the literal must hold no upper-case ASCII letter and a
 /// lower-case one also matches its upper-case form (every other byte, UTF-8 included, matches
 /// itself only): the same as searching the literal in the ASCII-lowered text, without lowering it.

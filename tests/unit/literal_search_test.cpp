@@ -2,6 +2,7 @@
 // finds: in the text itself, or with ascii_icase in the ASCII-lowered text.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 
@@ -47,6 +48,32 @@ TEST(LiteralSearchTest, FindsWhatAPlainSearchOfTheLoweredTextFinds) {
     }
   }
   EXPECT_GT(found, 1000);
+}
+
+TEST(LiteralSearchTest, LongTextsHitsAtEveryAlignmentOfTheWideBlocks) {
+  // Texts of a few hundred to a few thousand bytes (64-byte AVX2 steps, 16-byte SSE2 steps, the
+  // byte tail), literals placed at every offset modulo 64 and near the end, both cases.
+  std::mt19937 rng(11);
+  for (int round = 0; round < 600; ++round) {
+    const bool icase = round % 2 == 0;
+    std::string hay = random_bytes(rng, 100 + rng() % 3000, kAlphabet.size());
+    std::string lit = random_bytes(rng, 1 + rng() % 20, kAlphabet.size());
+    if (icase) lit = ascii_lowered(lit);
+    const std::size_t at = round % 3 == 0 ? hay.size() - std::min(hay.size(), lit.size() + rng() % 70)
+                                          : (rng() % (hay.size() / 64 + 1)) * 64 + static_cast<std::size_t>(round % 64);
+    if (at + lit.size() <= hay.size()) hay.replace(at, lit.size(), icase && round % 4 == 0 ? [&] {
+      std::string u = lit;
+      for (char& c : u)
+        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
+      return u;
+    }() : lit);
+    LiteralSearch s(lit, icase);
+    if (round % 3 == 1) s.learn(hay);
+    const std::string ref = icase ? ascii_lowered(hay) : hay;
+    for (std::size_t from = 0; from <= hay.size(); from += 1 + rng() % 97) {
+      ASSERT_EQ(s.find(hay, from), ref.find(lit, from)) << "round " << round << " lit '" << lit << "' from " << from;
+    }
+  }
 }
 
 TEST(LiteralSearchTest, CaseBlindOnlyForAsciiLetters) {
