@@ -440,12 +440,17 @@ void scan_packs(Store& st, const Matcher& m, const GrepOptions& o, std::int64_t 
   constexpr std::uint8_t kVerify = 1, kSure = 2;  // values of hit[k]
   std::vector<std::pair<std::int64_t, bool>> found;
   std::vector<std::uint8_t> hit;
+  std::vector<std::size_t> hit_at;  // the k with hit[k] set, ascending
   for_each_text_pack(st, o.session, after, [&](const TextPack& p) {
     const std::size_t n = p.size();
     std::size_t first = 0;
     while (first < n && p.seq(first) <= after) ++first;
     auto wanted = [&](std::size_t k) { return (p.flags(k) & pack_flag::kView) ? want_views : want_raw; };
-    for (std::size_t k = first; k < n; ++k) totals.nodes_scanned += wanted(k) ? 1 : 0;
+    if (want_raw && want_views) {
+      totals.nodes_scanned += static_cast<std::int64_t>(n - first);
+    } else {
+      for (std::size_t k = first; k < n; ++k) totals.nodes_scanned += wanted(k) ? 1 : 0;
+    }
     if (!f) {
       for (std::size_t k = first; k < n; ++k)
         if (wanted(k) && m.matches(p.node_text(k))) found.emplace_back(p.seq(k), (p.flags(k) & pack_flag::kView) != 0);
@@ -455,6 +460,7 @@ void scan_packs(Store& st, const Matcher& m, const GrepOptions& o, std::int64_t 
     constexpr std::size_t kSample = 64 << 10;  // bytes of text the finder learns byte frequencies from
     if (finder->learned() < kSample) finder->learn(hay.substr(0, kSample - finder->learned()));
     hit.assign(n, 0);
+    hit_at.clear();
     const std::size_t len = f->literal.size();
     // Whether the hit ending at `end` in node k is a match of casefold(node text) (see above).
     auto sure = [&](std::size_t k, std::size_t end) {
@@ -478,17 +484,23 @@ void scan_packs(Store& st, const Matcher& m, const GrepOptions& o, std::int64_t 
       }
       if (at + len <= p.end(k)) {
         hit[k] = sure(k, at + len) ? kSure : kVerify;
+        hit_at.push_back(k);
         pos = p.end(k);
         if (++k == n) break;
       } else {
         pos = at + 1;  // straddles two nodes: not a match of either
       }
     }
-    for (k = first; k < n; ++k) {
+    auto check = [&](std::size_t k) {
       const std::uint8_t fl = p.flags(k);
-      if (!wanted(k) || (!hit[k] && !(fl & must_check))) continue;
+      if (!wanted(k) || (!hit[k] && !(fl & must_check))) return;
       const bool exact = hit[k] == kSure && m.literal() && f->whole;
       if (exact || m.matches(p.node_text(k))) found.emplace_back(p.seq(k), (fl & pack_flag::kView) != 0);
+    };
+    if (must_check) {
+      for (k = first; k < n; ++k) check(k);
+    } else {
+      for (const std::size_t h : hit_at) check(h);  // the nodes with a hit, ascending
     }
   });
   if (!o.session) std::sort(found.begin(), found.end());  // packs of different sessions interleave
