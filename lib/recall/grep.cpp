@@ -2,11 +2,14 @@
 #include "model/view_kinds.hpp"
 
 #include <fmt/format.h>
+#include <utf8proc.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <regex>
+#include <set>
 #include <unordered_set>
 
 #include "recall/expand.hpp"
@@ -74,6 +77,32 @@ std::string_view anchored_core(std::string_view s) {
   }
   if (!first || last <= *first) return {};
   return s.substr(*first, last - *first);
+}
+
+/// For an ASCII character c: every character that c followed by combining marks can become in
+/// casefold(text) (folding composes, e.g. "c\u0301" -> "ć", "<\u0338" -> "≮"): each BMP code
+/// point whose canonical decomposition starts with c, and its casefold. No code point outside
+/// the BMP decomposes to an ASCII start.
+const std::vector<std::string>& composed_from(char c) {
+  static const auto table = [] {
+    std::array<std::vector<std::string>, 128> t;
+    for (utf8proc_int32_t cp = 0x80; cp <= 0xFFFF; ++cp) {
+      if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+      utf8proc_int32_t buf[16];
+      int boundclass = 0;
+      const auto n = utf8proc_decompose_char(cp, buf, 16, UTF8PROC_DECOMPOSE, &boundclass);
+      if (n < 2 || n > 16 || buf[0] < 0 || buf[0] >= 0x80) continue;
+      utf8proc_uint8_t enc[4];
+      const auto len = utf8proc_encode_char(cp, enc);
+      const std::string ch(reinterpret_cast<const char*>(enc), static_cast<std::size_t>(len));
+      auto& v = t[static_cast<std::size_t>(buf[0])];
+      v.push_back(ch);
+      const std::string folded = casefold(ch);
+      if (folded != ch) v.push_back(folded);
+    }
+    return t;
+  }();
+  return table[static_cast<unsigned char>(c) & 0x7F];
 }
 
 std::string ascii_lower(std::string_view s) {
@@ -380,14 +409,30 @@ std::optional<IndexQuery> Matcher::index_query() const {
       consider(m.ignore_case ? ascii_lower(run) : casefold(anchored_core(run)));
     }
   }
-  if (cp_count(best) < 3) return std::nullopt;  // no trigram to look up
-  std::string q = "\"";
-  for (char c : best) {
-    if (c == '"') q += '"';
-    q += c;
+  auto phrase = [](std::string_view lit) {
+    std::string q = "\"";
+    for (char c : lit) {
+      if (c == '"') q += '"';
+      q += c;
+    }
+    return q + '"';
+  };
+  if (cp_count(best) < 3 && !m.regex && !m.ignore_case && m.needle.size() == 3 &&
+      std::all_of(m.needle.begin(), m.needle.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+    // Three ASCII characters, case-sensitive: the text holds them, so its fold holds the first two
+    // lower-cased and then the third lower-cased or composed with the marks after it. Every hit
+    // is verified.
+    const std::string head = ascii_lower(m.needle.substr(0, 2));
+    const char last = ascii_lower(m.needle.substr(2))[0];
+    std::set<std::string> lasts = {std::string(1, last)};
+    for (char c : {m.needle[2], last})
+      for (const std::string& v : composed_from(c)) lasts.insert(v);
+    std::string q;
+    for (const std::string& v : lasts) q += (q.empty() ? "" : " OR ") + phrase(head + v);
+    return IndexQuery{std::move(q), false, {}};
   }
-  q += '"';
-  return IndexQuery{std::move(q), exact, {}};
+  if (cp_count(best) < 3) return std::nullopt;  // no trigram to look up
+  return IndexQuery{phrase(best), exact, {}};
 }
 
 std::optional<std::string> covering_summary(Store& st, const std::string& id) {
@@ -525,6 +570,25 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
     if (iq && (iq->gram.empty() ? !ix.fts : ix.gram_through == 0)) iq.reset();
     if (iq) through = iq->gram.empty() ? ix.through_seq : ix.gram_through;
     if (!ix.fts_unusable.empty()) totals.index_note = ix.fts_unusable;
+  }
+  // Hits the index cannot count exactly are read and matched one by one (a node read and JSON
+  // parse each, ~10^5 instructions); past a share of the nodes a scan of the text packs (a few
+  // hundred instructions per node) is cheaper: then scan.
+  if (iq && !iq->exact) {
+    const std::int64_t cap = o.max_verified >= 0 ? o.max_verified : std::max<std::int64_t>(1000, through / 512);
+    std::int64_t hits = 0;
+    if (iq->gram.empty()) {
+      auto q = st.db().prepare(
+          "SELECT count(*) FROM (SELECT rowid FROM grep_fts WHERE grep_fts MATCH ?1 AND rowid <= ?2 LIMIT ?3)");
+      q.bind(1, iq->match).bind(2, through).bind(3, cap + 1);
+      if (q.step()) hits = q.int64(0);
+    } else {
+      for_each_gram_hit(st, iq->gram, through, [&](std::int64_t) { ++hits; });
+    }
+    if (hits > cap) {
+      iq.reset();
+      through = 0;
+    }
   }
   totals.index = !iq ? "scan" : iq->gram.empty() ? "fts5" : "grams";
   // The index's hits with seq <= through, ascending.

@@ -115,6 +115,9 @@ struct GrepOptions {
   bool exhaustive = false;
   /// Ignore the text packs: scan the nodes' JSON (with the raw-content prefilter).
   bool no_packs = false;
+  /// Index hits that must each be read and matched (not IndexQuery::exact) above which grep scans
+  /// instead; negative: max(1000, indexed nodes / 512).
+  std::int64_t max_verified = -1;
 };
 
 /// One matching node (one record per matching node; offset/snippet describe its first match).

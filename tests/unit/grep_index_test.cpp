@@ -174,6 +174,13 @@ TEST(IndexQueryTest, WhatTheIndexIsAskedFor) {
   EXPECT_EQ(q("É", false, true)->gram, "é");
   EXPECT_EQ(q("A书", false, true)->gram, "a书");
   EXPECT_FALSE(q("é", false, false));   // case-sensitive non-CJK: a following mark may compose with it
+  auto three = q("Err", false, false);  // three ASCII characters: the fold, or its last one composed
+  ASSERT_TRUE(three);
+  EXPECT_FALSE(three->exact);
+  EXPECT_NE(three->match.find("\"err\""), std::string::npos);
+  EXPECT_NE(three->match.find(" OR \"er\u0155\""), std::string::npos);  // r + U+0301 folds to ŕ
+  EXPECT_NE(q("ab<", false, false)->match.find("\"ab\u226E\""), std::string::npos);  // < + U+0338: ≮
+  EXPECT_FALSE(q("ab", false, false));
   EXPECT_FALSE(q("が", false, false));
   EXPECT_FALSE(q("ß", false, true));    // folds to "ss": ASCII, not a gram
   EXPECT_FALSE(q("飞书", true, true));  // regexes never use grams
@@ -722,6 +729,48 @@ TEST_F(GrepIndexTest, ShortGramIndexAnswersEqualScanAtEdgesAfterAnUpgradeAndWith
     st.db().exec("UPDATE grep_gram SET seqs = x'80' WHERE gram = '飞书'");
     EXPECT_EQ(run(st, o).error, "gram.corrupt");
   }
+}
+
+TEST_F(GrepIndexTest, CaseSensitiveThreeCharactersUseTheIndexAndManyUnverifiedHitsScan) {
+  // Three ASCII characters, case-sensitive: the index is asked for the folded form, or its last
+  // character composed with the marks that follow it in the text (c + U+0301 folds to ć, < +
+  // U+0338 to ≮, c + U+0327 + U+0301 to ḉ); every hit is verified. Past max_verified unverified
+  // hits grep scans instead, with the same answers.
+  const std::vector<std::string> texts = {"abc\u0301 one", "ABC\u0301 two", "xab<\u0338 three", "Abc\u0327\u0301 four",
+                                          "abc plain", "aBc mixed", "ab\u00E7 precomposed", "Kab kelvin \u212Aab"};
+  {
+    Store st = Store::open(path_, Store::Mode::read_write);
+    st.create_session(SessionInfo{"s"});
+    st.create_session(SessionInfo{"s2"});
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      Node n = msg("c" + std::to_string(i), "s", std::nullopt, "user", texts[i]);
+      ASSERT_EQ(st.append(n), AppendResult::added);
+      ids_.push_back(n.id);
+      texts_.push_back(texts[i]);
+    }
+    fill(st, 80, 31, 0);
+    update_text_index(st, false);
+  }
+  Store st = Store::open(path_, Store::Mode::read_only);
+  for (const char* p : {"abc", "ABC", "Abc", "ab<", "b<\u0338", "aBc", "ab\u00E7", "Kab", "\u212Aab", "err", "Err", "ror",
+                        "gen", "it'", "\"q\"", "---", "a\"b"}) {
+    GrepOptions o;
+    o.pattern = p;
+    const bool three_ascii = std::string(p).size() == 3;
+    expect_same(st, o, three_ascii);
+    Result a = run(st, o);
+    if (three_ascii) EXPECT_EQ(a.totals.index, "fts5") << p;
+    o.max_verified = 0;  // any unverified hit: scan
+    expect_same(st, o, false);
+    Result b = run(st, o);
+    if (three_ascii && b.totals.raw_matches + b.totals.summary_matches > 0) EXPECT_EQ(b.totals.index, "scan") << p;
+    if (HasFailure()) return;
+  }
+  GrepOptions o;
+  o.pattern = "abc";
+  Result r = run(st, o);
+  EXPECT_EQ(r.totals.raw_matches, 2);  // "abc\u0301 one" (its fold holds abć, not abc) and "abc plain"
+  EXPECT_EQ(r.totals.index, "fts5");
 }
 
 TEST_F(GrepIndexTest, StaleIndexIsUsedForWhatItCoversAndTheTailIsScanned) {
