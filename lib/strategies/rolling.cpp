@@ -6,6 +6,7 @@
 #include <limits>
 #include <unordered_set>
 
+#include "render/partial.hpp"
 #include "strategies/region.hpp"
 #include "strategies/units.hpp"
 #include "summarize/prompt.hpp"
@@ -190,6 +191,7 @@ bool make_plan(Store& store, const std::string& session, const RollingOptions& o
   ro.strategy = "rolling";
   ro.notes = false;
   p.r = render_context(store, session, ro);
+  refuse_partial_history(p.r.warnings);
   bool render_has_recap = false;
   for (const auto& s : p.r.sections)
     if (s.kind == "recap") render_has_recap = true;

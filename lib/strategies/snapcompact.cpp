@@ -7,6 +7,7 @@
 
 #include "render/render.hpp"
 #include "forensics/recorded_model.hpp"
+#include "render/partial.hpp"
 #include "strategies/units.hpp"
 #include "summarize/transcript.hpp"
 #include "tokens/estimate.hpp"
@@ -96,6 +97,7 @@ CompactResult compact_snapcompact(Store& store, const std::string& session, Summ
   res.head = head;
   const std::int64_t session_max = session_max_seq(store, session);
   Rendered r = render_context(store, session, snap_render(opts, head, boundary, false));
+  refuse_partial_history(r.warnings);
   const std::int64_t before = r.estimated_tokens;
   res.estimated_tokens_before = res.estimated_tokens_after = before;
   res.tokens_before = res.tokens_after = r.tokens;

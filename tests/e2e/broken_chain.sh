@@ -38,5 +38,13 @@ for c in context tokens prepare "export --format openai"; do
   grep -q "predecessor cycle at node 'n150'" "$WORK/err" && ok || fail "$c names the loop: $(cat "$WORK/err")"
 done
 
+# compact plans from that render: it refuses (exit 3) before any compaction record.
+for st in rolling snapcompact; do
+  expect_rc "compact $st on a looping chain" 3 "$CTXFOLD" --db "$db" --session s compact --strategy $st --window 300 --force
+  grep -q "predecessor cycle at node 'n150'" "$WORK/err" && ok || fail "compact $st names the loop: $(cat "$WORK/err")"
+done
+expect_eq "compact wrote no summary and no compaction record" "0 0" \
+  "$(sqlite3 "$db" "select count(*) from nodes where kind<>'message'") $(sqlite3 "$db" "select count(*) from events where type like 'compact/%'")"
+
 expect_rc "verify finds the cycle" 1 "$CTXFOLD" --db "$db" verify-invariants --session s
 finish
