@@ -2,6 +2,7 @@
 #include "model/view_kinds.hpp"
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 #include <utf8proc.h>
 
 #include <algorithm>
@@ -607,6 +608,20 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
     if (st.read_only()) map_whole_file(st.db().raw());
   }
   totals.indexed_through = through;
+  // One read transaction for the rest: every statement below (a lookup per index hit) then
+  // shares it instead of opening and closing its own (WAL lock calls each).
+  struct ReadTxn {
+    Db& db;
+    bool began;
+    explicit ReadTxn(Db& d) : db(d), began(sqlite3_get_autocommit(d.raw()) != 0) {
+      if (began) db.exec("BEGIN");
+    }
+    ~ReadTxn() {
+      if (began) sqlite3_exec(db.raw(), "COMMIT", nullptr, nullptr, nullptr);
+    }
+    ReadTxn(const ReadTxn&) = delete;
+    ReadTxn& operator=(const ReadTxn&) = delete;
+  } read_txn(st.db());
 
   auto in_page = [&](std::int64_t index) {
     return index >= o.offset && (o.limit < 0 || index < o.offset + o.limit);
