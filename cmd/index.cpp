@@ -1,4 +1,5 @@
 #include "context.hpp"
+#include "recall/cover_spans.hpp"
 #include "recall/text_index.hpp"
 #include "recall/text_packs.hpp"
 
@@ -15,6 +16,7 @@ int run_index(Context& ctx, const IndexOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   PackReport p = update_text_packs(ctx.db(), 0, o.rebuild);  // backfills a database from before schema 4
   IndexReport r = update_text_index(ctx.db(), o.rebuild);
+  CoverSpanReport c = update_cover_spans(ctx.db(), r.rebuilt);
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   emit({{"schema", "ctxfold.index/1"},
         {"indexed", r.indexed},
@@ -24,6 +26,7 @@ int run_index(Context& ctx, const IndexOptions& o) {
         {"gram_nodes", r.gram_nodes},
         {"packed", p.packed},
         {"packed_through", p.through_seq},
+        {"cover_spans", c.views},
         {"rebuilt", r.rebuilt},
         {"optimized", r.optimized},
         {"reason", r.reason.empty() ? Json(nullptr) : Json(r.reason)},

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <unordered_set>
 
+#include "recall/cover_spans.hpp"
 #include "recall/text_index.hpp"
 #include "util/error.hpp"
 #include "util/graphemes.hpp"
@@ -13,40 +15,19 @@ namespace ctxfold {
 
 namespace {
 
-bool has_successor(Store& st, const std::string& id) {
-  auto& q = st.db().cached("SELECT 1 FROM nodes WHERE predecessor=?1 LIMIT 1");
-  ResetOnExit reset(q);
-  q.bind(1, id);
-  return q.step();
-}
-
 void collect(Store& st, std::int64_t view_seq, Coverage& out, std::unordered_set<std::string>& seen, int depth,
              bool stats) {
   if (depth > 64) throw Error(Exit::bad_input, "coverage.too_deep", "summary coverage nests deeper than 64 levels");
-  // One statement per view node: its covered ids in order, each with its kind and stored length.
-  auto q = st.db().prepare(stats ? "SELECT c.node_id, n.seq, n.kind, n.covers_count, t.graphemes FROM covers c "
-                                   "LEFT JOIN nodes n ON n.id = c.node_id LEFT JOIN node_text t ON t.seq = n.seq "
-                                   "WHERE c.summary_seq = ?1 ORDER BY c.pos"
-                                 : "SELECT c.node_id, n.seq, n.kind, n.covers_count, NULL FROM covers c "
-                                   "LEFT JOIN nodes n ON n.id = c.node_id WHERE c.summary_seq = ?1 ORDER BY c.pos");
-  q.bind(1, view_seq);
-  while (q.step()) {
-    std::string id = q.text(0);
-    const bool found = !q.is_null(1);
-    if (found && kind::is_view(q.view(2)) && !q.is_null(3)) {
-      // A view node the chain continues from (an imported summary written into the transcript)
-      // is one of the covered rows, not a child summary to open.
-      if (has_successor(st, id)) {
-        out.row_graphemes.push_back(!q.is_null(4) ? q.int64(4) : -1);
-        out.rows.push_back(std::move(id));
-        continue;
-      }
-      if (!seen.insert(id).second) continue;  // a broken database cannot loop
-      out.views.push_back(id);
-      collect(st, q.int64(1), out, seen, depth + 1, stats);
+  CoversCursor cur(st, view_seq, 0, stats);
+  CoveredEntry e;
+  while (cur.next(e)) {
+    if (e.child_view) {
+      if (!seen.insert(e.id).second) continue;  // a broken database cannot loop
+      out.views.push_back(e.id);
+      collect(st, e.seq, out, seen, depth + 1, stats);
     } else {
-      out.row_graphemes.push_back(found && !q.is_null(4) ? q.int64(4) : -1);
-      out.rows.push_back(std::move(id));
+      out.row_graphemes.push_back(e.graphemes);
+      out.rows.push_back(std::move(e.id));
     }
   }
 }
@@ -81,7 +62,10 @@ Json parse_stored_content(const std::string& raw) {
   }
 }
 
-Coverage resolve_coverage(Store& st, const std::string& id) {
+namespace {
+
+/// The seq of view node `id`; the errors of resolve_coverage.
+std::int64_t view_seq(Store& st, const std::string& id) {
   auto& q = st.db().cached("SELECT seq, kind FROM nodes WHERE id=?1");
   ResetOnExit reset(q);
   q.bind(1, id);
@@ -92,6 +76,126 @@ Coverage resolve_coverage(Store& st, const std::string& id) {
   if (!kind::is_view(k))
     throw Error(Exit::bad_input, "node.not_view", fmt::format("node '{}' is a {}, not a summary", id, k),
                 "expand takes a summary, archive or notes id (see `ctxfold list`)");
+  return seq;
+}
+
+std::int64_t slice_into(ExpandPage& page, const std::string& id, const RowText& r, std::int64_t start,
+                        std::int64_t offset, std::int64_t end) {
+  const std::int64_t len = static_cast<std::int64_t>(grapheme_count(r.text));
+  if (start + len > offset || (len == 0 && start >= offset)) {
+    const std::int64_t from = std::max<std::int64_t>(0, offset - start);
+    const std::int64_t to = std::min<std::int64_t>(len, end - start);
+    std::size_t b0 = grapheme_byte_offset(r.text, static_cast<std::size_t>(from));
+    std::size_t b1 = to >= len ? r.text.size() : grapheme_byte_offset(r.text, static_cast<std::size_t>(to));
+    page.rows.push_back({id, r.seq, r.role, r.text.substr(b0, b1 - b0)});
+  }
+  return len;
+}
+
+/// A page read with the derived spans (lib/recall/cover_spans.hpp): whole covered view nodes and
+/// whole blocks of 1024 covers before the page are skipped by their stored lengths, so the cost is
+/// the block list plus the rows of the page, however deep the page lies. Gives exactly the page
+/// of the row-by-row walk below.
+class SpanWalk {
+ public:
+  SpanWalk(Store& st, ExpandPage& page, std::int64_t offset, std::int64_t end)
+      : st_(st), page_(page), offset_(offset), end_(end) {}
+
+  /// Walks view node `seq` with stored span `span`; false once the page is full.
+  bool view(std::int64_t seq, const CoverSpan& span, int depth) {
+    if (depth > 64) throw Error(Exit::bad_input, "coverage.too_deep", "summary coverage nests deeper than 64 levels");
+    if (skip(span)) return true;
+    std::int64_t from_pos = 0;
+    for (const CoverBlock& b : stored_cover_blocks(st_, seq)) {
+      if (!skip(b.span)) {
+        from_pos = b.block * kCoverBlock;
+        break;
+      }
+      from_pos = (b.block + 1) * kCoverBlock;
+    }
+    CoversCursor cur(st_, seq, from_pos, true);
+    CoveredEntry e;
+    while (cur.next(e)) {
+      if (e.child_view) {
+        if (!view(e.seq, child_span(e), depth + 1)) return false;
+        continue;
+      }
+      const std::int64_t start = seen_ > 0 ? pos_ + 2 : pos_;  // kExpandSeparator before every row but the first
+      if (start >= end_) {
+        more_ = true;
+        return false;
+      }
+      const std::int64_t g = e.graphemes;
+      if (g >= 0 && start + g <= offset_ && !(g == 0 && start >= offset_)) {
+        pos_ = start + g;  // before the page: skipped by its indexed length, never read
+      } else {
+        pos_ = start + slice_into(page_, e.id, row_text(st_, e.id), start, offset_, end_);
+      }
+      ++seen_;
+      if (pos_ > end_) {
+        more_ = true;
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /// The first (or last) original row under view node `seq`, empty when it has none.
+  std::string edge(std::int64_t seq, bool last, int depth) {
+    if (depth > 64) throw Error(Exit::bad_input, "coverage.too_deep", "summary coverage nests deeper than 64 levels");
+    std::vector<CoverBlock> blocks = stored_cover_blocks(st_, seq);
+    if (last) std::reverse(blocks.begin(), blocks.end());
+    for (const CoverBlock& b : blocks) {
+      if (b.span.rows == 0) continue;
+      CoversCursor cur(st_, seq, b.block * kCoverBlock, false);
+      CoveredEntry e;
+      std::string found;
+      for (std::int64_t i = 0; i < kCoverBlock && cur.next(e); ++i) {
+        std::string here;
+        if (!e.child_view) here = e.id;
+        else if (child_span(e).rows > 0) here = edge(e.seq, last, depth + 1);
+        if (here.empty()) continue;
+        found = std::move(here);
+        if (!last) break;
+      }
+      if (!found.empty()) return found;
+    }
+    return {};
+  }
+
+  bool more() const { return more_; }
+
+ private:
+  /// Skips a run of `span.rows` rows wholly before the page; false (nothing moved) otherwise.
+  bool skip(const CoverSpan& span) {
+    if (span.rows == 0) return true;
+    const std::int64_t start = seen_ > 0 ? pos_ + 2 : pos_;
+    const std::int64_t stop = start + span.graphemes + 2 * (span.rows - 1);
+    if (stop >= offset_) return false;
+    pos_ = stop;
+    seen_ += span.rows;
+    return true;
+  }
+
+  CoverSpan child_span(const CoveredEntry& e) {
+    std::optional<CoverSpan> s = stored_cover_span(st_, e.seq);
+    if (!s) throw Error(Exit::bad_input, "coverage.stale", fmt::format("the derived span of '{}' is missing", e.id),
+                        "run `ctxfold index --rebuild`");
+    return *s;
+  }
+
+  Store& st_;
+  ExpandPage& page_;
+  std::int64_t offset_, end_;
+  std::int64_t pos_ = 0;   // grapheme position after the last row passed
+  std::int64_t seen_ = 0;  // rows passed
+  bool more_ = false;
+};
+
+}  // namespace
+
+Coverage resolve_coverage(Store& st, const std::string& id) {
+  const std::int64_t seq = view_seq(st, id);
   Coverage c;
   std::unordered_set<std::string> seen{id};
   collect(st, seq, c, seen, 0, text_index_state(st).through_seq > 0);
@@ -101,6 +205,23 @@ Coverage resolve_coverage(Store& st, const std::string& id) {
 ExpandPage expand(Store& st, const std::string& id, std::int64_t offset, std::int64_t limit) {
   if (limit <= 0) throw Error(Exit::usage, "expand.limit", "--limit must be positive");
   if (offset < 0) throw Error(Exit::usage, "expand.offset", "--offset must not be negative");
+  const std::int64_t end = offset + limit;
+  const std::int64_t seq = view_seq(st, id);
+  if (std::optional<CoverSpan> span = stored_cover_span(st, seq); span && cover_span_current(st, seq)) {
+    ExpandPage page;
+    page.id = id;
+    page.count = span->rows;
+    page.offset = offset;
+    page.limit = limit;
+    SpanWalk walk(st, page, offset, end);
+    if (span->rows > 0) {
+      page.first = walk.edge(seq, false, 0);
+      page.last = walk.edge(seq, true, 0);
+    }
+    walk.view(seq, *span, 0);
+    if (walk.more()) page.next_offset = end;
+    return page;
+  }
   Coverage cov = resolve_coverage(st, id);
   ExpandPage page;
   page.id = id;
@@ -111,7 +232,6 @@ ExpandPage expand(Store& st, const std::string& id, std::int64_t offset, std::in
   }
   page.offset = offset;
   page.limit = limit;
-  const std::int64_t end = offset + limit;
   std::int64_t pos = 0;  // grapheme position of the current row's start in the expansion
   bool more = false;
   for (std::size_t i = 0; i < cov.rows.size(); ++i) {
@@ -125,16 +245,7 @@ ExpandPage expand(Store& st, const std::string& id, std::int64_t offset, std::in
       pos += known;  // before the page: skipped by its indexed length, never read
       continue;
     }
-    RowText r = row_text(st, cov.rows[i]);
-    const std::int64_t len = static_cast<std::int64_t>(grapheme_count(r.text));
-    if (pos + len > offset || (len == 0 && pos >= offset)) {
-      const std::int64_t from = std::max<std::int64_t>(0, offset - pos);
-      const std::int64_t to = std::min<std::int64_t>(len, end - pos);
-      std::size_t b0 = grapheme_byte_offset(r.text, static_cast<std::size_t>(from));
-      std::size_t b1 = to >= len ? r.text.size() : grapheme_byte_offset(r.text, static_cast<std::size_t>(to));
-      page.rows.push_back({cov.rows[i], r.seq, r.role, r.text.substr(b0, b1 - b0)});
-    }
-    pos += len;
+    pos += slice_into(page, cov.rows[i], row_text(st, cov.rows[i]), pos, offset, end);
     if (pos > end) {
       more = true;
       break;

@@ -55,7 +55,11 @@ inline constexpr const char* kExpandSeparator = "\n\n";
 /// are skipped by their grapheme length: the stored one (node_text, filled by `ctxfold index`)
 /// without reading the row, else counted from the row's text; the read stops at the end of the
 /// page. With the index, a page deep in a long range costs the coverage walk plus the rows of
-/// the page, not the text before it. limit must be > 0 (Error(usage,"expand.limit")).
+/// the page, not the text before it; with the derived cover spans (`ctxfold index`,
+/// lib/recall/cover_spans.hpp) not even the walk: whole covered view nodes and blocks of 1024
+/// covers before the page are skipped by their stored lengths, and count/first/last come from the
+/// spans, so the first page of a 400,000-row range reads the rows of that page only. Both ways
+/// give the same page. limit must be > 0 (Error(usage,"expand.limit")).
 ExpandPage expand(Store& st, const std::string& id, std::int64_t offset, std::int64_t limit);
 
 }  // namespace ctxfold
