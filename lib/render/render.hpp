@@ -18,8 +18,9 @@ RenderFormat parse_render_format(const std::string& s);
 struct RenderOptions {
   std::optional<std::string> head;  ///< render from this node instead of the session's HEAD
   /// "rolling" (the active rolling summary is substituted, then the lcm folds past it: seed 002
-  /// "stored folds"), "lcm" (the lcm summary tree's top nodes on the spine, rolling summaries
-  /// ignored: seed 002 "lcm ignores prior") or "raw" (no summary: the spine as written, for
+  /// "stored folds"), "lcm" (the lcm summary tree's top nodes on the spine, after the active
+  /// rolling or imported summary unless an lcm fold overlaps its coverage: it is read as lcm's
+  /// covered prefix and never summarized again) or "raw" (no summary: the spine as written, for
   /// forensics). Anything else: Error(usage,"render.strategy").
   std::string strategy = "rolling";
   std::int64_t as_of = kLatest;     ///< read the state at this append boundary

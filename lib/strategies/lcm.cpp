@@ -12,6 +12,7 @@
 #include "tokens/calibrate.hpp"
 #include "tokens/estimate.hpp"
 #include "tokens/requests.hpp"
+#include "render/partial.hpp"
 #include "util/digest.hpp"
 
 namespace ctxfold {
@@ -78,6 +79,7 @@ bool make_plan(Store& store, const std::string& session, const LcmOptions& opts,
   ro.strategy = "lcm";
   ro.notes = false;
   p.r = render_context(store, session, ro);
+  refuse_partial_history(p.r.warnings);
   p.before = p.r.estimated_tokens;
   res.estimated_tokens_before = res.estimated_tokens_after = p.before;
   // The trigger is checked on the labelled figure (calibrated where the session has matched

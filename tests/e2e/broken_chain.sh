@@ -39,7 +39,7 @@ for c in context tokens prepare "export --format openai"; do
 done
 
 # compact plans from that render: it refuses (exit 3) before any compaction record.
-for st in rolling snapcompact; do
+for st in rolling snapcompact lcm; do
   expect_rc "compact $st on a looping chain" 3 "$CTXFOLD" --db "$db" --session s compact --strategy $st --window 300 --force
   grep -q "predecessor cycle at node 'n150'" "$WORK/err" && ok || fail "compact $st names the loop: $(cat "$WORK/err")"
 done
