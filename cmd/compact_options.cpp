@@ -59,7 +59,7 @@ void add_compaction_flags(CLI::App& sub, CompactCliOptions& o) {
   sub.add_option("--summarizer-window", o.summarizer_window,
                  "chunk summarizer input to half of this many tokens (default: the summarizer's window)");
   sub.add_option("--fanout", o.fanout, "lcm: condense a level once it holds this many siblings (default 4)");
-  sub.add_option("--leaf-chunk-tokens", o.leaf_chunk_tokens, "lcm: source tokens per leaf summary (default 20000)");
+  sub.add_option("--leaf-chunk-tokens", o.leaf_chunk_tokens, "lcm: source tokens per leaf summary (default 20000; at most a sixteenth of --window)");
   sub.add_option("--model", o.model,
                  "snapcompact: the model the frames are for (share/models/catalog.json; a text-only model gets rolling; "
                  "default: the model the session's transcript names last)");

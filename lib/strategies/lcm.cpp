@@ -20,6 +20,9 @@ namespace {
 
 constexpr std::int64_t kMinChunkTokens = 256;
 constexpr std::int64_t kMinOutputTokens = 64;
+/// A leaf covers at most window / kWindowLeafShare source tokens, so the leaves of one compaction
+/// reach the fanout and condense well before their summaries crowd the window.
+constexpr std::int64_t kWindowLeafShare = 16;
 
 /// A node of the frontier: a stored fold on HEAD's spine or a summary made by this run.
 struct TreeNode {
@@ -305,12 +308,15 @@ CompactResult compact_lcm(Store& store, const std::string& session, Summarizer& 
   res.summarizer_model = summarizer.model();
   res.window = opts.window;
   res.passes = 1;
-  // Chunk sizes: leaf_chunk_tokens of source, and the transcript within half the summarizer window.
+  // Chunk sizes: leaf_chunk_tokens of source, at most a sixteenth of the conversation window, and the
+  // transcript within half the summarizer window.
   const std::int64_t swindow = opts.summarizer_window > 0 ? opts.summarizer_window : summarizer.window_tokens();
   const std::int64_t overhead = estimate_text_tokens(embedded_prompt(kLcmLeafPrompt)) +
                                 estimate_text_tokens(opts.instructions) + 64;
   const std::int64_t input_budget = swindow / 2 - overhead;
-  const std::int64_t chunk_tokens = std::min(opts.leaf_chunk_tokens, input_budget);
+  std::int64_t chunk_tokens = std::min(opts.leaf_chunk_tokens, input_budget);
+  if (opts.window && *opts.window > 0)
+    chunk_tokens = std::min(chunk_tokens, std::max(kMinChunkTokens, *opts.window / kWindowLeafShare));
   const std::int64_t max_output =
       opts.max_output_tokens > 0 ? opts.max_output_tokens
                                  : std::clamp<std::int64_t>(chunk_tokens / 8, 256, 2048);

@@ -21,8 +21,9 @@ struct LcmOptions : CompactionOptions {
   int fanout = 4;
   /// leafChunkTokens: source tokens (local estimate of the covered rows) per leaf summary; whole
   /// units are packed in order up to it, a larger unit is kept whole in its own chunk (seed 002
-  /// "Chunking preserves input order and keeps an oversized unit whole"). Also bounded by half
-  /// the summarizer's window.
+  /// "Chunking preserves input order and keeps an oversized unit whole"). Also bounded by a
+  /// sixteenth of the conversation window (a 60,000-token window gives leaves of 3,750 tokens, so
+  /// one compaction makes enough leaves to condense) and by half the summarizer's window.
   std::int64_t leaf_chunk_tokens = 20000;
   LcmOptions() { max_calls = 4096; }
 };

@@ -118,6 +118,9 @@ std::size_t retained_tail_start(const std::vector<Unit>& units, std::int64_t ret
     if (acc >= retain_target) break;
   }
   if (acc < retain_target) k = 0;
+  // The unit that crosses retain_target is kept whole only while the tail stays within max_tail;
+  // past it the tail starts after it (a large unit is evicted rather than carried over the cap).
+  if (acc > max_tail && k + 1 < units.size()) acc -= units[k++].tokens;
   if (k < units.size() && units[k].kind == "step") {
     std::int64_t with_turn = acc;
     bool moved = false;

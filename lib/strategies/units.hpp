@@ -44,7 +44,8 @@ std::vector<Unit> split_units(const std::vector<Node>& items, std::size_t from =
 
 /// Where the verbatim tail starts: the index of the first retained unit, 0 when every unit is
 /// retained. Units are walked tail→head until retain_target tokens are retained (rounding toward
-/// retaining more), so the latest unit (and an open step, always the last) is always kept. A
+/// retaining more unless the unit that crosses it takes the tail past max_tail), so the latest
+/// unit (and an open step, always the last) is always kept. A
 /// tail that would start inside a turn (at a step) moves back to the turn's user message when
 /// that keeps it within twice retain_target and at most max_tail tokens — FIELD_CASES C03;
 /// otherwise forward to the next user message (the rest of that turn is evicted with it), and a

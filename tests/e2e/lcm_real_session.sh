@@ -8,8 +8,8 @@
 # "stored folds": it reads the other strategy's stored fold and never summarizes it), so the
 # estimate is the summary plus the turns after it (~47k tokens; the raw history is ~180k), and the
 # figure is calibrated on the requests made after the boundary (they saw that summary), about
-# 76k, over the 48,000 trigger. --leaf-chunk-tokens 8000 --fanout 3 give a few leaves and a
-# parent. Then: a second run is a noop, a crash inside the commit loses nothing, a failing
+# 76k, over the 48,000 trigger. The defaults (leaves of at most a sixteenth of the window, fanout
+# 4) give four leaves and a parent. Then: a second run is a noop, a crash inside the commit loses nothing, a failing
 # summarizer writes nothing and exits 4, rolling reads the lcm folds, render/context/prepare
 # default to the session's own strategy (lcm after compact --strategy lcm), and prepare --budget
 # never passes a request over its budget.
@@ -46,11 +46,11 @@ expect_eq "killed inside the commit" "137" "$?"
 expect_eq "crash left no summary" "0" "$(sqlite3 "$db" "select count(*) from nodes where kind='summary' and json_extract(metadata,'$.strategy')='lcm'")"
 expect_rc "verify after the crash" 0 "$CTXFOLD" --db "$db" verify-invariants --all-sessions
 
-expect_rc "compact lcm" 0 cx compact --strategy lcm --window 60000 --leaf-chunk-tokens 8000 --fanout 3
+expect_rc "compact lcm" 0 cx compact --strategy lcm --window 60000
 cp "$WORK/out" "$WORK/c.json"
 expect_eq "compacted" "compacted lcm false" "$(jq -r '"\(.status) \(.strategy) \(.partial)"' "$WORK/c.json")"
 nleaves=$(jq '.leaves | length' "$WORK/c.json"); nparents=$(jq '.parents | length' "$WORK/c.json")
-[ "$nleaves" -ge 2 ] && ok || fail "expected leaves, got $nleaves"
+[ "$nleaves" -ge 4 ] && ok || fail "expected at least fanout (4) leaves, got $nleaves"
 [ "$nparents" -ge 1 ] && ok || fail "expected at least one condensed parent, got $nparents"
 expect_eq "head unchanged" "$head0" "$(jq -r .head "$WORK/c.json")"
 expect_eq "under the trigger" "true" "$(jq '.tokens_after.value < 48000 and .tokens_before.value >= 48000' "$WORK/c.json")"
@@ -168,7 +168,7 @@ done
 expect_rc "prepare --budget 40000 refuses the 76k-calibrated session" 4 "$CTXFOLD" --db "$WORK/prep.db" --session $s prepare --budget 40000
 
 # A second run is below the trigger.
-expect_rc "second compact" 0 cx compact --strategy lcm --window 60000 --leaf-chunk-tokens 8000 --fanout 3
+expect_rc "second compact" 0 cx compact --strategy lcm --window 60000
 expect_eq "second compact is a noop" "noop" "$(jq -r .status "$WORK/out")"
 # rolling still renders from the session's summaries and the lcm folds past them; verify holds.
 expect_rc "render rolling" 0 cx render --format openai

@@ -13,6 +13,7 @@
 #include "session_fixture.hpp"
 #include "strategies/lcm.hpp"
 #include "strategies/rolling.hpp"
+#include "strategies/units.hpp"
 #include "summarize/extractive.hpp"
 #include "tokens/estimate.hpp"
 #include "util/error.hpp"
@@ -180,6 +181,44 @@ TEST_F(LcmTest, TheTailStartsAtTheLatestUserMessageWhenItFits) {
   for (const auto& n : lcm_nodes())
     for (const auto& c : n.covers_ids) EXPECT_NE(c, "u-last");
   expect_verifies();
+}
+
+TEST_F(LcmTest, ALeafCoversAtMostASixteenthOfTheWindow) {
+  turns(10);
+  FakeSummarizer f = shrinking();
+  LcmOptions o = opts(6400);
+  o.leaf_chunk_tokens = 20000;  // the shipped default: the window bounds it
+  CompactResult r = compact_lcm(st(), "s", f, o);
+  ASSERT_EQ(r.status, "compacted") << r.reason;
+  EXPECT_EQ(r.details["chunk_tokens"], 400);
+  EXPECT_GE(r.details["leaves"].size(), 2u);
+  o.leaf_chunk_tokens = 300;  // a smaller setting still wins
+  o.force = true;
+  turns(10, 11);
+  r = compact_lcm(st(), "s", f, o);
+  ASSERT_EQ(r.status, "compacted") << r.reason;
+  EXPECT_EQ(r.details["chunk_tokens"], 300);
+  expect_verifies();
+}
+
+TEST(RetainedTail, TheUnitCrossingTheTargetIsDroppedWhenItTakesTheTailPastTheCap) {
+  auto unit = [](const char* kind, std::int64_t tokens) {
+    Unit u;
+    u.kind = kind;
+    u.tokens = tokens;
+    return u;
+  };
+  std::vector<Unit> units{unit("user", 100), unit("step", 100), unit("user", 5000), unit("step", 100)};
+  // Without a cap the 5000-token turn start is retained whole (rounding toward retaining more).
+  EXPECT_EQ(retained_tail_start(units, 150, 1000000), 2u);
+  // With a cap of 1000 it is evicted: the tail is the last step alone (cut between steps, C07).
+  EXPECT_EQ(retained_tail_start(units, 150, 1000), 3u);
+  // The latest unit always stays, however large.
+  std::vector<Unit> one{unit("user", 100), unit("user", 9000)};
+  EXPECT_EQ(retained_tail_start(one, 150, 1000), 1u);
+  // Within the cap nothing changes.
+  std::vector<Unit> small{unit("user", 100), unit("step", 100), unit("user", 300), unit("step", 100)};
+  EXPECT_EQ(retained_tail_start(small, 150, 1000), 2u);
 }
 
 TEST_F(LcmTest, TheLatestUnitStaysWholeWhenItAloneExceedsTheTail) {
