@@ -24,6 +24,8 @@ int run_index(Context& ctx, const IndexOptions& o) {
         {"text_bytes", r.text_bytes},
         {"fts", r.fts},
         {"gram_nodes", r.gram_nodes},
+        {"tri_nodes", r.tri_nodes},
+        {"tri_postings", r.tri_postings},
         {"packed", p.packed},
         {"packed_through", p.through_seq},
         {"cover_spans", c.views},

@@ -16,6 +16,7 @@
 #include "recall/expand.hpp"
 #include "recall/text_index.hpp"
 #include "recall/text_packs.hpp"
+#include "recall/tri_index.hpp"
 #include "store/map_vfs.hpp"
 #include "util/error.hpp"
 #include "util/graphemes.hpp"
@@ -430,10 +431,12 @@ std::optional<IndexQuery> Matcher::index_query() const {
       for (const std::string& v : composed_from(c)) lasts.insert(v);
     std::string q;
     for (const std::string& v : lasts) q += (q.empty() ? "" : " OR ") + phrase(head + v);
-    return IndexQuery{std::move(q), false, {}};
+    return IndexQuery{std::move(q), false, {}, {}};
   }
   if (cp_count(best) < 3) return std::nullopt;  // no trigram to look up
-  return IndexQuery{phrase(best), exact, {}};
+  IndexQuery q{phrase(best), exact, {}, {}};
+  if (!m.regex && m.ignore_case && tri_answerable(m.needle)) q.tri = m.needle;
+  return q;
 }
 
 std::optional<std::string> covering_summary(Store& st, const std::string& id) {
@@ -567,9 +570,10 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
   std::int64_t through = 0;
   if (!o.no_index && !o.exhaustive) {
     TextIndexState ix = text_index_state(st);
-    if (ix.fts || ix.gram_through > 0) iq = m.index_query();
-    if (iq && (iq->gram.empty() ? !ix.fts : ix.gram_through == 0)) iq.reset();
-    if (iq) through = iq->gram.empty() ? ix.through_seq : ix.gram_through;
+    if (ix.fts || ix.gram_through > 0 || ix.tri_through > 0) iq = m.index_query();
+    if (iq && ix.tri_through == 0) iq->tri.clear();
+    if (iq && iq->tri.empty() && (iq->gram.empty() ? !ix.fts : ix.gram_through == 0)) iq.reset();
+    if (iq) through = !iq->tri.empty() ? ix.tri_through : iq->gram.empty() ? ix.through_seq : ix.gram_through;
     if (!ix.fts_unusable.empty()) totals.index_note = ix.fts_unusable;
   }
   // Hits the index cannot count exactly are read and matched one by one (a node read and JSON
@@ -591,9 +595,10 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
       through = 0;
     }
   }
-  totals.index = !iq ? "scan" : iq->gram.empty() ? "fts5" : "grams";
+  totals.index = !iq ? "scan" : !iq->tri.empty() ? "trigrams" : iq->gram.empty() ? "fts5" : "grams";
   // The index's hits with seq <= through, ascending.
   auto index_hits = [&](const std::function<void(std::int64_t)>& fn) {
+    if (!iq->tri.empty()) return for_each_tri_hit(st, iq->tri, through, [&](std::int64_t seq, bool) { fn(seq); });
     if (!iq->gram.empty()) return for_each_gram_hit(st, iq->gram, through, fn);
     auto q = st.db().prepare("SELECT rowid FROM grep_fts WHERE grep_fts MATCH ?1 AND rowid <= ?2 ORDER BY rowid");
     q.bind(1, iq->match).bind(2, through);
@@ -716,7 +721,10 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
       if (q.step()) consider(q.int64(0), q.view(1), q.view(2), q.view(3), q.view(4), q.view(5));
     }
   } else {
-    if (iq && !o.session) {
+    if (iq && !o.session && !iq->tri.empty()) {
+      // Trigram hits carry their view flag: nothing to look up per hit.
+      for_each_tri_hit(st, iq->tri, through, [&](std::int64_t seq, bool view) { on_hit(seq, view, iq->exact); });
+    } else if (iq && !o.session) {
       // Hits in seq order straight from the index (no per-hit join). Few hits are split into raw
       // and view nodes by one node_text lookup each; many by the few view seqs, read once through
       // nodes(session, kind, seq): three index seeks per session (CROSS JOIN and INDEXED BY:
@@ -752,8 +760,8 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
         std::sort(views.begin(), views.end());
       }
       for (const std::int64_t seq : hits) on_hit(seq, std::binary_search(views.begin(), views.end(), seq), iq->exact);
-    } else if (iq && !iq->gram.empty()) {
-      // Gram hits of one session: session and --in from node_text, one lookup per hit.
+    } else if (iq && (!iq->gram.empty() || !iq->tri.empty())) {
+      // Gram or trigram hits of one session: session and --in from node_text, one lookup per hit.
       auto& t = st.db().cached("SELECT session, view FROM node_text WHERE seq=?1");
       std::vector<std::pair<std::int64_t, bool>> mine;
       index_hits([&](std::int64_t seq) {

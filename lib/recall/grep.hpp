@@ -21,6 +21,10 @@ struct IndexQuery {
   /// Non-empty: ask the short-gram index (grep_gram, schema 008) for this gram instead of grep_fts
   /// (match is then empty): patterns of one or two characters, at least one non-ASCII.
   std::string gram;
+  /// Non-empty: the positional trigram index (grep_tri, schema 010) can answer this exactly
+  /// instead of grep_fts: the needle (casefold of a -i literal), all ASCII, 3 bytes or more.
+  /// match stays set for a database without that index.
+  std::string tri;
 };
 
 /// Literal runs of an ECMAScript regular expression that every match contains (each maximal run

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "recall/expand.hpp"
+#include "recall/tri_index.hpp"
 #include "util/error.hpp"
 #include "util/graphemes.hpp"
 #include "util/utf8.hpp"
@@ -141,6 +142,10 @@ TextIndexState text_index_state(Store& st) {
     auto q = db.prepare("SELECT through_seq FROM grep_gram_state WHERE id=1");
     if (q.step()) s.gram_through = std::min(q.int64(0), s.through_seq);
   }
+  if (table_exists(db, "grep_tri_state") && table_exists(db, "grep_tri")) {
+    auto q = db.prepare("SELECT through_seq FROM grep_tri_state WHERE id=1");
+    if (q.step()) s.tri_through = std::min(q.int64(0), s.through_seq);
+  }
   if (!fts || !table_exists(db, "grep_fts")) return s;
   try {
     auto q = db.prepare("SELECT rowid FROM grep_fts WHERE grep_fts MATCH '\"abc\"' LIMIT 1");
@@ -173,6 +178,7 @@ IndexReport update_text_index(Store& st, bool rebuild, std::int64_t batch_bytes,
 
   std::int64_t through = 0;
   std::int64_t gram_through = 0;  // grep_gram reaches this seq (<= through)
+  std::int64_t tri_through = 0;   // grep_tri reaches this seq (<= through)
   {
     Txn t(db);
     std::optional<std::string> fold;
@@ -198,6 +204,8 @@ IndexReport update_text_index(Store& st, bool rebuild, std::int64_t batch_bytes,
       db.exec("DELETE FROM node_text");
       db.exec("DROP TABLE IF EXISTS grep_fts");
       db.exec("DELETE FROM grep_gram");
+      db.exec("DELETE FROM grep_tri");
+      db.exec("DELETE FROM grep_tri_count");
       through = 0;
     }
     {
@@ -210,6 +218,19 @@ IndexReport update_text_index(Store& st, bool rebuild, std::int64_t batch_bytes,
         "ON CONFLICT(id) DO UPDATE SET through_seq=excluded.through_seq");
     g.bind(1, gram_through);
     g.run();
+    {
+      auto tq = db.prepare("SELECT through_seq FROM grep_tri_state WHERE id=1");
+      tri_through = tq.step() ? std::min(tq.int64(0), through) : 0;
+    }
+    if (tri_through == 0) {  // rows past a state never written
+      db.exec("DELETE FROM grep_tri");
+      db.exec("DELETE FROM grep_tri_count");
+    }
+    auto tr = db.prepare(
+        "INSERT INTO grep_tri_state(id, through_seq) VALUES (1, ?1) "
+        "ON CONFLICT(id) DO UPDATE SET through_seq=excluded.through_seq");
+    tr.bind(1, tri_through);
+    tr.run();
     if (have_fts && !table_exists(db, "grep_fts")) db.exec(kCreateFts);
     auto q = db.prepare(
         "INSERT INTO text_index_state(id, through_seq, fold_version, fts) VALUES (1, ?1, ?2, ?3) "
@@ -221,30 +242,46 @@ IndexReport update_text_index(Store& st, bool rebuild, std::int64_t batch_bytes,
   }
 
   const std::int64_t total = st.max_seq();
-  // One pass from the lower of the two marks: nodes up to `through` only get their grams (a
-  // database indexed before schema 008), the rest everything.
-  while (gram_through < total) {
+  // One pass from the lowest mark: nodes up to `through` only get what they lack, grams or
+  // trigrams (a database indexed before schema 008 or 010), the rest everything.
+  while (std::min(gram_through, tri_through) < total) {
+    const std::int64_t from = std::min(gram_through, tri_through);
     Txn t(db);
     auto read = db.prepare("SELECT seq, session, kind, content FROM nodes WHERE seq > ?1 ORDER BY seq");
-    read.bind(1, gram_through);
+    read.bind(1, from);
+    TriWriter tri(db);
     auto put_text = db.prepare("INSERT INTO node_text(seq, session, view, graphemes, bytes) VALUES (?1,?2,?3,?4,?5)");
     std::optional<Stmt> put_fts;
     if (have_fts) put_fts.emplace(db.prepare("INSERT INTO grep_fts(rowid, text) VALUES (?1, ?2)"));
     std::unordered_map<std::string, GramList> grams;
-    const std::int64_t chunk = gram_through + 1;
+    std::int64_t chunk = 0;  // the first seq given grams in this batch (0: none yet)
     std::int64_t bytes = 0, added = 0;
-    std::int64_t last = gram_through;
+    std::int64_t last = from;
     while (bytes < batch_bytes && read.step()) {
       const std::int64_t seq = read.int64(0);
       const std::string text = searchable_text(read.text(3));
       const bool wide = std::any_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+      const bool view = kind::is_view(read.text(2));
+      const bool want_tri = seq > tri_through;
+      const bool want_gram = seq > gram_through && wide;
       std::string folded;
+      if (want_tri) {
+        // casefold() of ASCII text is its ASCII lower case.
+        if (wide) {
+          folded = casefold(text);
+        } else {
+          folded = text;
+          for (char& c : folded)
+            if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+        }
+        tri.add(seq, view, folded);
+      }
       if (seq > through) {
-        put_text.bind(1, seq).bind(2, read.text(1)).bind(3, std::int64_t{kind::is_view(read.text(2))});
+        put_text.bind(1, seq).bind(2, read.text(1)).bind(3, std::int64_t{view});
         put_text.bind(4, static_cast<std::int64_t>(grapheme_count(text))).bind(5, static_cast<std::int64_t>(text.size()));
         put_text.run();
         put_text.reset();
-        if (put_fts || wide) folded = casefold(text);
+        if (folded.empty() && (put_fts || wide)) folded = casefold(text);
         if (put_fts) {
           put_fts->bind(1, seq).bind(2, folded);
           put_fts->run();
@@ -254,10 +291,11 @@ IndexReport update_text_index(Store& st, bool rebuild, std::int64_t batch_bytes,
         added += static_cast<std::int64_t>(text.size()) + 1;
         ++rep.indexed;
       } else {
-        if (wide) folded = casefold(text);
-        bytes += static_cast<std::int64_t>(text.size()) / 4 + 1;  // grams only: cheaper per byte
+        if (want_gram && folded.empty()) folded = casefold(text);
+        bytes += static_cast<std::int64_t>(text.size()) / 4 + 1;  // grams or trigrams only: cheaper per byte
       }
-      if (wide) {
+      if (want_gram) {
+        if (chunk == 0) chunk = seq;
         short_grams(folded, [&](std::string_view g) {
           GramList& l = grams[std::string(g)];
           if (l.last == seq) return;
@@ -265,11 +303,14 @@ IndexReport update_text_index(Store& st, bool rebuild, std::int64_t batch_bytes,
           l.last = seq;
         });
       }
-      ++rep.gram_nodes;
+      if (seq > gram_through) ++rep.gram_nodes;
+      if (want_tri) ++rep.tri_nodes;
       last = seq;
     }
     read.reset();
-    if (last == gram_through) break;  // nothing left (max_seq raced ahead of nothing)
+    if (last == from) break;  // nothing left (max_seq raced ahead of nothing)
+    tri.finish();
+    rep.tri_postings += tri.postings();
     {
       auto put = db.prepare("INSERT INTO grep_gram(gram, chunk, seqs) VALUES (?1, ?2, ?3)");
       for (const auto& [g, l] : grams) {
@@ -279,7 +320,8 @@ IndexReport update_text_index(Store& st, bool rebuild, std::int64_t batch_bytes,
       }
     }
     rep.text_bytes += added;
-    gram_through = last;
+    gram_through = std::max(gram_through, last);
+    tri_through = std::max(tri_through, last);
     through = std::max(through, last);
     auto q = db.prepare("UPDATE text_index_state SET through_seq=?1 WHERE id=1");
     q.bind(1, through);
@@ -287,6 +329,9 @@ IndexReport update_text_index(Store& st, bool rebuild, std::int64_t batch_bytes,
     auto g = db.prepare("UPDATE grep_gram_state SET through_seq=?1 WHERE id=1");
     g.bind(1, gram_through);
     g.run();
+    auto tr = db.prepare("UPDATE grep_tri_state SET through_seq=?1 WHERE id=1");
+    tr.bind(1, tri_through);
+    tr.run();
     t.commit();
     if (progress) progress(through, total);
   }

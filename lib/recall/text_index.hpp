@@ -32,6 +32,9 @@ struct TextIndexState {
   /// Every node with seq <= gram_through has its short grams in grep_gram (schema 008; 0: none
   /// has, also under another fold version). Never more than through_seq.
   std::int64_t gram_through = 0;
+  /// Every node with seq <= tri_through has its ASCII trigrams in grep_tri (schema 010; 0: none
+  /// has, also under another fold version). Never more than through_seq.
+  std::int64_t tri_through = 0;
 };
 TextIndexState text_index_state(Store& st);
 
@@ -42,6 +45,8 @@ bool fts5_trigram_available(Db& db);
 struct IndexReport {
   std::int64_t indexed = 0;       ///< nodes added by this run
   std::int64_t gram_nodes = 0;    ///< nodes whose short grams this run added (grep_gram)
+  std::int64_t tri_nodes = 0;     ///< nodes whose ASCII trigrams this run added (grep_tri)
+  std::int64_t tri_postings = 0;  ///< trigram positions this run added (grep_tri)
   std::int64_t through_seq = 0;   ///< the index now reaches this seq
   std::int64_t text_bytes = 0;    ///< bytes of searchable text added
   bool fts = false;               ///< grep_fts is maintained
@@ -62,7 +67,8 @@ struct IndexReport {
 /// After a run that added at least 16 MiB of text, grep_fts is optimized (FTS5 'optimize':
 /// one segment). The short-gram index grep_gram (schema 008, short_grams) is kept in the same
 /// transactions up to the same seq; a database indexed before it had that table gets its grams
-/// for the already indexed nodes first. progress(done, total) is called after each batch.
+/// for the already indexed nodes first; likewise the positional trigram index grep_tri (schema
+/// 010, tri_index.hpp). progress(done, total) is called after each batch.
 /// Requires a writable store.
 IndexReport update_text_index(Store& st, bool rebuild, std::int64_t batch_bytes = 64 << 20,
                               const std::function<void(std::int64_t, std::int64_t)>& progress = {});
