@@ -158,6 +158,86 @@ void TriWriter::finish() {
   rows_.clear();
 }
 
+namespace {
+
+/// A cursor over one trigram's postings in seq order, reading only the rows that can hold the
+/// seqs it is asked for.
+class TriCursor {
+ public:
+  TriCursor(Db& db, TriKey tri)
+      : st_(db.prepare("SELECT last, post FROM grep_tri WHERE tri = ?1 AND last >= ?2 ORDER BY last")), tri_(tri) {}
+
+  /// Moves to the first entry with seq >= target; false when there is none.
+  bool seek(std::int64_t target) {
+    if (valid_ && seq_ >= target) return true;
+    if (valid_) rd_.skip(count_);  // the current entry's positions
+    // Rows: step while the next one is near, else seek in the b-tree.
+    if (!in_row_ || last_ < target) {
+      int steps = 0;
+      for (;;) {
+        if (!open_ || steps >= 8) {
+          st_.reset();
+          st_.bind(1, static_cast<std::int64_t>(tri_)).bind(2, target);
+          open_ = true;
+          steps = 0;
+        }
+        if (!st_.step()) return open_ = valid_ = in_row_ = false;
+        const std::int64_t last = st_.int64(0);
+        if (last <= last_) corrupt("is out of order");  // target > last_: every row read is past it
+        last_ = last;
+        ++steps;
+        if (last_ >= target) break;
+      }
+      in_row_ = true;
+      const std::string_view b = st_.blob(1);
+      rd_ = Reader{reinterpret_cast<const unsigned char*>(b.data()), reinterpret_cast<const unsigned char*>(b.data()) + b.size()};
+      seq_ = 0;
+    }
+    // Entries of the row: its last seq is >= target, so one of them is.
+    for (;;) {
+      if (rd_.done()) corrupt("ends before its last seq");
+      const std::uint64_t head = rd_.varint();
+      const auto delta = static_cast<std::int64_t>(head >> 1);
+      if (delta == 0) corrupt("is not ascending");
+      seq_ += delta;
+      if (seq_ > last_) corrupt("holds a seq past its key");
+      view_ = (head & 1) != 0;
+      count_ = rd_.varint();
+      if (seq_ >= target) break;
+      rd_.skip(count_);
+    }
+    valid_ = true;
+    if (seq_ == last_) in_row_ = false;  // the row's last entry: the next seek reads on
+    return true;
+  }
+  std::int64_t seq() const { return seq_; }
+  bool view() const { return view_; }
+  /// Calls fn(position) for each position of the current entry, ascending; consumes them.
+  template <class F>
+  void positions(F&& fn) {
+    std::uint64_t pos = 0;
+    for (std::uint64_t k = 0; k < count_; ++k) {
+      pos += rd_.varint();
+      fn(pos);
+    }
+    count_ = 0;
+  }
+
+ private:
+  Stmt st_;
+  TriKey tri_;
+  Reader rd_{nullptr, nullptr};
+  bool open_ = false;    // st_ is bound and stepped: stepping on reads the next row
+  bool in_row_ = false;  // rd_ reads a row whose entries after the current one are unread
+  bool valid_ = false;   // seq_, view_, count_ describe the current entry
+  std::int64_t last_ = 0;
+  std::int64_t seq_ = 0;
+  bool view_ = false;
+  std::uint64_t count_ = 0;
+};
+
+}  // namespace
+
 void for_each_tri_hit(Store& st, std::string_view needle, std::int64_t through,
                       const std::function<void(std::int64_t, bool)>& fn) {
   if (!tri_answerable(needle)) return;
@@ -176,118 +256,45 @@ void for_each_tri_hit(Store& st, std::string_view needle, std::int64_t through,
   }
   std::vector<std::size_t> cover = tri_cover(weight);
   std::stable_sort(cover.begin(), cover.end(), [&](std::size_t a, std::size_t b) { return weight[a] < weight[b]; });
+  std::vector<TriCursor> cur;
+  cur.reserve(cover.size());
+  for (const std::size_t off : cover) cur.emplace_back(db, key_at(needle, off));
 
-  // The candidates, ascending by seq: each with the offsets where the needle may start in its
-  // folded text (anchors[abeg[i] .. abeg[i + 1])). Offsets fit 32 bits: a node's text is at most
-  // SQLite's largest value (SQLITE_MAX_LENGTH, 10^9 bytes by default, 2^31 - 1 at most).
-  std::vector<std::int64_t> seq;
-  std::vector<char> view;
-  std::vector<std::size_t> abeg{0};
-  std::vector<std::uint32_t> anchors;
-  std::vector<std::int64_t> seq2;
-  std::vector<char> view2;
-  std::vector<std::size_t> abeg2;
-  std::vector<std::uint32_t> anchors2;
-
-  auto rows = db.prepare("SELECT last, post FROM grep_tri WHERE tri = ?1 AND last >= ?2 ORDER BY last");
-  bool first = true;
-  for (const std::size_t off : cover) {
-    // At most one candidate and one anchor per posting of the rarest trigram, then no more than
-    // the candidates already found.
-    const std::size_t bound = first ? static_cast<std::size_t>(std::max<std::int64_t>(0, weight[off])) : seq.size();
-    seq2.reserve(bound);
-    view2.reserve(bound);
-    abeg2.reserve(bound + 1);
-    anchors2.reserve(first ? bound : anchors.size());
-    rows.reset();
-    rows.bind(1, static_cast<std::int64_t>(key_at(needle, off))).bind(2, first ? 0 : seq.front());
-    seq2.clear();
-    view2.clear();
-    abeg2.assign(1, 0);
-    anchors2.clear();
-    std::size_t ci = 0;        // the next candidate (not first)
-    std::int64_t prev_last = 0;
-    int skipped = 0;
-    while (rows.step()) {
-      const std::int64_t last = rows.int64(0);
-      if (last <= prev_last) corrupt("is out of order");
-      if (!first) {
-        if (ci == seq.size()) break;
-        if (seq[ci] > last) {  // no candidate in this row: step on, or seek when it is far
-          prev_last = last;
-          if (++skipped >= 8) {
-            rows.reset();
-            rows.bind(1, static_cast<std::int64_t>(key_at(needle, off))).bind(2, seq[ci]);
-            skipped = 0;
-          }
-          continue;
-        }
+  // Leapfrog: every cursor moves to the largest seq any of them is at, rarest first, until all
+  // hold the same node; then the needle's start offsets are the rarest trigram's positions that
+  // every other cover trigram confirms at its own offset.
+  std::vector<std::uint64_t> anchors, kept;
+  std::int64_t target = 1;
+  while (target <= through) {
+    std::size_t agreed = 0;
+    for (std::size_t i = 0; agreed < cur.size(); i = (i + 1) % cur.size()) {
+      if (!cur[i].seek(target)) return;
+      if (cur[i].seq() > target) {
+        target = cur[i].seq();
+        agreed = 1;
+      } else {
+        ++agreed;
       }
-      skipped = 0;
-      prev_last = last;
-      const std::string_view b = rows.blob(1);
-      Reader rd{reinterpret_cast<const unsigned char*>(b.data()), reinterpret_cast<const unsigned char*>(b.data()) + b.size()};
-      std::int64_t s = 0;
-      while (!rd.done()) {
-        const std::uint64_t head = rd.varint();
-        const auto delta = static_cast<std::int64_t>(head >> 1);
-        if (delta == 0) corrupt("is not ascending");
-        s += delta;
-        const std::uint64_t count = rd.varint();
-        if (s > through || s > last) {
-          if (s > last) corrupt("holds a seq past its key");
-          rd.skip(count);
-          continue;
-        }
-        if (first) {
-          std::uint64_t pos = 0;
-          const std::size_t before = anchors2.size();
-          for (std::uint64_t k = 0; k < count; ++k) {
-            pos += rd.varint();
-            if (pos >= off) anchors2.push_back(static_cast<std::uint32_t>(pos - off));
-          }
-          if (anchors2.size() > before) {
-            seq2.push_back(s);
-            view2.push_back(static_cast<char>(head & 1));
-            abeg2.push_back(anchors2.size());
-          }
-          continue;
-        }
-        while (ci < seq.size() && seq[ci] < s) ++ci;  // candidates this trigram does not hold
-        if (ci == seq.size() || seq[ci] != s) {
-          rd.skip(count);
-          continue;
-        }
-        // Keep the anchors a of candidate ci with a + off among the positions.
-        const std::size_t before = anchors2.size();
-        std::size_t a = abeg[ci];
-        const std::size_t aend = abeg[ci + 1];
-        std::uint64_t pos = 0;
-        std::uint64_t k = 0;
-        for (; k < count && a < aend; ++k) {
-          pos += rd.varint();
-          while (a < aend && anchors[a] + off < pos) ++a;
-          if (a < aend && anchors[a] + off == pos) anchors2.push_back(anchors[a++]);
-        }
-        rd.skip(count - k);
-        if (anchors2.size() > before) {
-          seq2.push_back(s);
-          view2.push_back(view[ci]);
-          abeg2.push_back(anchors2.size());
-        }
-        ++ci;
-      }
-      if (!first) while (ci < seq.size() && seq[ci] <= last) ++ci;
     }
-    rows.reset();
-    seq.swap(seq2);
-    view.swap(view2);
-    abeg.swap(abeg2);
-    anchors.swap(anchors2);
-    first = false;
-    if (seq.empty()) return;
+    if (target > through) return;
+    anchors.clear();
+    const std::uint64_t off0 = cover[0];
+    cur[0].positions([&](std::uint64_t pos) {
+      if (pos >= off0) anchors.push_back(pos - off0);
+    });
+    for (std::size_t i = 1; i < cur.size() && !anchors.empty(); ++i) {
+      kept.clear();
+      const std::uint64_t off = cover[i];
+      std::size_t a = 0;
+      cur[i].positions([&](std::uint64_t pos) {
+        while (a < anchors.size() && anchors[a] + off < pos) ++a;
+        if (a < anchors.size() && anchors[a] + off == pos) kept.push_back(anchors[a++]);
+      });
+      anchors.swap(kept);
+    }
+    if (!anchors.empty()) fn(target, cur[0].view());
+    ++target;
   }
-  for (std::size_t i = 0; i < seq.size(); ++i) fn(seq[i], view[i] != 0);
 }
 
 }  // namespace ctxfold
