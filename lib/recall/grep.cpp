@@ -725,39 +725,51 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
       // Trigram hits carry their view flag: nothing to look up per hit.
       for_each_tri_hit(st, iq->tri, through, [&](std::int64_t seq, bool view) { on_hit(seq, view, iq->exact); });
     } else if (iq && !o.session) {
-      // Hits in seq order straight from the index (no per-hit join). Few hits are split into raw
-      // and view nodes by one node_text lookup each; many by the few view seqs, read once through
-      // nodes(session, kind, seq): three index seeks per session (CROSS JOIN and INDEXED BY:
-      // without statistics the planner walks every node), 7,000 of them for 2,360 sessions,
-      // more than the lookups of a rare pattern's hits cost.
+      // Hits in seq order straight from the index (no per-hit join), split into raw and view
+      // nodes by the view seqs: read at once from the partial index node_text_views (schema
+      // 010). Without it (a database not yet indexed at schema 010, opened read-only), few hits
+      // are looked up in node_text one by one and many through nodes(session, kind, seq): three
+      // index seeks per session (CROSS JOIN and INDEXED BY: without statistics the planner walks
+      // every node).
       std::vector<std::int64_t> hits;
       index_hits([&](std::int64_t seq) { hits.push_back(seq); });
-      std::int64_t sessions = 0;
-      {
-        auto c = st.db().prepare("SELECT count(*) FROM sessions");
-        if (c.step()) sessions = c.int64(0);
-      }
-      if (static_cast<std::int64_t>(hits.size()) <= 3 * sessions) {
-        auto& t = st.db().cached("SELECT view FROM node_text WHERE seq=?1");
-        for (const std::int64_t seq : hits) {
-          bool view = false;
-          {
-            ResetOnExit reset(t);
-            t.bind(1, seq);
-            view = t.step() && t.int64(0) != 0;
-          }
-          on_hit(seq, view, iq->exact);
-        }
-        hits.clear();
-      }
       std::vector<std::int64_t> views;
-      if (!hits.empty()) {
-        auto v = st.db().prepare(
-            "SELECT n.seq FROM sessions s CROSS JOIN nodes n INDEXED BY nodes_session_kind "
-            "WHERE n.session = s.id AND n.kind IN " + std::string(kViewKindsSql) + " AND n.seq <= ?1");
+      bool have_views = false;
+      {
+        auto x = st.db().prepare("SELECT 1 FROM sqlite_master WHERE type='index' AND name='node_text_views'");
+        have_views = x.step();
+      }
+      if (have_views && !hits.empty()) {
+        auto v = st.db().prepare("SELECT seq FROM node_text INDEXED BY node_text_views WHERE view = 1 AND seq <= ?1");
         v.bind(1, through);
         while (v.step()) views.push_back(v.int64(0));
         std::sort(views.begin(), views.end());
+      } else if (!hits.empty()) {
+        std::int64_t sessions = 0;
+        {
+          auto c = st.db().prepare("SELECT count(*) FROM sessions");
+          if (c.step()) sessions = c.int64(0);
+        }
+        if (static_cast<std::int64_t>(hits.size()) <= 3 * sessions) {
+          auto& t = st.db().cached("SELECT view FROM node_text WHERE seq=?1");
+          for (const std::int64_t seq : hits) {
+            bool view = false;
+            {
+              ResetOnExit reset(t);
+              t.bind(1, seq);
+              view = t.step() && t.int64(0) != 0;
+            }
+            on_hit(seq, view, iq->exact);
+          }
+          hits.clear();
+        } else {
+          auto v = st.db().prepare(
+              "SELECT n.seq FROM sessions s CROSS JOIN nodes n INDEXED BY nodes_session_kind "
+              "WHERE n.session = s.id AND n.kind IN " + std::string(kViewKindsSql) + " AND n.seq <= ?1");
+          v.bind(1, through);
+          while (v.step()) views.push_back(v.int64(0));
+          std::sort(views.begin(), views.end());
+        }
       }
       for (const std::int64_t seq : hits) on_hit(seq, std::binary_search(views.begin(), views.end(), seq), iq->exact);
     } else if (iq && (!iq->gram.empty() || !iq->tri.empty())) {

@@ -27,7 +27,19 @@ struct Reader {
   const unsigned char* end;
   bool done() const { return p >= end; }
   std::uint64_t varint() {
-    if (p < end && *p < 0x80) return *p++;  // most position deltas and counts are one byte
+    // Most counts and seq and position deltas take one or two bytes.
+    if (end - p >= 2) {
+      const std::uint64_t c0 = p[0];
+      if (c0 < 0x80) {
+        ++p;
+        return c0;
+      }
+      const std::uint64_t c1 = p[1];
+      if (c1 < 0x80) {
+        p += 2;
+        return (c0 & 0x7F) | (c1 << 7);
+      }
+    }
     return varint_slow();
   }
   std::uint64_t varint_slow() {

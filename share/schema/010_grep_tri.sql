@@ -25,3 +25,7 @@ CREATE TABLE grep_tri_state (
   id          INTEGER PRIMARY KEY CHECK (id = 1),
   through_seq INTEGER NOT NULL
 );
+
+-- The view nodes (summaries, archives, notes) among the indexed ones, read at once: grep splits an
+-- index's hits over all sessions into raw and view nodes without a lookup per hit.
+CREATE INDEX node_text_views ON node_text(seq) WHERE view = 1;

@@ -773,6 +773,42 @@ TEST_F(GrepIndexTest, CaseSensitiveThreeCharactersUseTheIndexAndManyUnverifiedHi
   EXPECT_EQ(r.totals.index, "fts5");
 }
 
+TEST_F(GrepIndexTest, AllSessionsSplitsHitsIntoRawAndViewsWithAndWithoutTheViewIndex) {
+  {
+    Store st = Store::open(path_, Store::Mode::read_write);
+    st.create_session(SessionInfo{"s"});
+    st.create_session(SessionInfo{"s2"});
+    fill(st, 160, 5);
+    update_text_index(st, false);
+  }
+  for (bool dropped : {false, true}) {
+    if (dropped) {  // as a database indexed before schema 010 reads: the old split
+      Store w = Store::open(path_, Store::Mode::read_write);
+      w.db().exec("DROP INDEX node_text_views");
+    }
+    Store st = Store::open(path_, Store::Mode::read_only);
+    for (const char* p : {"error", "summary", "飞书", "gen-itgc", "ERROR"}) {
+      for (bool icase : {false, true}) {
+        for (GrepIn in : {GrepIn::both, GrepIn::raw, GrepIn::summaries}) {
+          GrepOptions o;
+          o.pattern = p;
+          o.ignore_case = icase;
+          o.in = in;
+          expect_same(st, o, true);
+          o.limit = 0;
+          expect_same(st, o, true);
+        }
+      }
+    }
+    GrepOptions o;
+    o.pattern = "summary";
+    o.in = GrepIn::summaries;
+    Result r = run(st, o);
+    EXPECT_GT(r.totals.summary_matches, 0) << "dropped=" << dropped;
+    EXPECT_EQ(r.totals.raw_matches, 0);
+  }
+}
+
 TEST_F(GrepIndexTest, StaleIndexIsUsedForWhatItCoversAndTheTailIsScanned) {
   {
     Store st = Store::open(path_, Store::Mode::read_write);
