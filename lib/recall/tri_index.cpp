@@ -224,15 +224,16 @@ class TriCursor {
   }
   std::int64_t seq() const { return seq_; }
   bool view() const { return view_; }
-  /// Calls fn(position) for each position of the current entry, ascending; consumes them.
+  /// Calls fn(position) for each position of the current entry, ascending, until fn returns
+  /// false; consumes them (the rest are skipped by the next seek).
   template <class F>
   void positions(F&& fn) {
     std::uint64_t pos = 0;
-    for (std::uint64_t k = 0; k < count_; ++k) {
+    while (count_ > 0) {
+      --count_;
       pos += rd_.varint();
-      fn(pos);
+      if (!fn(pos)) return;
     }
-    count_ = 0;
   }
 
  private:
@@ -293,14 +294,21 @@ void for_each_tri_hit(Store& st, std::string_view needle, std::int64_t through,
     const std::uint64_t off0 = cover[0];
     cur[0].positions([&](std::uint64_t pos) {
       if (pos >= off0) anchors.push_back(pos - off0);
+      return true;
     });
     for (std::size_t i = 1; i < cur.size() && !anchors.empty(); ++i) {
       kept.clear();
       const std::uint64_t off = cover[i];
+      const bool last = i + 1 == cur.size();  // one confirmed start is enough
       std::size_t a = 0;
       cur[i].positions([&](std::uint64_t pos) {
         while (a < anchors.size() && anchors[a] + off < pos) ++a;
-        if (a < anchors.size() && anchors[a] + off == pos) kept.push_back(anchors[a++]);
+        if (a == anchors.size()) return false;  // no anchor left at or past this position
+        if (anchors[a] + off == pos) {
+          kept.push_back(anchors[a++]);
+          if (last) return false;
+        }
+        return true;
       });
       anchors.swap(kept);
     }
