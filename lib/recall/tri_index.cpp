@@ -215,6 +215,8 @@ class TriCursor {
       if (seq_ > last_) corrupt("holds a seq past its key");
       view_ = (head & 1) != 0;
       count_ = rd_.varint();
+      pos_ = 0;
+      have_pos_ = false;
       if (seq_ >= target) break;
       rd_.skip(count_);
     }
@@ -224,16 +226,24 @@ class TriCursor {
   }
   std::int64_t seq() const { return seq_; }
   bool view() const { return view_; }
-  /// Calls fn(position) for each position of the current entry, ascending, until fn returns
-  /// false; consumes them (the rest are skipped by the next seek).
-  template <class F>
-  void positions(F&& fn) {
-    std::uint64_t pos = 0;
+  /// Moves to the current entry's first position >= want and stores it in got; false when the
+  /// entry has none. Positions are read once, ascending (the rest are skipped by the next seek).
+  bool position_at_least(std::uint64_t want, std::uint64_t& got) {
+    if (have_pos_ && pos_ >= want) {
+      got = pos_;
+      return true;
+    }
     while (count_ > 0) {
       --count_;
-      pos += rd_.varint();
-      if (!fn(pos)) return;
+      pos_ += rd_.varint();
+      if (pos_ >= want) {
+        have_pos_ = true;
+        got = pos_;
+        return true;
+      }
     }
+    have_pos_ = false;
+    return false;
   }
 
  private:
@@ -246,7 +256,9 @@ class TriCursor {
   std::int64_t last_ = 0;
   std::int64_t seq_ = 0;
   bool view_ = false;
-  std::uint64_t count_ = 0;
+  std::uint64_t count_ = 0;  // positions of the current entry not read yet
+  std::uint64_t pos_ = 0;    // the last position read
+  bool have_pos_ = false;    // pos_ is a position of the current entry
 };
 
 }  // namespace
@@ -274,13 +286,14 @@ void for_each_tri_hit(Store& st, std::string_view needle, std::int64_t through,
   for (const std::size_t off : cover) cur.emplace_back(db, key_at(needle, off));
 
   // Leapfrog: every cursor moves to the largest seq any of them is at, rarest first, until all
-  // hold the same node; then the needle's start offsets are the rarest trigram's positions that
-  // every other cover trigram confirms at its own offset.
-  std::vector<std::uint64_t> anchors, kept;
+  // hold the same node; then the same over start offsets in that node: each cursor moves to its
+  // first position at or past the largest start any of them implies (position - its offset),
+  // until all imply one start: the needle occurs there.
+  const std::size_t n = cur.size();
   std::int64_t target = 1;
   while (target <= through) {
     std::size_t agreed = 0;
-    for (std::size_t i = 0; agreed < cur.size(); i = (i + 1) % cur.size()) {
+    for (std::size_t i = 0; agreed < n; i = i + 1 == n ? 0 : i + 1) {
       if (!cur[i].seek(target)) return;
       if (cur[i].seq() > target) {
         target = cur[i].seq();
@@ -290,29 +303,22 @@ void for_each_tri_hit(Store& st, std::string_view needle, std::int64_t through,
       }
     }
     if (target > through) return;
-    anchors.clear();
-    const std::uint64_t off0 = cover[0];
-    cur[0].positions([&](std::uint64_t pos) {
-      if (pos >= off0) anchors.push_back(pos - off0);
-      return true;
-    });
-    for (std::size_t i = 1; i < cur.size() && !anchors.empty(); ++i) {
-      kept.clear();
-      const std::uint64_t off = cover[i];
-      const bool last = i + 1 == cur.size();  // one confirmed start is enough
-      std::size_t a = 0;
-      cur[i].positions([&](std::uint64_t pos) {
-        while (a < anchors.size() && anchors[a] + off < pos) ++a;
-        if (a == anchors.size()) return false;  // no anchor left at or past this position
-        if (anchors[a] + off == pos) {
-          kept.push_back(anchors[a++]);
-          if (last) return false;
-        }
-        return true;
-      });
-      anchors.swap(kept);
+    std::uint64_t start = 0;
+    agreed = 0;
+    for (std::size_t i = 0;; i = i + 1 == n ? 0 : i + 1) {
+      std::uint64_t pos = 0;
+      if (!cur[i].position_at_least(start + cover[i], pos)) break;
+      if (pos - cover[i] > start) {
+        start = pos - cover[i];
+        agreed = 1;
+      } else {
+        ++agreed;
+      }
+      if (agreed == n) {
+        fn(target, cur[0].view());
+        break;
+      }
     }
-    if (!anchors.empty()) fn(target, cur[0].view());
     ++target;
   }
 }
