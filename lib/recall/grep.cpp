@@ -722,8 +722,16 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
     }
   } else {
     if (iq && !o.session && !iq->tri.empty()) {
-      // Trigram hits carry their view flag: nothing to look up per hit.
-      for_each_tri_hit(st, iq->tri, through, [&](std::int64_t seq, bool view) { on_hit(seq, view, iq->exact); });
+      // Trigram hits carry their view flag and are exact: outside the page they are only counted.
+      for_each_tri_hit(st, iq->tri, through, [&](std::int64_t seq, bool view) {
+        if (view ? !want_views : !want_raw) return;
+        std::int64_t& count = view ? totals.summary_matches : totals.raw_matches;
+        if (!in_page(count)) {
+          ++count;
+          return;
+        }
+        on_hit(seq, view, true);
+      });
     } else if (iq && !o.session) {
       // Hits in seq order straight from the index (no per-hit join), split into raw and view
       // nodes by the view seqs: read at once from the partial index node_text_views (schema

@@ -52,13 +52,6 @@ struct Reader {
     }
     corrupt("holds an over-long varint");
   }
-  /// Skips n varints.
-  void skip(std::uint64_t n) {
-    while (n > 0) {
-      if (p >= end) corrupt("is cut short");
-      if (!(*p++ & 0x80)) --n;
-    }
-  }
 };
 
 constexpr TriKey key_at(std::string_view s, std::size_t i) {
@@ -124,15 +117,15 @@ void TriWriter::add(std::int64_t seq, bool view, std::string_view folded) {
     while (e < keys_.size() && (keys_[e] >> 40) == tri) ++e;
     List& l = lists_[tri];
     entry_.clear();
-    put_varint(entry_, e - r);
     std::uint64_t prev = 0;
     for (std::size_t k = r; k < e; ++k) {
       const std::uint64_t pos = keys_[k] & kPosMask;
       put_varint(entry_, pos - prev);
       prev = pos;
     }
-    if (!l.buf.empty() && l.buf.size() + entry_.size() + 5 > kRowBytes) close(tri, l);
+    if (!l.buf.empty() && l.buf.size() + entry_.size() + 8 > kRowBytes) close(tri, l);
     put_varint(l.buf, (static_cast<std::uint64_t>(seq - l.prev) << 1) | (view ? 1 : 0));
+    put_varint(l.buf, entry_.size());
     l.buf += entry_;
     l.prev = seq;
     l.added += static_cast<std::int64_t>(e - r);
@@ -182,7 +175,7 @@ class TriCursor {
   /// Moves to the first entry with seq >= target; false when there is none.
   bool seek(std::int64_t target) {
     if (valid_ && seq_ >= target) return true;
-    if (valid_) rd_.skip(count_);  // the current entry's positions
+    if (valid_) rd_.p = pos_end_;  // past the current entry's positions
     // Rows: step while the next one is near, else seek in the b-tree.
     if (!in_row_ || last_ < target) {
       int steps = 0;
@@ -214,11 +207,13 @@ class TriCursor {
       seq_ += delta;
       if (seq_ > last_) corrupt("holds a seq past its key");
       view_ = (head & 1) != 0;
-      count_ = rd_.varint();
+      const std::uint64_t len = rd_.varint();
+      if (len == 0 || len > static_cast<std::uint64_t>(rd_.end - rd_.p)) corrupt("holds a position list of a wrong length");
+      pos_end_ = rd_.p + len;
       pos_ = 0;
       have_pos_ = false;
       if (seq_ >= target) break;
-      rd_.skip(count_);
+      rd_.p = pos_end_;
     }
     valid_ = true;
     if (seq_ == last_) in_row_ = false;  // the row's last entry: the next seek reads on
@@ -233,9 +228,9 @@ class TriCursor {
       got = pos_;
       return true;
     }
-    while (count_ > 0) {
-      --count_;
+    while (rd_.p < pos_end_) {
       pos_ += rd_.varint();
+      if (rd_.p > pos_end_) corrupt("holds a position list of a wrong length");
       if (pos_ >= want) {
         have_pos_ = true;
         got = pos_;
@@ -252,11 +247,11 @@ class TriCursor {
   Reader rd_{nullptr, nullptr};
   bool open_ = false;    // st_ is bound and stepped: stepping on reads the next row
   bool in_row_ = false;  // rd_ reads a row whose entries after the current one are unread
-  bool valid_ = false;   // seq_, view_, count_ describe the current entry
+  bool valid_ = false;   // seq_, view_, pos_end_ describe the current entry
   std::int64_t last_ = 0;
   std::int64_t seq_ = 0;
   bool view_ = false;
-  std::uint64_t count_ = 0;  // positions of the current entry not read yet
+  const unsigned char* pos_end_ = nullptr;  // the end of the current entry's positions
   std::uint64_t pos_ = 0;    // the last position read
   bool have_pos_ = false;    // pos_ is a position of the current entry
 };

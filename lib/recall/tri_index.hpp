@@ -26,9 +26,9 @@ using TriKey = std::uint32_t;
 std::vector<std::size_t> tri_cover(const std::vector<std::int64_t>& weight);
 
 /// Accumulates one index batch's postings and writes them as grep_tri rows. A row holds the
-/// postings of one trigram for consecutive nodes, cut after about kRowBytes: per node
-/// varint(seq delta << 1 | view), varint(count), then count varints of position deltas (the first
-/// from 0). A row's first seq delta is from 0 (absolute), so every row decodes alone; its key is
+/// postings of one trigram for consecutive nodes, cut before kRowBytes: per node
+/// varint(seq delta << 1 | view), varint(byte length of its positions), then the position deltas
+/// as varints (the first from 0); the length lets a reader step over a node without decoding. A row's first seq delta is from 0 (absolute), so every row decodes alone; its key is
 /// (tri, last seq), so the row holding seq s is the first with last >= s.
 class TriWriter {
  public:

@@ -3,10 +3,10 @@
 -- text (lib/recall/tri_index.hpp). Derived data: `ctxfold index` fills it with grep_fts and
 -- grep_gram, up to grep_tri_state.through_seq, and --rebuild clears it.
 
--- One row per trigram and run of consecutive nodes, cut after about 1 KiB of postings. post, per
--- node: varint(seq delta << 1 | view), varint(count), then count varints of byte-offset deltas into
--- the folded text; the row's first seq delta is from 0. last is the row's last seq, so the row
--- holding seq s is the first with last >= s.
+-- One row per trigram and run of consecutive nodes, cut before 900 bytes of postings. post, per
+-- node: varint(seq delta << 1 | view), varint(byte length of the positions), then the varints of
+-- the byte-offset deltas into the folded text (the first from 0); the row's first seq delta is
+-- from 0. last is the row's last seq, so the row holding seq s is the first with last >= s.
 CREATE TABLE grep_tri (
   tri   INTEGER NOT NULL,  -- the three bytes (< 0x80) as b0 << 14 | b1 << 7 | b2
   last  INTEGER NOT NULL,
