@@ -96,7 +96,8 @@ Runner setup_prepare(CLI::App& sub) {
   sub.add_option("--tools", o->tools_file, "the harness's current tool definitions (a JSON array file)");
   sub.add_option("--max-row-bytes", o->max_row_bytes,
                  "cap each row's text at N bytes with a marker naming the row and its size (0: no cap)")
-      ->default_val(kDefaultMaxRowBytes);
+      ->default_val(kDefaultMaxRowBytes)
+      ->check(CLI::NonNegativeNumber);
   add_budget_flags(sub, o->budget);
   add_compaction_flags(sub, o->compact);
   return Runner([o](Context& ctx) { return run_prepare(ctx, *o); },
