@@ -132,7 +132,7 @@ int run_compact(Context& ctx, const CompactCliOptions& o) {
 
 }  // namespace
 
-std::function<int(Context&)> setup_compact(CLI::App& sub) {
+Runner setup_compact(CLI::App& sub) {
   auto o = std::make_shared<CompactCliOptions>();
   sub.add_option("--strategy", o->strategy,
                  "compaction strategy: rolling | lcm | snapcompact; makes it the session's own (default: the session's, else rolling)");
@@ -147,10 +147,13 @@ std::function<int(Context&)> setup_compact(CLI::App& sub) {
   auto* t = sub.add_option("--to", *to, "region: the last node of the segment to summarize");
   f->needs(t);
   t->needs(f);
-  return [o, from, to](Context& ctx) {
-    if (!from->empty()) return run_region(ctx, *o, *from, *to);
-    return run_compact(ctx, *o);
-  };
+  // A dry run writes nothing and calls no summarizer: it reads a database it cannot write.
+  return Runner(
+      [o, from, to](Context& ctx) {
+        if (!from->empty()) return run_region(ctx, *o, *from, *to);
+        return run_compact(ctx, *o);
+      },
+      [o] { return o->dry_run ? Needs::read_only : Needs::read_write; });
 }
 
 }  // namespace ctxfold::cli

@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "store/store.hpp"
@@ -46,14 +47,32 @@ std::vector<std::string> ids_from_arg(const std::string& arg);
 /// exit code of the first failure, 0 when none. With a plain id the Error propagates.
 int for_each_id(const std::string& arg, const std::function<void(const std::string&)>& fn);
 
-/// One entry of the command table: the single source of names, summaries and needs.
+/// What a subcommand's setup hands back: the function that runs it once parsed (the exit code it
+/// returns is the process's) and, for a command whose flags decide whether it writes, what this
+/// very invocation needs (`compact --dry-run` writes nothing, so it opens the database read-only
+/// and works on a file it cannot write). An empty `needs` means the command table's.
+struct Runner {
+  std::function<int(Context&)> run;
+  std::function<Needs()> needs;
+
+  Runner() = default;
+  /// A command that always needs what its table entry says.
+  template <class F>
+    requires std::is_invocable_r_v<int, F&, Context&>
+  Runner(F f) : run(std::move(f)) {}
+  /// A command whose parsed flags decide its needs (called after parsing, before the store opens;
+  /// it may throw an Error for a bad flag or config).
+  Runner(std::function<int(Context&)> r, std::function<Needs()> n) : run(std::move(r)), needs(std::move(n)) {}
+};
+
+/// One entry of the command table: the single source of names, summaries and needs (the most a
+/// command ever needs; its Runner may ask for less for the flags it was given).
 struct Command {
   const char* name;
   const char* summary;
   Needs needs;
-  /// Declares the subcommand's flags on `sub` and returns the function that runs it once parsed
-  /// (the exit code it returns is the process's).
-  std::function<std::function<int(Context&)>(CLI::App& sub)> setup;
+  /// Declares the subcommand's flags on `sub` and returns what runs it once parsed.
+  std::function<Runner(CLI::App& sub)> setup;
 };
 
 const std::vector<Command>& command_table();
@@ -70,7 +89,7 @@ std::function<int(Context&)> setup_show(CLI::App& sub);
 std::function<int(Context&)> setup_checkout(CLI::App& sub);
 std::function<int(Context&)> setup_render(CLI::App& sub);
 std::function<int(Context&)> setup_verify(CLI::App& sub);
-std::function<int(Context&)> setup_compact(CLI::App& sub);
+Runner setup_compact(CLI::App& sub);
 std::function<int(Context&)> setup_snapshot(CLI::App& sub);
 std::function<int(Context&)> setup_fork(CLI::App& sub);
 std::function<int(Context&)> setup_rewind(CLI::App& sub);
@@ -82,7 +101,7 @@ std::function<int(Context&)> setup_tokens(CLI::App& sub);
 std::function<int(Context&)> setup_index(CLI::App& sub);
 std::function<int(Context&)> setup_compactions(CLI::App& sub);
 std::function<int(Context&)> setup_usage(CLI::App& sub);
-std::function<int(Context&)> setup_prepare(CLI::App& sub);
+Runner setup_prepare(CLI::App& sub);
 std::function<int(Context&)> setup_replay(CLI::App& sub);
 
 }  // namespace ctxfold::cli

@@ -22,7 +22,9 @@ int run_grep(Context& ctx, GrepCliOptions o) {
   if (o.all_sessions && o.grep.scope)
     throw Error(Exit::usage, "grep.scope", "--scope and --all-sessions exclude each other");
   if (!o.all_sessions && !o.grep.scope) o.grep.session = ctx.resolve_session();
-  GrepTotals t = grep(ctx.db(), o.grep, [](const GrepMatch& m) {
+  GrepTotals t;
+  try {
+    t = grep(ctx.db(), o.grep, [](const GrepMatch& m) {
     emit({{"type", "match"},
           {"data",
            {{"session", m.session},
@@ -34,7 +36,12 @@ int run_grep(Context& ctx, GrepCliOptions o) {
             {"covered_by", m.covered_by ? Json(*m.covered_by) : Json(nullptr)},
             {"offset", m.offset},
             {"snippet", m.snippet}}}});
-  });
+    });
+  } catch (const Error& e) {
+    // The coverage lookup is expand's: name this command's flag in the hint.
+    if (e.code() != "node.not_view") throw;
+    throw Error(e.exit(), e.code(), e.what(), "grep --scope takes a summary, archive or notes id (see `ctxfold list`)");
+  }
   emit({{"type", "summary"},
         {"data",
          {{"schema", "ctxfold.grep/1"},
@@ -62,7 +69,8 @@ std::function<int(Context&)> setup_grep(CLI::App& sub) {
   sub.add_flag("--all-sessions", o->all_sessions, "search every session");
   sub.add_option("--scope", o->grep.scope, "only the nodes this summary covers (recursively)");
   sub.add_option("--offset", o->grep.offset, "skip the first N raw and the first N summary matches");
-  sub.add_option("--limit", o->grep.limit, "print at most N raw and N summary matches (counts stay totals)");
+  sub.add_option("--limit", o->grep.limit, "print at most N raw and N summary matches (counts stay totals)")
+      ->check(CLI::NonNegativeNumber);
   sub.add_flag("--no-index", o->grep.no_index, "scan every node even where `ctxfold index` has indexed them");
   return [o](Context& ctx) { return run_grep(ctx, *o); };
 }

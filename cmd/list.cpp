@@ -19,8 +19,8 @@ int run_list(Context& ctx, const ListOptions& o) {
 
 std::function<int(Context&)> setup_list(CLI::App& sub) {
   auto o = std::make_shared<ListOptions>();
-  sub.add_option("--offset", o->offset, "skip the first N view nodes");
-  sub.add_option("--limit", o->limit, "at most N view nodes (default 100; 0 for all)");
+  sub.add_option("--offset", o->offset, "skip the first N view nodes")->check(CLI::NonNegativeNumber);
+  sub.add_option("--limit", o->limit, "at most N view nodes (default 100; 0 for all)")->check(CLI::NonNegativeNumber);
   return [o](Context& ctx) { return run_list(ctx, *o); };
 }
 

@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
     break;
   }
 
-  std::function<int(Context&)> run;
+  Runner run;
   const Command* chosen = nullptr;
   for (const Command& c : command_table()) {
     if (named && &c != named) continue;
@@ -236,13 +236,15 @@ int main(int argc, char** argv) {
   // A database this call creates and then fails to fill is removed again: a failed first import
   // must not leave an empty ctxfold.db behind that later commands would mistake for a real one.
   std::error_code exists_ec;
-  const bool creates_db = chosen->needs == Needs::read_write && !std::filesystem::exists(ctx.db_path, exists_ec);
+  bool creates_db = false;
   bool failed = false;
   try {
-    if (chosen->needs != Needs::nothing)
-      ctx.store.emplace(Store::open(ctx.db_path, chosen->needs == Needs::read_only ? Store::Mode::read_only
-                                                                                    : Store::Mode::read_write));
-    rc = run(ctx);
+    const Needs needs = run.needs ? run.needs() : chosen->needs;
+    creates_db = needs == Needs::read_write && !std::filesystem::exists(ctx.db_path, exists_ec);
+    if (needs != Needs::nothing)
+      ctx.store.emplace(Store::open(ctx.db_path, needs == Needs::read_only ? Store::Mode::read_only
+                                                                           : Store::Mode::read_write));
+    rc = run.run(ctx);
   } catch (const Error& e) {
     rc = report(e);
     failed = true;

@@ -33,6 +33,15 @@ std::string read_file(const std::string& path, const char* what) {
   return ss.str();
 }
 
+/// Whether this preparation may write to the database: it compacts only with a window (from a
+/// flag or the config file, for any strategy) or --force, and records the request only with
+/// --system or --tools. Otherwise (`prepare --budget N` alone) it only reads, so it opens the
+/// database read-only and works on a file it cannot write.
+bool may_write(const PrepareCliOptions& o) {
+  if (o.compact.force || o.system_file || o.tools_file) return true;
+  return rolling_options(o.compact).window || lcm_options(o.compact).window || snapcompact_options(o.compact).window;
+}
+
 int run_prepare(Context& ctx, const PrepareCliOptions& o) {
   RenderFormat format = ctx.text ? RenderFormat::text : parse_render_format(o.format);
   PrepareOptions p;
@@ -79,7 +88,7 @@ int run_prepare(Context& ctx, const PrepareCliOptions& o) {
 
 }  // namespace
 
-std::function<int(Context&)> setup_prepare(CLI::App& sub) {
+Runner setup_prepare(CLI::App& sub) {
   auto o = std::make_shared<PrepareCliOptions>();
   sub.add_option("--format", o->format, "ctxfold | openai | anthropic | text")->default_val("ctxfold");
   sub.add_flag("--body", o->body, "print exactly the provider request body (openai or anthropic)");
@@ -87,10 +96,12 @@ std::function<int(Context&)> setup_prepare(CLI::App& sub) {
   sub.add_option("--tools", o->tools_file, "the harness's current tool definitions (a JSON array file)");
   sub.add_option("--max-row-bytes", o->max_row_bytes,
                  "cap each row's text at N bytes with a marker naming the row and its size (0: no cap)")
-      ->default_val(kDefaultMaxRowBytes);
+      ->default_val(kDefaultMaxRowBytes)
+      ->check(CLI::NonNegativeNumber);
   add_budget_flags(sub, o->budget);
   add_compaction_flags(sub, o->compact);
-  return [o](Context& ctx) { return run_prepare(ctx, *o); };
+  return Runner([o](Context& ctx) { return run_prepare(ctx, *o); },
+                [o] { return may_write(*o) ? Needs::read_write : Needs::read_only; });
 }
 
 }  // namespace ctxfold::cli

@@ -131,7 +131,8 @@ std::function<int(Context&)> setup_render(CLI::App& sub) {
   o->opts.max_row_bytes = kDefaultMaxRowBytes;
   sub.add_option("--max-row-bytes", o->opts.max_row_bytes,
                  "cap each row's text at N bytes with a marker naming the row and its size (0: no cap)")
-      ->default_val(kDefaultMaxRowBytes);
+      ->default_val(kDefaultMaxRowBytes)
+      ->check(CLI::NonNegativeNumber);
   sub.add_flag("--body", o->body, "print exactly the provider request body (openai or anthropic)");
   add_budget_flags(sub, o->budget);
   sub.add_option("--summarizer", o->summarizer, "with --budget: extractive | openai:MODEL | anthropic:MODEL | command:CMD")

@@ -13,7 +13,7 @@
 namespace ctxfold {
 
 /// A recorded fact about a bad or surprising source line: file, 1-based line, a stable code
-/// (e.g. "line.nul", "line.glued", "line.truncated", "line.malformed", "utf8.invalid",
+/// (e.g. "line.nul", "line.glued", "line.truncated", "line.malformed", "utf8.invalid", "json.lone_surrogate",
 /// "parent.missing", "id.duplicate_conflict", "id.duplicate", "cycle", "image.undecodable",
 /// "record.unknown_type") and a message.
 struct ImportWarning {

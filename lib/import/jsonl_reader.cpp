@@ -193,6 +193,24 @@ struct JsonlReader::Impl {
           ok = false;
         }
       }
+      if (!ok && sg.complete) {
+        // JSON.stringify writes a string cut inside a surrogate pair as a lone `\uD800` escape,
+        // which nlohmann::json refuses: read it with U+FFFD in its place.
+        std::string fixed;
+        if (std::size_t n = replace_lone_surrogate_escapes(piece, fixed); n > 0) {
+          if (parse) {
+            ok = (*parse)(fixed);
+          } else {
+            try {
+              value = parse_json(fixed);
+              ok = true;
+            } catch (const std::exception&) {
+              ok = false;
+            }
+          }
+          if (ok) report("json.lone_surrogate", fmt::format("{} lone UTF-16 surrogate escape(s) replaced by U+FFFD", n));
+        }
+      }
       if (!ok) {
         // FIELD_CASES C24: a writer that appended after a cut-off record glues a whole record
         // onto the fragment. Read the record; keep only the fragment verbatim.

@@ -21,7 +21,9 @@ struct JsonlRecord {
 /// Streaming JSONL reader that never fails on bad lines (PRODUCT.md §5, FIELD_CASES C21–C24):
 /// blank lines are skipped; a line of NUL bytes is reported ("line.nul") and skipped; two records
 /// glued on one line are split honouring strings and escapes ("line.glued"); invalid UTF-8 is
-/// replaced by U+FFFD ("utf8.invalid"); a last line cut off mid-object is reported
+/// replaced by U+FFFD ("utf8.invalid"); a value that parses only once its lone UTF-16 surrogate
+/// escapes (`\uD800` from JavaScript's JSON.stringify) read as U+FFFD is kept so
+/// ("json.lone_surrogate"); a last line cut off mid-object is reported
 /// ("line.truncated"); JSON nested deeper than kMaxDepth is refused ("line.too_deep"); any other
 /// unparseable text is reported ("line.malformed"). Unusable bytes are handed to on_bad so the
 /// caller can keep them verbatim. Memory is bounded by the longest line, not the file.

@@ -8,9 +8,11 @@
 namespace ctxfold {
 namespace {
 
-[[noreturn]] void fail(sqlite3* db, int rc, std::string_view what) {
+/// Throws the Error for a failed SQLite call: "WHAT: MESSAGE", the message being `message` when
+/// given (sqlite3_exec's own), else the connection's.
+[[noreturn]] void fail(sqlite3* db, int rc, std::string_view what, std::string message = {}) {
   int code = rc & 0xff;
-  std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  std::string msg = !message.empty() ? std::move(message) : db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
     throw Error(Exit::environment, "db.locked", fmt::format("database is locked ({})", what),
                 "another ctxfold process is writing; retry");
@@ -143,7 +145,7 @@ void Db::exec(std::string_view sql) {
   if (rc != SQLITE_OK) {
     std::string msg = err ? err : "";
     sqlite3_free(err);
-    fail(db_, rc, msg.empty() ? std::string("exec") : msg);
+    fail(db_, rc, "exec", std::move(msg));
   }
 }
 

@@ -79,7 +79,14 @@ Store Store::open(const std::string& path, Mode mode) {
     (void)v;
     return finish_read_only(std::move(s));
   } else {
-    s.db_.exec("PRAGMA journal_mode=WAL");
+    try {
+      s.db_.exec("PRAGMA journal_mode=WAL");
+    } catch (const Error& e) {
+      if (e.code() != "db.io") throw;
+      // A file (or directory) this user cannot write: say which, and what still works.
+      throw Error(Exit::environment, "db.io", fmt::format("cannot write database '{}': {}", path, e.what()),
+                  "read commands and compact --dry-run open it read-only");
+    }
     s.db_.exec("PRAGMA synchronous=NORMAL");
     s.db_.exec("PRAGMA foreign_keys=ON");
     s.db_.exec("PRAGMA cache_size=-16384");  // 16 MiB page cache: bounded, and enough for index seeks

@@ -479,21 +479,55 @@ SummaryResult ExtractiveSummarizer::summarize(const SummaryRequest& req) {
     fit_identifiers(ex, budget - prose_reserve);
   }
   const std::size_t prose_budget = budget - std::min(budget, ident_bytes(ex));
-  // Drop the oldest item of the largest prose section until it fits; the first user request goes last.
+  // Over budget, in this order, until the prose fits: (1) the longest item over kItemBytes is
+  // shortened to it; (2) the largest section drops its oldest item, but every section keeps its
+  // newest and the requests also their first (so condensing children keeps the latest request and
+  // the newest decisions); (3) the largest section other than the requests drops its last item;
+  // (4) the requests drop their oldest, the newest stays.
   std::size_t size = prose_total();
-  while (size > prose_budget) {
+  auto shorten_longest = [&] {
+    Section* best = nullptr;
+    std::size_t best_i = 0;
+    for (auto& [name, s] : ex.sections)
+      for (std::size_t i = 0; i < s.items.size(); ++i)
+        if (s.items[i].size() > kItemBytes && (!best || s.items[i].size() > best->items[best_i].size())) {
+          best = &s;
+          best_i = i;
+        }
+    if (!best) return false;
+    std::string cut = shorten(best->items[best_i], kItemBytes);
+    if (best->seen.count(cut)) {
+      best->drop(best_i);
+    } else {
+      best->seen.erase(best->items[best_i]);
+      best->bytes -= best->items[best_i].size() - cut.size();
+      best->seen.insert(cut);
+      best->items[best_i] = std::move(cut);
+    }
+    return true;
+  };
+  auto drop_largest = [&](bool keep_newest) {
     Section* largest = nullptr;
     std::string largest_name;
     for (auto& [name, s] : ex.sections) {
-      std::size_t droppable = s.items.size() - (name == kRequests ? 1 : 0);
-      if (droppable == 0 || s.items.empty()) continue;
+      std::size_t keep = keep_newest ? (name == kRequests ? std::min<std::size_t>(2, s.items.size()) : 1)
+                                     : (name == kRequests ? s.items.size() : 0);
+      if (s.items.size() <= keep) continue;
       if (!largest || s.bytes > largest->bytes) {
         largest = &s;
         largest_name = name;
       }
     }
-    if (!largest) break;
-    largest->drop(largest_name == kRequests ? 1 : 0);
+    if (!largest) return false;
+    largest->drop(!keep_newest ? largest->items.size() - 1 : largest_name == kRequests ? 1 : 0);
+    return true;
+  };
+  while (size > prose_budget) {
+    if (!shorten_longest() && !drop_largest(true) && !drop_largest(false)) {
+      auto it = ex.sections.find(kRequests);
+      if (it == ex.sections.end() || it->second.items.size() <= 1) break;
+      it->second.drop(0);
+    }
     size = prose_total();
   }
   std::string out = render(ex, order);

@@ -23,8 +23,11 @@ namespace ctxfold {
 /// and commands are kept first (they take at most 60% of the budget when the prose needs the
 /// rest): paths are grouped by folder ("dir/{a.cpp, b.hpp}"), and the least salient go first
 /// (commands shortened to 200 bytes, then paths only mentioned in tool output, then the oldest;
-/// a path a tool call names or a command run weighs 3 mentions). The prose sections then drop
-/// their oldest items, the first user request last. Identifiers already listed as a file or
+/// a path a tool call names or a command run weighs 3 mentions). The prose then shortens its
+/// longest items to 200 bytes, drops the oldest items but keeps each section's newest and the
+/// first and latest user request (so a condensation keeps every child's latest request and
+/// newest decisions), then drops whole sections, largest first, and the requests last, the
+/// newest kept. Identifiers already listed as a file or
 /// command are not repeated. The output is always strictly smaller
 /// than previous_summary + transcript. Throws Error(environment,"summarizer.empty") when both
 /// are empty.

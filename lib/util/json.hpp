@@ -15,6 +15,13 @@ std::string dump_json(const Json& j);
 /// Parses text as JSON. Throws nlohmann::json::parse_error on malformed input.
 Json parse_json(std::string_view text);
 
+/// Rewrites every JSON `\uXXXX` escape of a lone UTF-16 surrogate (U+D800..U+DFFF not part of a
+/// high+low pair) in `text` to `\uFFFD`, so nlohmann::json, which refuses them, can parse what
+/// JavaScript's JSON.stringify writes for a string cut inside a surrogate pair. Escaped
+/// backslashes (`\\uD800` is text, not an escape) and valid pairs are left alone. Returns how
+/// many escapes were rewritten; `out` holds the rewritten text (a copy of `text` when 0).
+std::size_t replace_lone_surrogate_escapes(std::string_view text, std::string& out);
+
 /// A string value or fallback when the key is absent, null or not a string.
 std::string json_str(const Json& obj, const char* key, const std::string& fallback = {});
 

@@ -763,6 +763,34 @@ TEST_F(ClaudeImportTest, InvalidUtf8IsSanitizedAndFlagged) {
   EXPECT_EQ(n->content[0]["text"], "bad \xEF\xBF\xBD\xEF\xBF\xBD byte");
 }
 
+// Node's JSON.stringify writes a string cut inside a surrogate pair as a lone "\ud800" escape,
+// which nlohmann::json refuses: the line was dropped as line.malformed and the next record
+// re-parented. It is read with U+FFFD instead, flagged with its line, and the chain holds.
+TEST_F(ClaudeImportTest, LoneSurrogateEscapeKeepsTheMessageAndTheChain) {
+  std::string bytes = dump_json(user("u1", "", "first")) + "\n" +
+                      dump_json(assistant("a1", "u1", "m1", text("ok"))) + "\n" +
+                      dump_json(user("u2", "a1", "PLACEHOLDER")) + "\n" +
+                      dump_json(assistant("a2", "u2", "m2", text("after"))) + "\n";
+  bytes.replace(bytes.find("PLACEHOLDER"), 11, "escaped lone surrogate \\ud800 here");
+  auto res = import(write_raw("lone.jsonl", bytes));
+  auto c = codes(res);
+  EXPECT_EQ(c["line.malformed"], 0);
+  ASSERT_EQ(c["json.lone_surrogate"], 1);
+  for (const auto& w : res.warnings)
+    if (w.code == "json.lone_surrogate") {
+      EXPECT_EQ(w.line, 3);
+      EXPECT_NE(w.file.find("lone.jsonl"), std::string::npos);
+    }
+  EXPECT_EQ(session(res, "lone")->nodes_added, 4);
+  std::vector<std::string> ids;
+  for (const auto& n : spine("lone")) ids.push_back(n.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"u1", "a1", "u2", "a2"}));
+  auto n = store_->node("u2");
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->content[0]["text"], "escaped lone surrogate \xEF\xBF\xBD here");
+  EXPECT_EQ(added(import(write_raw("lone.jsonl", bytes))), 0);  // re-import adds nothing
+}
+
 TEST_F(ClaudeImportTest, ImagesGetDimensionsOrAnUndecodableWarning) {
   // 1x1 PNG.
   const std::string png =

@@ -88,6 +88,37 @@ TEST(Extractive, CondensesChildSummaries) {
   EXPECT_LT(s.size(), t.size());
 }
 
+// Regression (tester, lcm --window 8000): the leaf covering the latest user request said
+// "## User requests - second ...", but its condensed parent listed only the first prompt and lost
+// another leaf's "## Decisions and progress": over budget, the newest request went first (the
+// first was protected, the one after it dropped) and a whole section could go. Condensing keeps
+// every child's newest items, the first and the latest request, within the output limit.
+TEST(Extractive, CondensingKeepsTheLatestRequestAndEveryChildsDecisions) {
+  const std::string pad = " lorem ipsum dolor sit amet lorem ipsum dolor sit amet lorem ipsum dolor sit amet"
+                          " lorem ipsum dolor sit amet lorem ipsum dolor sit amet lorem ipsum dolor sit amet";
+  const std::string leaf1 = "## User requests\n- first prompt: please fix the parser in src/parse.cpp." + pad + pad +
+                            pad + pad + "\n\n## Files\n- src/parse.cpp\n\n## Commands\n- cat src/parse.cpp\n\n"
+                            "## Decisions and progress\n- I will read the parser.\n\n## Tools used\n- Bash: 1\n";
+  const std::string leaf2 = "## Errors\n- error: parse.cpp:12: expected ';'" + pad + "\n";
+  const std::string leaf3 = "## Decisions and progress\n- Decided to rewrite parse() with a table." + pad + "\n";
+  const std::string leaf4 = "## User requests\n- second request: now add tests for the lexer in tests/lex_test.cpp." +
+                            pad + pad + pad + pad + "\n\n## Decisions and progress\n- Adding the tests.\n";
+  const std::string t = "[summary lcm-1 of rows u1 … r1]\n" + leaf1 + "\n\n[summary lcm-2 of rows a2 … a2]\n" + leaf2 +
+                        "\n\n[summary lcm-3 of rows a3 … r3]\n" + leaf3 + "\n\n[summary lcm-4 of rows u2 … u2]\n" + leaf4;
+  ExtractiveSummarizer ex;
+  SummaryRequest req;
+  req.transcript = t;
+  req.max_output_tokens = 256;  // lcm's condensation limit at --window 8000: 1024 bytes
+  std::string s = ex.summarize(req).text;
+  EXPECT_LE(s.size(), 1024u) << s;
+  EXPECT_NE(s.find("second request: now add tests for the lexer"), std::string::npos) << s;
+  EXPECT_NE(s.find("first prompt: please fix the parser"), std::string::npos) << s;
+  EXPECT_NE(s.find("Decided to rewrite parse() with a table"), std::string::npos) << s;
+  EXPECT_NE(s.find("Adding the tests."), std::string::npos) << s;
+  EXPECT_NE(s.find("expected ';'"), std::string::npos) << s;
+  EXPECT_NE(s.find("src/parse.cpp"), std::string::npos) << s;
+}
+
 // A chunk holding nothing the extractor recognises within its budget (one redacted reply of a
 // Codex rollout) still gets a non-empty summary: an excerpt.
 TEST(Extractive, NeverEmptyForNonEmptyInput) {

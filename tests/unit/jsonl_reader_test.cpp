@@ -130,6 +130,30 @@ TEST_F(JsonlReaderTest, InvalidUtf8IsReplacedAndReported) {
   EXPECT_EQ(warnings[0].line, 1);
 }
 
+// JavaScript's JSON.stringify writes lone surrogates as \uD800-\uDFFF escapes; nlohmann::json
+// refuses them. Only lone ones become U+FFFD: valid pairs and escaped backslashes stay.
+TEST_F(JsonlReaderTest, LoneSurrogateEscapesBecomeReplacementCharacters) {
+  std::string bytes =
+      "{\"t\":\"a \\ud800 b\"}\n"              // lone high
+      "{\"t\":\"\\uDC00x\\ud83d\\ude00\"}\n"   // lone low, then a valid pair
+      "{\"t\":\"\\\\ud800 \\ud800\\ud800\"}\n"  // an escaped backslash (text), then two highs
+      "{\"t\":\"plain\"}\n";
+  auto recs = read_all(write(bytes));
+  ASSERT_EQ(recs.size(), 4u);
+  EXPECT_EQ(recs[0].value["t"], "a \xEF\xBF\xBD b");
+  EXPECT_EQ(recs[1].value["t"], "\xEF\xBF\xBDx\xF0\x9F\x98\x80");
+  EXPECT_EQ(recs[2].value["t"], "\\ud800 \xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(recs[3].value["t"], "plain");
+  EXPECT_EQ(count("json.lone_surrogate"), 3);
+  EXPECT_EQ(count("line.malformed"), 0);
+  EXPECT_TRUE(bad.empty());
+  ASSERT_FALSE(warnings.empty());
+  EXPECT_EQ(warnings[0].line, 1);
+  // read_at applies the same rule.
+  JsonlReader r(write(bytes), {});
+  EXPECT_EQ(r.read_at(recs[0].offset, recs[0].length)["t"], "a \xEF\xBF\xBD b");
+}
+
 // FIELD_CASES C24: the last line is cut off mid-object and has no newline.
 TEST_F(JsonlReaderTest, TruncatedLastLineIsAWarningAndKeptVerbatim) {
   auto recs = read_all(write("{\"a\":1}\n{\"b\":2}\n{\"c\":\"unfinish"));
