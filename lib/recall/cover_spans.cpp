@@ -10,12 +10,6 @@ namespace ctxfold {
 
 namespace {
 
-bool has_table(Db& db, const char* name) {
-  auto& q = db.cached("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?1");
-  ResetOnExit reset(q);
-  q.bind(1, name);
-  return q.step();
-}
 
 bool has_successor(Store& st, const std::string& id) {
   auto& q = st.db().cached("SELECT 1 FROM nodes WHERE predecessor=?1 LIMIT 1");
@@ -48,7 +42,7 @@ bool CoversCursor::next(CoveredEntry& e) {
 }
 
 std::optional<CoverSpan> stored_cover_span(Store& st, std::int64_t view_seq) {
-  if (!has_table(st.db(), "cover_spans")) return std::nullopt;
+  if (!st.db().has_schema_object("cover_spans")) return std::nullopt;
   auto& q = st.db().cached("SELECT rows, graphemes FROM cover_spans WHERE summary_seq=?1 AND complete=1");
   ResetOnExit reset(q);
   q.bind(1, view_seq);
@@ -58,7 +52,7 @@ std::optional<CoverSpan> stored_cover_span(Store& st, std::int64_t view_seq) {
 
 std::vector<CoverBlock> stored_cover_blocks(Store& st, std::int64_t view_seq) {
   std::vector<CoverBlock> out;
-  if (!has_table(st.db(), "cover_blocks")) return out;
+  if (!st.db().has_schema_object("cover_blocks")) return out;
   auto q = st.db().prepare("SELECT block, rows, graphemes FROM cover_blocks WHERE summary_seq=?1 ORDER BY block");
   q.bind(1, view_seq);
   while (q.step()) out.push_back({q.int64(0), {q.int64(1), q.int64(2)}});
@@ -67,7 +61,7 @@ std::vector<CoverBlock> stored_cover_blocks(Store& st, std::int64_t view_seq) {
 
 std::vector<std::int64_t> stored_cover_children(Store& st, std::int64_t view_seq) {
   std::vector<std::int64_t> out;
-  if (!has_table(st.db(), "cover_children")) return out;
+  if (!st.db().has_schema_object("cover_children")) return out;
   auto& q = st.db().cached("SELECT child_seq FROM cover_children WHERE summary_seq=?1 ORDER BY child_seq");
   ResetOnExit reset(q);
   q.bind(1, view_seq);

@@ -742,11 +742,7 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
       std::vector<std::int64_t> hits;
       index_hits([&](std::int64_t seq) { hits.push_back(seq); });
       std::vector<std::int64_t> views;
-      bool have_views = false;
-      {
-        auto x = st.db().prepare("SELECT 1 FROM sqlite_master WHERE type='index' AND name='node_text_views'");
-        have_views = x.step();
-      }
+      const bool have_views = st.db().has_schema_object("node_text_views");
       if (have_views && !hits.empty()) {
         auto v = st.db().prepare("SELECT seq FROM node_text INDEXED BY node_text_views WHERE view = 1 AND seq <= ?1");
         v.bind(1, through);

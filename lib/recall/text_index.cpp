@@ -9,6 +9,7 @@
 #include "recall/expand.hpp"
 #include "recall/tri_index.hpp"
 #include "util/error.hpp"
+#include "util/varint.hpp"
 #include "util/graphemes.hpp"
 #include "util/utf8.hpp"
 
@@ -16,11 +17,6 @@ namespace ctxfold {
 
 namespace {
 
-bool table_exists(Db& db, const char* name) {
-  auto q = db.prepare("SELECT 1 FROM sqlite_master WHERE name=?1");
-  q.bind(1, name);
-  return q.step();
-}
 
 /// Text added by one run above which the FTS5 segments are merged (`optimize`).
 constexpr std::int64_t kOptimizeAfterBytes = 16 << 20;
@@ -43,13 +39,6 @@ std::string searchable_text(const std::string& content_json) {
 namespace {
 std::size_t utf8_len(unsigned char c) { return c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4; }
 
-void put_varint(std::string& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
 
 /// The postings of one gram in the batch being indexed.
 struct GramList {
@@ -89,7 +78,7 @@ void short_grams(std::string_view t, const std::function<void(std::string_view)>
 void for_each_gram_hit(Store& st, std::string_view gram, std::int64_t through,
                        const std::function<void(std::int64_t)>& fn) {
   Db& db = st.db();
-  if (!table_exists(db, "grep_gram")) return;
+  if (!db.has_schema_object("grep_gram")) return;
   auto q = db.prepare("SELECT chunk, seqs FROM grep_gram WHERE gram = ?1 AND chunk <= ?2 ORDER BY chunk");
   q.bind(1, std::string(gram)).bind(2, through);
   std::int64_t prev_end = 0;
@@ -122,7 +111,7 @@ std::string text_fold_version() { return fmt::format("fold1/unicode-{}", utf8pro
 TextIndexState text_index_state(Store& st) {
   TextIndexState s;
   Db& db = st.db();
-  if (!table_exists(db, "text_index_state")) return s;
+  if (!db.has_schema_object("text_index_state")) return s;
   std::string fold;
   bool fts = false;
   {
@@ -138,15 +127,15 @@ TextIndexState text_index_state(Store& st) {
                                    text_fold_version());
     return s;
   }
-  if (table_exists(db, "grep_gram_state") && table_exists(db, "grep_gram")) {
+  if (db.has_schema_object("grep_gram_state") && db.has_schema_object("grep_gram")) {
     auto q = db.prepare("SELECT through_seq FROM grep_gram_state WHERE id=1");
     if (q.step()) s.gram_through = std::min(q.int64(0), s.through_seq);
   }
-  if (table_exists(db, "grep_tri_state") && table_exists(db, "grep_tri")) {
+  if (db.has_schema_object("grep_tri_state") && db.has_schema_object("grep_tri")) {
     auto q = db.prepare("SELECT through_seq FROM grep_tri_state WHERE id=1");
     if (q.step()) s.tri_through = std::min(q.int64(0), s.through_seq);
   }
-  if (!fts || !table_exists(db, "grep_fts")) return s;
+  if (!fts || !db.has_schema_object("grep_fts")) return s;
   try {
     auto q = db.prepare("SELECT rowid FROM grep_fts WHERE grep_fts MATCH '\"abc\"' LIMIT 1");
     q.step();
@@ -194,7 +183,7 @@ IndexReport update_text_index(Store& st, bool rebuild, std::int64_t batch_bytes,
     if (!rebuild && fold && *fold != text_fold_version()) {
       rebuild = true;
       rep.reason = fmt::format("fold version changed ({} -> {})", *fold, text_fold_version());
-    } else if (!rebuild && fold && have_fts && (!fts || !table_exists(db, "grep_fts"))) {
+    } else if (!rebuild && fold && have_fts && (!fts || !db.has_schema_object("grep_fts"))) {
       rebuild = true;
       rep.reason = "FTS5 trigram is available now: adding the full-text index";
     }
@@ -231,7 +220,7 @@ IndexReport update_text_index(Store& st, bool rebuild, std::int64_t batch_bytes,
         "ON CONFLICT(id) DO UPDATE SET through_seq=excluded.through_seq");
     tr.bind(1, tri_through);
     tr.run();
-    if (have_fts && !table_exists(db, "grep_fts")) db.exec(kCreateFts);
+    if (have_fts && !db.has_schema_object("grep_fts")) db.exec(kCreateFts);
     auto q = db.prepare(
         "INSERT INTO text_index_state(id, through_seq, fold_version, fts) VALUES (1, ?1, ?2, ?3) "
         "ON CONFLICT(id) DO UPDATE SET through_seq=excluded.through_seq, fold_version=excluded.fold_version, "

@@ -29,12 +29,6 @@ std::uint32_t cp_at(std::string_view s, std::size_t i) {
   return cp;
 }
 
-bool has_table(Db& db, const char* name) {
-  auto q = db.prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?1");
-  q.bind(1, name);
-  return q.step();
-}
-
 void put_le(std::string& out, std::uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
 }
@@ -82,7 +76,7 @@ std::uint8_t text_pack_flags(std::string_view text, bool view) {
 
 std::int64_t text_pack_through(Store& st) {
   Db& db = st.db();
-  if (!has_table(db, "text_pack_state")) return 0;
+  if (!db.has_schema_object("text_pack_state")) return 0;
   auto q = db.prepare("SELECT through_seq, format FROM text_pack_state WHERE id=1");
   if (!q.step() || q.view(1) != kTextPackFormat) return 0;
   return q.int64(0);

@@ -4,18 +4,12 @@
 #include <limits>
 
 #include "util/error.hpp"
+#include "util/varint.hpp"
 
 namespace ctxfold {
 
 namespace {
 
-void put_varint(std::string& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
 
 [[noreturn]] void corrupt(const char* what) {
   throw Error(Exit::bad_input, "tri.corrupt", std::string("a grep_tri row ") + what, "run `ctxfold index --rebuild`");
@@ -60,11 +54,6 @@ constexpr TriKey key_at(std::string_view s, std::size_t i) {
          static_cast<TriKey>(static_cast<unsigned char>(s[i + 2]));
 }
 
-bool table_exists(Db& db, const char* name) {
-  auto q = db.prepare("SELECT 1 FROM sqlite_master WHERE name=?1");
-  q.bind(1, name);
-  return q.step();
-}
 
 }  // namespace
 
@@ -262,7 +251,7 @@ void for_each_tri_hit(Store& st, std::string_view needle, std::int64_t through,
                       const std::function<void(std::int64_t, bool)>& fn) {
   if (!tri_answerable(needle)) return;
   Db& db = st.db();
-  if (!table_exists(db, "grep_tri")) return;
+  if (!db.has_schema_object("grep_tri")) return;
   const std::size_t ntri = needle.size() - 2;
   std::vector<std::int64_t> weight(ntri, 0);
   {

@@ -149,6 +149,13 @@ void Db::exec(std::string_view sql) {
   }
 }
 
+bool Db::has_schema_object(std::string_view name) {
+  Stmt& q = cached("SELECT 1 FROM sqlite_master WHERE name=?1");
+  ResetOnExit reset(q);
+  q.bind(1, name);
+  return q.step();
+}
+
 std::int64_t Db::user_version() {
   Stmt st(db_, "PRAGMA user_version");
   return st.step() ? st.int64(0) : 0;

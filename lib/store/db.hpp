@@ -81,6 +81,10 @@ class Db {
   /// with a ResetOnExit so no half-stepped statement keeps a read transaction (and an old WAL
   /// snapshot) open between calls.
   Stmt& cached(const std::string& sql);
+  /// Whether the schema holds a table, index or view of this name (sqlite_master). Derived data
+  /// (text index, cover spans, trigrams) is optional in databases opened read-only at an older
+  /// schema, so its readers check first.
+  bool has_schema_object(std::string_view name);
   sqlite3* raw() const { return db_; }
   bool read_only() const { return read_only_; }
   std::int64_t user_version();
