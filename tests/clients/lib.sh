@@ -1,0 +1,57 @@
+# Shared helpers of the conformance suite (sourced by claude/run.sh, codex/run.sh, gemini/run.sh).
+# Each client runs in an isolated HOME under $WORK with every network path but loopback closed:
+# the proxy variables point at a dead local port, and NO_PROXY lets 127.0.0.1 through.
+set -uo pipefail
+CLIENTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+: "${CTXFOLD:?CTXFOLD must name the ctxfold binary}"
+NODE_BIN="$CLIENTS_DIR/node_modules/.bin"
+export LC_ALL=C.UTF-8 TZ=UTC
+export HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 ALL_PROXY=http://127.0.0.1:9
+export http_proxy=$HTTP_PROXY https_proxy=$HTTPS_PROXY all_proxy=$ALL_PROXY
+export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
+export DISABLE_AUTOUPDATER=1 DO_NOT_TRACK=1 CI=true
+# Where results go: one JSON object per compared checkpoint, one file per client.
+RESULTS_DIR=${CTXFOLD_CLIENTS_RESULTS:-$CLIENTS_DIR/results}
+mkdir -p "$RESULTS_DIR"
+WORK=$(mktemp -d)
+MOCK_PID=""
+cleanup() { [ -n "$MOCK_PID" ] && kill "$MOCK_PID" 2>/dev/null; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+# need_clients: exit 77 (ctest's skip code) when `npm ci` has not been run in tests/clients.
+need_clients() {
+  if [ ! -x "$NODE_BIN/codex" ] || [ ! -x "$NODE_BIN/gemini" ] \
+     || [ ! -x "$CLIENTS_DIR/node_modules/@anthropic-ai/claude-code-linux-x64/claude" ]; then
+    echo "SKIP: the clients are not installed (cd tests/clients && npm ci)" >&2; exit 77
+  fi
+}
+
+# start_mock SCENARIO.json RECORD_DIR: starts the mock model server; sets MOCK_PORT and MOCK_URL.
+start_mock() {
+  local scenario=$1 record=$2
+  stop_mock
+  mkdir -p "$record"
+  rm -f "$WORK/port"
+  python3 "$CLIENTS_DIR/mock/server.py" --scenario "$scenario" --record "$record" \
+    --port-file "$WORK/port" --idle 600 >/dev/null 2>"$WORK/mock.err" &
+  MOCK_PID=$!
+  local i
+  for i in $(seq 1 100); do [ -s "$WORK/port" ] && break; sleep 0.1; done
+  [ -s "$WORK/port" ] || { echo "mock server did not start: $(cat "$WORK/mock.err")" >&2; exit 1; }
+  MOCK_PORT=$(cat "$WORK/port")
+  MOCK_URL="http://127.0.0.1:$MOCK_PORT"
+}
+stop_mock() { if [ -n "$MOCK_PID" ]; then kill "$MOCK_PID" 2>/dev/null; wait "$MOCK_PID" 2>/dev/null; MOCK_PID=""; fi; }
+
+# last_main RECORD_DIR: the newest recorded main-agent request (a file path), or nothing.
+last_main() { python3 "$CLIENTS_DIR/records.py" last-main "$1"; }
+
+# compare_to CLIENT SCENARIO CHECKPOINT REC.json REQ_PROTO RENDER.json RENDER_PROTO:
+# appends one comparison record to $RESULTS_DIR/CLIENT.jsonl.
+compare_to() {
+  local client=$1 scenario=$2 checkpoint=$3 rec=$4 reqp=$5 ren=$6 renp=$7
+  python3 "$CLIENTS_DIR/compare.py" --request "$rec" --request-protocol "$reqp" \
+    --render "$ren" --render-protocol "$renp" --label "$scenario/$checkpoint" \
+  | jq -c --arg c "$client" --arg s "$scenario" --arg k "$checkpoint" \
+      '{client:$c, scenario:$s, checkpoint:$k} + .' >> "$RESULTS_DIR/$client.jsonl"
+}
