@@ -17,14 +17,16 @@ int run_grep(Context& ctx, GrepCliOptions o) {
   if (o.in == "raw") o.grep.in = GrepIn::raw;
   else if (o.in == "summaries") o.grep.in = GrepIn::summaries;
   else if (o.in == "both") o.grep.in = GrepIn::both;
-  else throw Error(Exit::usage, "grep.in", fmt::format("unknown --in '{}'", o.in), "use raw, summaries or both");
+  else if (o.in == "thinking") o.grep.in = GrepIn::thinking;
+  else throw Error(Exit::usage, "grep.in", fmt::format("unknown --in '{}'", o.in), "use raw, summaries, both or thinking");
   if (o.grep.offset < 0) throw Error(Exit::usage, "grep.offset", "--offset must not be negative");
   if (o.all_sessions && o.grep.scope)
     throw Error(Exit::usage, "grep.scope", "--scope and --all-sessions exclude each other");
   if (!o.all_sessions && !o.grep.scope) o.grep.session = ctx.resolve_session();
   GrepTotals t;
   try {
-    t = grep(ctx.db(), o.grep, [](const GrepMatch& m) {
+    auto search = o.grep.in == GrepIn::thinking ? grep_thinking : grep;
+    t = search(ctx.db(), o.grep, [&o](const GrepMatch& m) {
     emit({{"type", "match"},
           {"data",
            {{"session", m.session},
@@ -33,6 +35,7 @@ int run_grep(Context& ctx, GrepCliOptions o) {
             {"kind", m.kind},
             {"role", m.role.empty() ? Json(nullptr) : Json(m.role)},
             {"raw", m.raw},
+            {"in", o.grep.in == GrepIn::thinking ? "thinking" : "text"},
             {"covered_by", m.covered_by ? Json(*m.covered_by) : Json(nullptr)},
             {"offset", m.offset},
             {"snippet", m.snippet}}}});
@@ -65,7 +68,7 @@ std::function<int(Context&)> setup_grep(CLI::App& sub) {
   sub.add_option("pattern", o->grep.pattern, "text to find (literal unless --regex)")->required();
   sub.add_flag("--regex", o->grep.regex, "PATTERN is an ECMAScript regular expression, matched per line");
   sub.add_flag("-i,--ignore-case", o->grep.ignore_case, "Unicode case folding (utf8proc)");
-  sub.add_option("--in", o->in, "raw | summaries | both (default both)");
+  sub.add_option("--in", o->in, "raw | summaries | both | thinking (default both; thinking: the thinking blocks of raw history, the model's reasoning, always scanned)");
   sub.add_flag("--all-sessions", o->all_sessions, "search every session");
   sub.add_option("--scope", o->grep.scope, "only the nodes this summary covers (recursively)");
   sub.add_option("--offset", o->grep.offset, "skip the first N raw and the first N summary matches");

@@ -26,6 +26,7 @@ struct RenderCliOptions {
   bool body = false;
   std::optional<std::string> as_of;  ///< a seq, or "-": a snapshot JSON on stdin
   std::optional<std::string> frames_dir;
+  std::optional<std::string> system_file;
   CLI::Option* strategy_opt = nullptr;
   BudgetCliOptions budget;
   std::string summarizer = "extractive";
@@ -72,6 +73,15 @@ int run_render(Context& ctx, const RenderCliOptions& o) {
   RenderOptions opts = o.opts;
   std::optional<BudgetOptions> budget = budget_options(o.budget, opts.model);  // bad flags fail first
   if (o.as_of) apply_as_of(ctx, *o.as_of, opts, session);
+  if (o.system_file) {
+    std::ifstream in(*o.system_file, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (!in && !in.eof())
+      throw ctxfold::Error(ctxfold::Exit::environment, "render.system_file",
+                           fmt::format("cannot read the system prompt file '{}'", *o.system_file));
+    opts.system_text = ss.str();
+  }
   if (o.strategy_opt && o.strategy_opt->count() == 0) opts.strategy = session_strategy(ctx.db(), session, opts.as_of);
   // snapcompact without --model: the frames for the model the session's transcript names now,
   // as `compact --strategy snapcompact` draws and caches them.
@@ -115,6 +125,9 @@ std::function<int(Context&)> setup_render(CLI::App& sub) {
   auto o = std::make_shared<RenderCliOptions>();
   sub.add_option("--format", o->format, "ctxfold | openai | anthropic | text")->default_val("ctxfold");
   sub.add_option("--head", o->opts.head, "render from this node instead of HEAD");
+  sub.add_option("--system", o->system_file,
+                 "FILE holding the system prompt to render first, in place of what the session records "
+                 "(for a transcript that does not carry it; the JSON's system_prompt says what was known)");
   o->strategy_opt =
       sub.add_option("--strategy", o->opts.strategy,
                      "view policy: rolling | lcm | snapcompact | raw (default: the session's own strategy, the one its "

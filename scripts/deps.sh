@@ -6,6 +6,9 @@ pkgs=(cmake g++ make pkg-config libcli11-dev libsqlite3-dev nlohmann-json3-dev l
       jq sqlite3 ripgrep python3 man-db groff-base
       zsh fish graphviz)   # test-only peers: the zsh/fish completion tests, dot for log --graph
 missing=()
+# Node.js and npm for the client conformance suite (tests/clients: the agents are npm packages);
+# a machine that has them (from any source) keeps its own.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then pkgs+=(nodejs npm); fi
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done

@@ -522,6 +522,7 @@ void check_render(Store& store, const std::string& session, const Chain& chain, 
   for (const auto& f : r.folds) views.push_back(f.id);
   std::unordered_set<std::string> view_set(views.begin(), views.end());
   if (r.notes) view_set.insert(*r.notes);  // the notes cover nothing: they are read, not substituted
+  if (r.system.node) view_set.insert(*r.system.node);  // a recorded system prompt: read, off the spine
   std::unordered_set<std::string> raw;  // raw reads: what the render holds, small
   for (const auto& id : r.reads) {
     if (view_set.count(id)) continue;

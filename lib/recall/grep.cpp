@@ -449,15 +449,13 @@ std::optional<std::string> covering_summary(Store& st, const std::string& id) {
   return q.text(0);
 }
 
-namespace {
-std::string snippet_at(std::string_view text, std::size_t grapheme) {
+std::string grep_snippet(std::string_view text, std::size_t grapheme) {
   std::size_t g0 = grapheme > kSnippetBefore ? grapheme - kSnippetBefore : 0;
   std::size_t b0 = grapheme_byte_offset(text, g0);
   std::string_view rest = text.substr(b0);
   std::size_t b1 = grapheme_byte_offset(rest, kSnippetGraphemes);
   return std::string(rest.substr(0, b1));
 }
-}  // namespace
 
 namespace {
 
@@ -650,7 +648,7 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
     r.seq = seq;
     r.raw = raw;
     r.offset = static_cast<std::int64_t>(*g);
-    r.snippet = snippet_at(text, *g);
+    r.snippet = grep_snippet(text, *g);
     r.covered_by = covering_summary(st, r.id);
     on_match(r);
   };

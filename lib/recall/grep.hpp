@@ -98,8 +98,10 @@ class Matcher {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Where grep looks.
-enum class GrepIn { raw, summaries, both };
+/// Where grep looks: raw history, view nodes (summaries, archives, notes), both, or the
+/// thinking blocks of raw history (the model's reasoning text, which it read back on later turns
+/// where the provider resends it; never in the index: always scanned).
+enum class GrepIn { raw, summaries, both, thinking };
 
 struct GrepOptions {
   std::string pattern;
@@ -153,6 +155,16 @@ struct GrepTotals {
 /// counts and pages. Read-only: a stale index is never updated here.
 /// Errors: those of Matcher, Error(bad_input,"node.unknown"/"node.not_view") for --scope.
 GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const GrepMatch&)>& on_match);
+
+/// `grep --in thinking`: the same contract as grep over the text of each raw node's thinking
+/// blocks (joined by "\n" in block order): one GrepMatch a matching node (kind "thinking" is not a
+/// node kind: GrepMatch::kind stays the node's), offset in that text, paged by o.offset/o.limit.
+/// Reads only nodes whose stored content holds a thinking block (a LIKE prefilter on the content
+/// column); --scope and the index do not apply (Error(usage,"grep.scope") for a scope).
+GrepTotals grep_thinking(Store& st, const GrepOptions& o, const std::function<void(const GrepMatch&)>& on_match);
+
+/// About 80 graphemes of `text` around the grapheme offset (30 before it), valid UTF-8.
+std::string grep_snippet(std::string_view text, std::size_t grapheme);
 
 /// The newest view node whose covers include `id` (covers_node index), or nullopt.
 std::optional<std::string> covering_summary(Store& st, const std::string& id);

@@ -80,6 +80,12 @@ Json anthropic_blocks(const Json& content, bool inside_result) {
 
 }  // namespace
 
+Json AnthropicBody::system_value() const {
+  if (system.empty()) return Json(nullptr);
+  if (system_messages == 1 && system_blocks.size() > 1) return system_blocks;
+  return Json(system);
+}
+
 AnthropicBody anthropic_body(const Rendered& r) {
   AnthropicBody body;
   for (const auto& m : r.messages) {
@@ -90,6 +96,9 @@ AnthropicBody anthropic_body(const Rendered& r) {
       if (body.messages.empty()) {
         if (!body.system.empty()) body.system += "\n\n";
         body.system += text;
+        ++body.system_messages;
+        for (const auto& b : m.content)
+          if (is_type(b, "text") && !json_str(b, "text").empty()) body.system_blocks.push_back(text_block(json_str(b, "text")));
         continue;
       }
       // A system message after the conversation began (a Codex developer message mid-session)

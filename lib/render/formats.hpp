@@ -10,10 +10,17 @@ namespace ctxfold::render_detail {
 /// OpenAI chat-completions "messages".
 Json openai_messages(const Rendered& r);
 
-/// Anthropic Messages: the leading system text and "messages".
+/// Anthropic Messages: the leading system text and "messages". A leading run of one system
+/// message holding several text blocks (a client's system prompt as the client sent it, in
+/// parts) is sent as that array of text blocks; otherwise "system" is the run's text joined by a
+/// blank line.
 struct AnthropicBody {
   std::string system;
+  Json system_blocks = Json::array();  ///< the run's non-empty text blocks, in order
+  int system_messages = 0;             ///< messages in the leading system run
   Json messages = Json::array();
+  /// The "system" value of the request body (a string or an array of text blocks); null when empty.
+  Json system_value() const;
 };
 AnthropicBody anthropic_body(const Rendered& r);
 

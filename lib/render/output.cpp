@@ -50,7 +50,7 @@ Json render_request_body(const Rendered& r, RenderFormat format) {
     case RenderFormat::anthropic: {
       AnthropicBody b = anthropic_body(r);
       Json body = Json::object();
-      if (!b.system.empty()) body["system"] = b.system;
+      if (!b.system.empty()) body["system"] = b.system_value();
       body["messages"] = std::move(b.messages);
       return body;
     }
@@ -69,6 +69,13 @@ Json render_to_json(const Rendered& r, RenderFormat format) {
   j["format"] = format_name(format);
   j["summary"] = r.summary ? Json(*r.summary) : Json(nullptr);
   j["notes"] = r.notes ? Json(*r.notes) : Json(nullptr);
+  {
+    Json sp{{"known", r.system.known}, {"source", r.system.source}};
+    sp["node"] = r.system.node ? Json(*r.system.node) : Json(nullptr);
+    sp["chars"] = r.system.chars;
+    sp["tools"] = r.system.tools >= 0 ? Json(r.system.tools) : Json(nullptr);
+    j["system_prompt"] = std::move(sp);
+  }
   if (r.strategy == "snapcompact") {
     j["archive"] = r.archive ? Json(*r.archive) : Json(nullptr);
     j["fallback"] = r.fallback ? Json(*r.fallback) : Json(nullptr);
@@ -109,7 +116,7 @@ Json render_to_json(const Rendered& r, RenderFormat format) {
     case RenderFormat::openai: j["messages"] = openai_messages(r); break;
     case RenderFormat::anthropic: {
       AnthropicBody b = anthropic_body(r);
-      j["system"] = b.system;
+      j["system"] = b.system.empty() ? Json(b.system) : b.system_value();
       j["messages"] = std::move(b.messages);
       break;
     }

@@ -43,6 +43,93 @@ std::optional<Coverage> coverage_of(const Node& summary) {
   return std::nullopt;
 }
 
+std::int64_t text_bytes(const Json& content) {
+  std::int64_t n = 0;
+  if (content.is_string()) return static_cast<std::int64_t>(content.get_ref<const std::string&>().size());
+  if (!content.is_array()) return 0;
+  for (const auto& b : content)
+    if (b.is_object() && json_str(b, "type") == "text") n += static_cast<std::int64_t>(json_str(b, "text").size());
+  return n;
+}
+
+/// The system prompt goes first (docs/render.md "The system prompt"): system-role messages that
+/// lead the spine are the transcript's own; else --system; else the newest system_prompt event
+/// recorded at or before `bound` (the head node's seq), rendered as a system message.
+void apply_system_prompt(Store& store, const std::string& session, const RenderOptions& opts, std::int64_t bound,
+                         Rendered& r) {
+  std::size_t lead = 0;
+  while (lead < r.items.size() && r.items[lead].is_model_input() && r.items[lead].role == role::kSystem) ++lead;
+  if (opts.system_text) {
+    Node sys;
+    sys.id = kSystemOptionId;
+    sys.session = session;
+    sys.kind = kind::kMessage;
+    sys.role = role::kSystem;
+    sys.content = Json::array({Json{{"type", "text"}, {"text", *opts.system_text}}});
+    r.items.erase(r.items.begin(), r.items.begin() + static_cast<std::ptrdiff_t>(lead));
+    r.system = SystemPromptInfo{true, "option", std::nullopt, static_cast<std::int64_t>(opts.system_text->size()), -1};
+    r.items.insert(r.items.begin(), std::move(sys));
+    return;
+  }
+  if (lead > 0) {
+    std::int64_t chars = 0;
+    for (std::size_t i = 0; i < lead; ++i) chars += text_bytes(r.items[i].content);
+    r.system = SystemPromptInfo{true, "transcript", std::nullopt, chars, -1};
+    return;
+  }
+  auto ev = store.system_prompt(session, bound);
+  if (ev) {
+    Node sys = std::move(*ev);
+    sys.kind = kind::kMessage;
+    sys.role = role::kSystem;
+    SystemPromptInfo info{true, "record", sys.id, text_bytes(sys.content), -1};
+    if (auto t = sys.metadata.find("tools"); t != sys.metadata.end() && t->is_array())
+      info.tools = static_cast<std::int64_t>(t->size());
+    r.system = std::move(info);
+    r.items.insert(r.items.begin(), std::move(sys));
+    return;
+  }
+  // An importer that read the prompt from the client's request records keeps it in metadata:
+  // on the nodes where it changed (the nearest rendered one before HEAD is in force), else on
+  // the session (docs/render.md "The system prompt").
+  const Json* meta = nullptr;
+  std::optional<std::string> from;
+  for (std::size_t i = r.items.size(); i-- > 0;)
+    if (r.items[i].metadata.contains("system_prompt") || r.items[i].metadata.contains("system_blocks")) {
+      meta = &r.items[i].metadata;
+      from = r.items[i].id;
+      break;
+    }
+  std::optional<SessionInfo> info_row;
+  if (!meta) {
+    info_row = store.session(session);
+    if (info_row && (info_row->metadata.contains("system_prompt") || info_row->metadata.contains("system_blocks")))
+      meta = &info_row->metadata;
+  }
+  if (!meta) return;
+  Json content = Json::array();
+  if (auto b = meta->find("system_blocks"); b != meta->end() && b->is_array()) {
+    for (const auto& blk : *b) {
+      if (blk.is_string()) content.push_back(Json{{"type", "text"}, {"text", blk}});
+      else if (blk.is_object() && json_str(blk, "type") == "text") content.push_back(Json{{"type", "text"}, {"text", json_str(blk, "text")}});
+    }
+  }
+  if (content.empty())
+    if (auto t = meta->find("system_prompt"); t != meta->end() && t->is_string() && !t->get_ref<const std::string&>().empty())
+      content.push_back(Json{{"type", "text"}, {"text", *t}});
+  if (content.empty()) return;
+  Node sys;
+  sys.id = from ? *from + "#system" : session + "#system";
+  sys.session = session;
+  sys.kind = kind::kMessage;
+  sys.role = role::kSystem;
+  sys.content = std::move(content);
+  SystemPromptInfo info{true, from ? "node" : "session", from, text_bytes(sys.content), -1};
+  if (auto t = meta->find("tools"); t != meta->end() && t->is_array()) info.tools = static_cast<std::int64_t>(t->size());
+  r.system = std::move(info);
+  r.items.insert(r.items.begin(), std::move(sys));
+}
+
 }  // namespace
 
 using namespace render_detail;
@@ -141,11 +228,24 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   }
   std::vector<RenderedFold> folds_rev;
 
+  // render --head X (docs/render.md "Rendering at a node"): X's spine may hold an older rolling or
+  // imported summary than the session's newest (X sits between two compactions, or on a branch the
+  // newest does not reach). The first summary the walk meets, on the chain or at its last covered
+  // node, is the one in force at X; the newest, when met first, wins as before.
+  std::unordered_map<std::string, Store::SummaryRange> alt_by_last, alt_by_id;
+  if (opts.head && (eff == "rolling" || snap))
+    for (auto& f : store.summary_ranges(session, "rolling", opts.as_of)) {
+      if (summary && f.id == summary->id) continue;
+      alt_by_last[f.last] = f;  // oldest first: a newer summary ending at the same node replaces it
+      alt_by_id[f.id] = std::move(f);
+    }
+
   // Walk from HEAD to the root, newest first; a cycle or a dangling predecessor ends the walk.
   std::vector<Node> rev;
   std::unordered_set<std::string> visited;
   const std::int64_t limit = store.max_seq() + 1;
   bool summary_admitted = false, summary_jumped = false;
+  std::int64_t head_seq = opts.as_of;
   std::optional<std::string> cur = r.head;
   while (cur) {
     if (!visited.insert(*cur).second) {
@@ -162,6 +262,19 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
       break;
     }
     ++r.spine_length;
+    if (n->id == r.head) head_seq = n->seq;
+    if (!alt_by_id.empty() && !summary_admitted && !summary_jumped && !(summary && n->id == cov->last) &&
+        !(summary && n->id == summary->id)) {
+      const Store::SummaryRange* alt = nullptr;
+      if (auto a = alt_by_id.find(n->id); a != alt_by_id.end()) alt = &a->second;
+      else if (auto b = alt_by_last.find(n->id); b != alt_by_last.end()) alt = &b->second;
+      if (alt)
+        if (auto s = store.node(alt->id, false)) {
+          cov = Coverage{alt->first, alt->last, alt->count};
+          summary = std::move(s);
+          alt_by_id.clear();
+        }
+    }
     if (summary && !summary_jumped && n->id == cov->last) {
       // Seed 000 §3: the covered segment is on the spine; jump to its splice point.
       std::optional<Node> first = cov->first == n->id ? n : store.node(cov->first, false);
@@ -253,6 +366,7 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
         if (r.archive && n.id == *r.archive) r.frames = fs.to_json();
       }
   }
+  apply_system_prompt(store, session, opts, opts.head ? head_seq : opts.as_of, r);
   if (opts.notes && opts.strategy != "raw")
     if (auto notes = session_notes(store, session, opts.as_of)) {
       std::size_t at = 0;
@@ -271,11 +385,14 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   // id; the "recap" section names the quoted ids.
   std::size_t summary_pos = r.items.size();
   for (std::size_t i = 0; i < r.items.size(); ++i) {
+    if (i == 0 && r.system.known && r.system.source != "record" && r.system.source != "transcript") continue;
     r.reads.push_back(r.items[i].id);
     if (r.summary && r.items[i].id == *r.summary) summary_pos = i;
   }
   std::optional<Recap> recap;
-  if (summary_pos < r.items.size() && eff == "rolling") {
+  // An imported summary is the agent's own compaction: the request holds what the client sent
+  // after it, and no recap the client never sent (docs/render.md "Imported sessions").
+  if (summary_pos < r.items.size() && eff == "rolling" && json_str(r.items[summary_pos].metadata, "origin") != "import") {
     recap = rolling_recap(store, r.items[summary_pos]);
     if (recap && recap->node.content.is_array())
       for (const auto& b : recap->node.content) r.items[summary_pos].content.push_back(b);

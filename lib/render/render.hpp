@@ -43,6 +43,29 @@ struct RenderOptions {
   /// under kNotesHeader after the system run. Compaction plans without them (the strategies'
   /// triggers do not count the notes). Never with strategy raw.
   bool notes = true;
+  /// `render --system FILE`: the system prompt's text, rendered first in place of whatever the
+  /// session records (Rendered::system source "option").
+  std::optional<std::string> system_text;
+};
+
+/// What a render knows of the request's system prompt (docs/render.md "The system prompt").
+/// source: "transcript" (system-role messages lead HEAD's spine), "record" (a system_prompt event
+/// node the importer stored from the client's own records; rendered first as a system message),
+/// "node" (metadata.system_blocks / system_prompt on the newest rendered node that carries them:
+/// an importer marks the nodes where the client's prompt changed), "session" (the same keys in the
+/// session's metadata), "option" (RenderOptions::system_text) or "none" (known false: the render
+/// holds no system prompt, and the request the client sent had one ctxfold never saw). The
+/// synthetic system message of node, session and option is not in Rendered::reads.
+/// The id of the synthetic system message RenderOptions::system_text renders (never stored, never
+/// in Rendered::reads).
+inline constexpr const char* kSystemOptionId = "(--system)";
+
+struct SystemPromptInfo {
+  bool known = false;
+  std::string source = "none";
+  std::optional<std::string> node;  ///< the event node (source "record") or the node carrying it ("node")
+  std::int64_t chars = 0;           ///< bytes of its text
+  std::int64_t tools = -1;          ///< tools the recorded request carried; -1 unknown
 };
 
 /// `render`'s default per-row cap: 100,000 bytes, about 25k tokens at ~4 bytes a token — the
@@ -166,6 +189,7 @@ struct Rendered {
   std::optional<std::string> fallback;
   /// The notes node rendered first (section "notes"), when the session has notes.
   std::optional<std::string> notes;
+  SystemPromptInfo system;
 };
 
 /// Walks HEAD's predecessor spine and substitutes the active summary for its covered segment

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "render/render.hpp"
 #include "util/digest.hpp"
 #include "util/error.hpp"
 
@@ -182,15 +183,17 @@ ForkResult fork_session(Store& store, const ForkOptions& opts) {
     }
   }
 
-  // 2. Which view nodes come along. The source's active rolling summary applies at `at` when it
-  //    sits on the path, or when its whole coverage is on the path and it is spliced where the
-  //    segment began (the renderer's rule, seed 000 §3).
+  // 2. Which view nodes come along. The rolling summary in force at `at` is the one the source
+  //    renders there (`render --head AT`, docs/render.md "Rendering at a node"); it and the older
+  //    rolling summaries wholly on the path come along, newer ones are superseded at `at`.
   std::vector<Node> views = store.view_nodes(r.source_session, {}, kLatest, true);
   std::optional<std::string> applied;
-  if (auto a = store.active_summary(r.source_session)) {
-    auto cov = store.covers_of(a->seq);
-    bool covered = !cov.empty() && std::all_of(cov.begin(), cov.end(), [&](const std::string& c) { return on_path.count(c) > 0; });
-    if (on_path.count(a->id) || (covered && a->predecessor == store.predecessor_of(cov.front()))) applied = a->id;
+  {
+    RenderOptions ro;
+    ro.head = r.at;
+    ro.notes = false;
+    ro.encode_frames = false;
+    applied = render_context(store, r.source_session, ro).summary;
   }
   std::int64_t applied_seq = 0;
   for (const Node& v : views)

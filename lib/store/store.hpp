@@ -119,6 +119,12 @@ class Store {
   /// covers_ids are not loaded (use covers_of when needed); covers_first/last/count are in
   /// Node::metadata under "covers" {"first","last","count"}.
   std::optional<Node> active_summary(const std::string& session, std::int64_t as_of = kLatest);
+  /// The system prompt recorded for a session at or before as_of: its newest node of kind
+  /// "event" with metadata.event "system_prompt" (content: the prompt's text blocks; metadata.tools:
+  /// the tool list the request carried, when known; docs/render.md "The system prompt").
+  /// nullopt when the session records none. Cost: one indexed scan of the session's event nodes,
+  /// newest first, stopping at the first match.
+  std::optional<Node> system_prompt(const std::string& session, std::int64_t as_of = kLatest);
 
   /// Where one stored summary applies, read without its content (covers_first/last/count columns).
   struct SummaryRange {

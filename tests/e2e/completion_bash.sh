@@ -30,7 +30,7 @@ for cmd in $help_cmds; do
 done
 expect_eq "render --format <tab>" "$(printf '%s\n' ctxfold openai anthropic text)" "$(comp render --format "")"
 expect_eq "render --format an<tab>" "anthropic" "$(comp render --format an)"
-expect_eq "grep --in <tab>" "$(printf '%s\n' raw summaries both)" "$(comp grep --in "")"
+expect_eq "grep --in <tab>" "$(printf '%s\n' raw summaries both thinking)" "$(comp grep --in "")"
 expect_eq "verify-invariants --format <tab>" "$(printf '%s\n' json junit)" "$(comp verify-invariants --format "")"
 formats=$(comp import --format "")  # captured first: grep -q under pipefail may close the pipe early
 grep -qx claude-code <<<"$formats" && ok || fail "import --format offers claude-code: $formats"

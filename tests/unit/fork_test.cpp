@@ -205,8 +205,9 @@ TEST_F(ForkTest, ForkInsideACoveredRangeGivesTheRawPath) {
 }
 
 TEST_F(ForkTest, SupersededSummaryIsNotResurrectedAsActive) {
-  // S1 covers n1..n3, then S2 (the active one) covers n1..n8. At n5 the source consults S2 only,
-  // which does not apply there: the source renders raw, and so must the fork.
+  // S1 covers n1..n3, then S2 (the active one) covers n1..n8. At n5 S2 does not apply and S1 is
+  // the summary in force (docs/render.md "Rendering at a node"): the fork takes S1 as its active
+  // summary and renders what the source renders at n5.
   chain(10);
   view("S1", range(1, 3));
   view("S2", range(1, 8));
@@ -214,12 +215,11 @@ TEST_F(ForkTest, SupersededSummaryIsNotResurrectedAsActive) {
   o.at = "n5";
   o.name = "f";
   ForkResult r = fork_session(st(), o);
-  EXPECT_TRUE(r.copied_summaries.empty());
-  ASSERT_EQ(r.omitted_summaries.size(), 2u);
-  EXPECT_EQ(r.omitted_summaries[0].id, "S1");
-  EXPECT_EQ(r.omitted_summaries[0].reason, "superseded");
-  EXPECT_EQ(r.omitted_summaries[1].id, "S2");
-  EXPECT_EQ(r.omitted_summaries[1].reason, "crosses_fork_point");
+  ASSERT_EQ(r.copied_summaries.size(), 1u);
+  ASSERT_EQ(r.omitted_summaries.size(), 1u);
+  EXPECT_EQ(r.omitted_summaries[0].id, "S2");
+  EXPECT_EQ(r.omitted_summaries[0].reason, "crosses_fork_point");
+  EXPECT_EQ(render_context(st(), "f", RenderOptions{}).summary, std::optional<std::string>("f:S1"));
   EXPECT_EQ(openai_messages("f", "f:n5"), openai_messages("s", "n5"));
   expect_fork_clean("f");
   // At n9 S2 applies: both come along, S1 as the relic it is.

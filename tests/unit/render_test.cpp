@@ -137,6 +137,127 @@ TEST_F(RenderTest, C06SummaryReplacesCoveredSegment) {
   EXPECT_EQ(oa[1], (Json{{"role", "user"}, {"content", "user says n151"}}));
 }
 
+// docs/render.md "The system prompt": unknown unless a record, the spine or --system gives it.
+TEST_F(RenderTest, SystemPromptRecordRendersFirstAndUnknownSaysSo) {
+  chain(4);
+  Rendered none = render();
+  EXPECT_FALSE(none.system.known);
+  EXPECT_EQ(none.system.source, "none");
+  EXPECT_EQ(render_to_json(none, RenderFormat::openai)["system_prompt"]["known"], false);
+
+  // A system_prompt event recorded after n2: a render at n4 starts with it; one at n1 does not.
+  Node ev;
+  ev.id = "sys1";
+  ev.session = "s";
+  ev.kind = kind::kEvent;
+  ev.content = Json::array({txt("You are a coding agent."), txt("Tools: Bash.")});
+  ev.metadata = Json{{"event", "system_prompt"}, {"tools", Json::array({Json{{"name", "Bash"}}})}};
+  ASSERT_EQ(st().append(ev), AppendResult::added);
+  Rendered r = render();
+  ASSERT_TRUE(r.system.known);
+  EXPECT_EQ(r.system.source, "record");
+  EXPECT_EQ(r.system.node, std::optional<std::string>("sys1"));
+  EXPECT_EQ(r.system.tools, 1);
+  ASSERT_FALSE(r.sections.empty());
+  EXPECT_EQ(r.sections[0].kind, "system");
+  EXPECT_EQ(r.reads.front(), "sys1");
+  Json body = render_request_body(r, RenderFormat::anthropic);
+  // One system message of two blocks goes out as the two blocks, as the client sent them.
+  ASSERT_TRUE(body["system"].is_array()) << dump_json(body);
+  EXPECT_EQ(body["system"].size(), 2u);
+  EXPECT_EQ(body["system"][1]["text"], "Tools: Bash.");
+  EXPECT_EQ(render_request_body(r, RenderFormat::openai)["messages"][0]["role"], "system");
+  Rendered early = render(std::string("n1"));
+  EXPECT_FALSE(early.system.known) << "recorded after n1's append";
+
+  // --system replaces it and is not a read.
+  RenderOptions o;
+  o.system_text = "Given prompt.";
+  Rendered given = render_context(st(), "s", o);
+  EXPECT_EQ(given.system.source, "option");
+  EXPECT_EQ(render_request_body(given, RenderFormat::anthropic)["system"], "Given prompt.");
+  for (const auto& id : given.reads) EXPECT_NE(id, "sys1");
+  EXPECT_EQ(given.reads.size(), 4u);
+}
+
+// docs/render.md "The system prompt" 4: the newest rendered node carrying the prompt wins, else
+// the session's metadata; the synthetic message is not a read.
+TEST_F(RenderTest, SystemPromptFromNodeMetadataThenSessionMetadata) {
+  SessionInfo si{"t"};
+  si.metadata = Json{{"system_prompt", "session prompt"}};
+  st().create_session(si);
+  auto put = [&](const std::string& id, std::optional<std::string> pred, const std::string& role, Json meta) {
+    Node n;
+    n.id = id;
+    n.session = "t";
+    n.predecessor = std::move(pred);
+    n.kind = kind::kMessage;
+    n.role = role;
+    n.content = Json::array({txt(role + " " + id)});
+    n.metadata = std::move(meta);
+    EXPECT_EQ(st().append(n), AppendResult::added);
+    st().move_head("t", id, "append");
+  };
+  put("u1", std::nullopt, "user", Json::object());
+  RenderOptions o;
+  Rendered first = render_context(st(), "t", o);
+  EXPECT_EQ(first.system.source, "session");
+  EXPECT_EQ(render_request_body(first, RenderFormat::anthropic)["system"], "session prompt");
+  EXPECT_EQ(first.reads, std::vector<std::string>{"u1"});
+  put("a1", "u1", "assistant", Json{{"system_blocks", Json::array({txt("old A"), txt("old B")})}});
+  put("u2", "a1", "user", Json::object());
+  put("a2", "u2", "assistant", Json{{"system_blocks", Json::array({txt("new A"), txt("new B")})}});
+  Rendered r = render_context(st(), "t", o);
+  EXPECT_EQ(r.system.source, "node");
+  EXPECT_EQ(r.system.node, std::optional<std::string>("a2"));
+  EXPECT_EQ(render_request_body(r, RenderFormat::anthropic)["system"],
+            Json::array({txt("new A"), txt("new B")}));
+  EXPECT_EQ(r.reads, (std::vector<std::string>{"u1", "a1", "u2", "a2"}));
+  o.head = "u2";
+  Rendered at = render_context(st(), "t", o);
+  EXPECT_EQ(at.system.node, std::optional<std::string>("a1"));
+}
+
+// docs/render.md "Imported sessions": no recap after a summary the agent made.
+TEST_F(RenderTest, ImportedSummaryGetsNoRecap) {
+  chain(10);
+  Node n;
+  n.id = "S";
+  n.session = "s";
+  n.kind = kind::kSummary;
+  n.role = "user";
+  n.content = Json::array({txt("the agent's own summary")});
+  n.metadata = Json{{"strategy", "rolling"}, {"origin", "import"}};
+  n.covers_ids = range("n", 1, 6);
+  ASSERT_EQ(st().append(n), AppendResult::added);
+  Rendered r = render();
+  ASSERT_TRUE(r.summary);
+  for (const auto& sec : r.sections) EXPECT_NE(sec.kind, "recap");
+  Json oa = render_request_body(r, RenderFormat::openai)["messages"];
+  ASSERT_EQ(oa.size(), 5u);  // the summary, n7..n10
+  EXPECT_EQ(oa[0]["content"], "the agent's own summary");
+}
+
+// docs/render.md "Rendering at a node": between two compactions the earlier summary is in force.
+TEST_F(RenderTest, HeadBetweenTwoCompactionsUsesTheEarlierSummary) {
+  chain(12);
+  summary("S1", std::nullopt, range("n", 1, 4), "first summary");
+  summary("S2", std::nullopt, range("n", 1, 8), "second summary");
+  Rendered latest = render();
+  ASSERT_TRUE(latest.summary);
+  EXPECT_EQ(*latest.summary, "S2");
+  Rendered at6 = render(std::string("n6"));
+  ASSERT_TRUE(at6.summary) << "n6's spine holds S1's segment, not S2's";
+  EXPECT_EQ(*at6.summary, "S1");
+  EXPECT_EQ(at6.reads, (std::vector<std::string>{"S1", "n5", "n6"}));
+  Rendered at3 = render(std::string("n3"));
+  EXPECT_FALSE(at3.summary);
+  EXPECT_EQ(at3.reads, (std::vector<std::string>{"n1", "n2", "n3"}));
+  Rendered at12 = render(std::string("n12"));
+  ASSERT_TRUE(at12.summary);
+  EXPECT_EQ(*at12.summary, "S2");
+}
+
 // C28: [t1..t4], cut after t2: render = [summary(t1,t2), t3, t4].
 TEST_F(RenderTest, C28CutAfterSecondTurn) {
   chain(4, "t");
