@@ -1,0 +1,68 @@
+#include <fmt/format.h>
+
+#include "render/blocks.hpp"
+#include "render/formats.hpp"
+
+namespace ctxfold::render_detail {
+
+Json openai_messages(const Rendered& r) {
+  Json out = Json::array();
+  for (const auto& m : r.messages) {
+    if (m.role == role::kTool) {
+      for (const auto& b : m.content)
+        out.push_back(Json{{"role", "tool"},
+                           {"tool_call_id", json_str(b, "tool_use_id")},
+                           {"content", content_text(b.contains("content") ? b["content"] : Json())}});
+      continue;
+    }
+    if (m.role == role::kSystem) {
+      std::string text = joined_text(m.content, "\n\n");
+      if (!text.empty()) out.push_back(Json{{"role", "system"}, {"content", text}});
+      continue;
+    }
+    if (m.role == role::kAssistant) {
+      std::string text;
+      Json calls = Json::array();
+      for (const auto& b : m.content) {
+        std::string piece;
+        if (is_type(b, "tool_use")) {
+          calls.push_back(Json{{"id", json_str(b, "id")},
+                               {"type", "function"},
+                               {"function",
+                                {{"name", json_str(b, "name")},
+                                 {"arguments", b.contains("input") ? dump_json(b["input"]) : std::string("{}")}}}});
+          continue;
+        }
+        if (is_type(b, "text")) piece = json_str(b, "text");
+        else if (is_type(b, "image")) piece = image_label(b);
+        else continue;  // thinking, opaque: not sent to chat completions
+        if (piece.empty()) continue;
+        if (!text.empty()) text += "\n\n";
+        text += piece;
+      }
+      if (text.empty() && calls.empty()) continue;
+      Json msg{{"role", "assistant"}, {"content", text.empty() ? Json(nullptr) : Json(text)}};
+      if (!calls.empty()) msg["tool_calls"] = calls;
+      out.push_back(std::move(msg));
+      continue;
+    }
+    // user (and the summary)
+    Json parts = Json::array();
+    for (const auto& b : m.content) {
+      if (is_type(b, "text")) {
+        if (!json_str(b, "text").empty()) parts.push_back(Json{{"type", "text"}, {"text", json_str(b, "text")}});
+      } else if (is_type(b, "image")) {
+        if (auto url = image_url(b)) parts.push_back(Json{{"type", "image_url"}, {"image_url", {{"url", *url}}}});
+        else parts.push_back(Json{{"type", "text"}, {"text", image_label(b)}});
+      }
+    }
+    if (parts.empty()) continue;
+    if (parts.size() == 1 && json_str(parts[0], "type") == "text")
+      out.push_back(Json{{"role", "user"}, {"content", parts[0]["text"]}});
+    else
+      out.push_back(Json{{"role", "user"}, {"content", parts}});
+  }
+  return out;
+}
+
+}  // namespace ctxfold::render_detail

@@ -1,0 +1,141 @@
+// render's outputs: the request body, the JSON document and the transcript text.
+#include <fmt/format.h>
+
+#include "render/blocks.hpp"
+#include "render/formats.hpp"
+#include "render/render.hpp"
+#include "util/error.hpp"
+
+namespace ctxfold {
+namespace {
+
+const char* format_name(RenderFormat f) {
+  switch (f) {
+    case RenderFormat::ctxfold: return "ctxfold";
+    case RenderFormat::openai: return "openai";
+    case RenderFormat::anthropic: return "anthropic";
+    case RenderFormat::text: return "text";
+  }
+  return "ctxfold";
+}
+
+}  // namespace
+
+using namespace render_detail;
+
+std::string fold_header(const RenderedFold& f) {
+  if (f.kind == "archive")
+    return fmt::format("[ctxfold snapcompact archive {}: the earlier conversation as text, {} source rows {} … {}; "
+                       "`ctxfold expand {}` reads them]",
+                       f.id, f.count, f.first, f.last, f.id);
+  if (f.kind == "region")
+    return fmt::format("[ctxfold region summary {}: {} source rows {} … {}; `ctxfold expand {}` reads them]", f.id,
+                       f.count, f.first, f.last, f.id);
+  return fmt::format("[ctxfold lcm summary {}, depth {}: {} source rows {} … {}; `ctxfold expand {}` reads them]", f.id,
+                     f.depth, f.count, f.first, f.last, f.id);
+}
+
+RenderFormat parse_render_format(const std::string& s) {
+  if (s == "ctxfold") return RenderFormat::ctxfold;
+  if (s == "openai") return RenderFormat::openai;
+  if (s == "anthropic") return RenderFormat::anthropic;
+  if (s == "text") return RenderFormat::text;
+  throw Error(Exit::usage, "render.format", fmt::format("unknown render format '{}'", s),
+              "use one of: ctxfold, openai, anthropic, text");
+}
+
+Json render_request_body(const Rendered& r, RenderFormat format) {
+  switch (format) {
+    case RenderFormat::openai: return Json{{"messages", openai_messages(r)}};
+    case RenderFormat::anthropic: {
+      AnthropicBody b = anthropic_body(r);
+      Json body = Json::object();
+      if (!b.system.empty()) body["system"] = b.system;
+      body["messages"] = std::move(b.messages);
+      return body;
+    }
+    case RenderFormat::ctxfold:
+    case RenderFormat::text: return Json{{"messages", ctxfold_messages(r)}};
+  }
+  return Json::object();
+}
+
+Json render_to_json(const Rendered& r, RenderFormat format) {
+  Json j = Json::object();
+  j["schema"] = "ctxfold.render/1";
+  j["session"] = r.session;
+  j["head"] = r.head;
+  j["strategy"] = r.strategy;
+  j["format"] = format_name(format);
+  j["summary"] = r.summary ? Json(*r.summary) : Json(nullptr);
+  j["notes"] = r.notes ? Json(*r.notes) : Json(nullptr);
+  if (r.strategy == "snapcompact") {
+    j["archive"] = r.archive ? Json(*r.archive) : Json(nullptr);
+    j["fallback"] = r.fallback ? Json(*r.fallback) : Json(nullptr);
+    j["frames"] = r.frames.is_null() ? Json(nullptr) : r.frames;
+  }
+  Json folds = Json::array();
+  for (const auto& f : r.folds)
+    folds.push_back(Json{{"id", f.id},
+                         {"kind", f.kind},
+                         {"depth", f.depth},
+                         {"covers",
+                          {{"first", f.first},
+                           {"last", f.last},
+                           {"first_seq", f.first_seq},
+                           {"last_seq", f.last_seq},
+                           {"count", f.count}}}});
+  j["folds"] = std::move(folds);
+  j["reads"] = r.reads;
+  Json sections = Json::array();
+  for (const auto& s : r.sections)
+    sections.push_back(Json{{"kind", s.kind}, {"ids", s.ids}, {"estimated_tokens", s.estimated_tokens}});
+  j["sections"] = std::move(sections);
+  j["estimated_tokens"] = r.estimated_tokens;
+  j["tokens"] = r.tokens.to_json();
+  if (!r.truncated.empty()) {
+    Json t = Json::array();
+    for (const auto& x : r.truncated)
+      t.push_back(Json{{"id", x.id}, {"original_bytes", x.original_bytes}, {"kept_bytes", x.kept_bytes}});
+    j["truncated"] = std::move(t);
+  }
+  j["spine_length"] = r.spine_length;
+  Json repairs = Json::array();
+  for (const auto& rp : r.repairs)
+    repairs.push_back(Json{{"kind", rp.kind}, {"node", rp.node}, {"tool_use_id", rp.tool_use_id}});
+  j["repairs"] = std::move(repairs);
+  j["warnings"] = r.warnings;
+  switch (format) {
+    case RenderFormat::openai: j["messages"] = openai_messages(r); break;
+    case RenderFormat::anthropic: {
+      AnthropicBody b = anthropic_body(r);
+      j["system"] = b.system;
+      j["messages"] = std::move(b.messages);
+      break;
+    }
+    case RenderFormat::ctxfold: j["messages"] = ctxfold_messages(r); break;
+    case RenderFormat::text:
+      j["messages"] = ctxfold_messages(r);
+      j["text"] = render_to_text(r);
+      break;
+  }
+  return j;
+}
+
+std::string render_to_text(const Rendered& r) {
+  std::string out;
+  for (const auto& m : r.messages) {
+    std::string ids;
+    for (const auto& id : m.ids) ids += (ids.empty() ? "" : ", ") + id;
+    std::string title = m.kind == kind::kSummary ? std::string("summary") : m.role;
+    if (!out.empty()) out += "\n";
+    out += ids.empty() ? fmt::format("## {}\n", title) : fmt::format("## {} ({})\n", title, ids);
+    for (const auto& b : m.content) {
+      out += block_text(b);
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace ctxfold
