@@ -106,24 +106,20 @@ void import_gemini_jsonl(const std::string& path, ImportSink& sink) {
         if (it.key() == "messages" && it.value().is_array()) {
           std::vector<ListedMessage> list = listed(it.value(), rec.line, session, sink, anonymous, true);
           messages_seen += static_cast<std::int64_t>(list.size());
-          // What the client held before the rewrite is merged first, up to the first message
-          // the rewrite moves (compression writes its summary messages, then the new list).
+          // What the client held before the rewrite is merged first, except the new messages
+          // the rewrite moves ahead of one the client held before them: a compression records
+          // its snapshot and acknowledgement at the end, then lists them before the kept turns.
+          std::map<std::string, std::size_t> pos;
+          for (std::size_t k = 0; k < list.size(); ++k) pos.emplace(list[k].id, k);
           std::vector<ListedMessage> before;
+          std::optional<std::size_t> furthest;  // the latest list position of a message held so far
           for (const auto& m : state) {
-            bool moved = std::any_of(list.begin(), list.end(), [&](const ListedMessage& x) { return x.id == m.id; }) &&
-                         !history.knows(m.id);
-            if (moved) break;
-            before.push_back(m);
+            auto p = pos.find(m.id);
+            const bool moved = p != pos.end() && !history.knows(m.id) && furthest && *furthest > p->second;
+            if (p != pos.end()) furthest = std::max(furthest.value_or(0), p->second);
+            if (!moved) before.push_back(m);
           }
           history.merge(before, false);
-          for (std::size_t k = before.size(); k < state.size(); ++k) {
-            const auto& m = state[k];
-            if (std::none_of(list.begin(), list.end(), [&](const ListedMessage& x) { return x.id == m.id; })) {
-              sink.warn(m.line, "rewrite.dropped",
-                        "message '" + m.id + "' was replaced by a later $set.messages before it was placed; kept as a record");
-              sink.keep_record(session, m.line, "message.dropped", dump_json(m.message));
-            }
-          }
           history.merge(list, true);
           state = std::move(list);
         } else {

@@ -3,7 +3,7 @@
 
 #include <map>
 
-namespace ctxfold {
+namespace ctxfold::render_detail {
 namespace {
 
 /// "<name>__<id>" → "<id>" (Gemini CLI's stored call ids carry the tool name).
@@ -109,4 +109,4 @@ Json gemini_request_body(const Rendered& r) {
   return body;
 }
 
-}  // namespace ctxfold
+}  // namespace ctxfold::render_detail

@@ -4,7 +4,7 @@
 #include "render/render.hpp"
 #include "util/json.hpp"
 
-namespace ctxfold {
+namespace ctxfold::render_detail {
 
 /// The Gemini generateContent request body of a render, as Gemini CLI sends it:
 /// {"systemInstruction": {"parts": [{"text"}...]} (only when the context has system items),
@@ -22,4 +22,4 @@ namespace ctxfold {
 /// out, since Gemini never sent them.
 Json gemini_request_body(const Rendered& r);
 
-}  // namespace ctxfold
+}  // namespace ctxfold::render_detail

@@ -83,6 +83,7 @@ void History::merge(const std::vector<ListedMessage>& list, bool from_rewrite) {
   std::optional<std::string> raw_prev;  // the chain node the next message follows
   std::optional<std::string> prev;      // the node of the previous message (a summary, or raw_prev)
   bool after_synthesized = false;       // the previous message was a new "<id>_response"
+  bool reported = false;                // one rewrite.reordered warning per list
   std::size_t i = 0;
   while (i < list.size()) {
     const ListedMessage& lm = list[i];
@@ -103,7 +104,8 @@ void History::merge(const std::vector<ListedMessage>& list, bool from_rewrite) {
         const Json after = unsigned_blocks(convert_message(lm.message, &why).content);
         if (before == after || !(from_rewrite || lm.rewritten)) {
           e.msg = lm;  // the same turn, or a streamed update of it: the newest version wins
-        } else if (e.msg.line != lm.line) {
+        } else if (e.msg.line != lm.line && e.rejected_line != lm.line) {
+          e.rejected_line = lm.line;
           sink_.warn(lm.line, "rewrite.changed",
                      "a $set.messages rewrite changes message '" + lm.id + "'; the earlier version stays, the new one is kept as a record");
           sink_.keep_record(session_, lm.line, "message.rewritten", dump_json(lm.message));
@@ -114,9 +116,11 @@ void History::merge(const std::vector<ListedMessage>& list, bool from_rewrite) {
         continue;
       }
       // Known, but the list puts it after another message: a branch from here on.
-      if (!after_synthesized && from_rewrite)
+      if (!after_synthesized && (from_rewrite || lm.rewritten) && !reported) {
+        reported = true;
         sink_.warn(lm.line, "rewrite.reordered",
                    "a $set.messages rewrite moves message '" + lm.id + "'; it and what follows are recorded again on a branch");
+      }
       Entry n;
       n.node_id = incarnation(lm.id);
       n.pred = raw_prev;
@@ -158,6 +162,9 @@ void History::merge(const std::vector<ListedMessage>& list, bool from_rewrite) {
       current_[list[i].id] = n.node_id;
       prev = raw_prev = n.node_id;
       after_synthesized = ends_with(list[i].id, "_response");
+      // The CLI's resume rebuilds tool results as "<id>_response" messages: the branch that
+      // follows is its ordinary rewrite, not a contradiction.
+      if (after_synthesized) reported = true;
       nodes_.emplace(n.node_id, std::move(n));
     }
   }

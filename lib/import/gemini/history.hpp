@@ -59,7 +59,7 @@ class History {
     bool summary = false;
     std::vector<std::string> covers;       // summary: covered node ids
     std::vector<ListedMessage> run;        // summary: the messages it stands for
-    std::string next_call_answer;          // message: call ids answered by the next message
+    std::int64_t rejected_line = 0;        // message: the line of a rewrite already reported
   };
   std::string incarnation(const std::string& msg_id);
   std::vector<std::string> spine_between(const std::optional<std::string>& after, const std::string& last) const;
