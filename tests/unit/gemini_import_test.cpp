@@ -159,7 +159,7 @@ TEST_F(GeminiImport, ResumeInsertedToolResponseBranchesAndKeepsTheEarlierChain) 
   EXPECT_EQ(store_->node("r1~r2")->metadata["gemini_message_id"], "r1");
   // The render sends the result twice, as the client did, under its wire id (no "read_file__").
   Json body = gemini_body();
-  ASSERT_EQ(body["contents"].size(), 5u);  // user(ctx,u1) model(call) user(2 results) model user
+  ASSERT_EQ(body["contents"].size(), 6u);  // user(ctx,u1) model(call) user(2 results) model user model
   EXPECT_EQ(body["contents"][0]["parts"].size(), 2u);
   EXPECT_EQ(body["contents"][1]["parts"][0]["functionCall"]["id"], "c1");
   EXPECT_EQ(body["contents"][2]["parts"].size(), 2u);
@@ -274,7 +274,7 @@ TEST_F(GeminiImport, ThoughtsAndImages) {
   auto m1 = store_->node("m1");
   ASSERT_TRUE(m1);
   EXPECT_EQ(m1->content[0]["type"], "thinking");
-  EXPECT_EQ(m1->content[0]["thinking"], "read it");
+  EXPECT_EQ(m1->content[0]["thinking"], "**Plan** read it");
   auto r1 = store_->node("r1");
   EXPECT_EQ(r1->role, "user");
   EXPECT_EQ(r1->content[1]["type"], "image");
@@ -284,6 +284,33 @@ TEST_F(GeminiImport, ThoughtsAndImages) {
   ASSERT_EQ(body["contents"].size(), 4u);
   EXPECT_EQ(body["contents"][1]["parts"].size(), 1u);  // the call, not the thought
   EXPECT_EQ(body["contents"][2]["parts"][1]["inlineData"]["mimeType"], "image/png");
+}
+
+// Resuming, the CLI writes a recorded thought back as a thought part "**subject** description"
+// and drops tokens and model: the same turn, no warning, and the usage stays.
+TEST_F(GeminiImport, ThoughtRewrittenAsPartIsTheSameTurn) {
+  const std::string live =
+      R"({"id":"m1","timestamp":"t","type":"gemini","content":"REPLY 42","thoughts":[{"subject":"Plan","description":"add them","timestamp":"t"}],"tokens":{"input":10,"output":2,"total":12},"model":"gemini-2.5-flash"})";
+  const std::string rewritten =
+      R"({"id":"m1","timestamp":"t2","type":"gemini","content":[{"text":"**Plan** add them","thought":true},{"text":"REPLY 42"}]})";
+  ImportResult r = import(lines({kHeader, user("u1", "PROMPT"), live, kHeader, set_messages({user("u1", "PROMPT"), rewritten})}));
+  EXPECT_TRUE(r.warnings.empty()) << warnings(r);
+  std::vector<Node> all = nodes();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1].content[0]["thinking"], "**Plan** add them");
+  EXPECT_EQ(all[1].metadata["usage"]["input"], 10);
+}
+
+// Gemini CLI gives the session context message the same id in every session of a project: the
+// second session's copy is "<id>@<session>", without a warning, and its chain starts there.
+TEST_F(GeminiImport, SessionContextIdSharedAcrossSessions) {
+  ImportResult a = import(lines({kHeader, kContext, user("u1", "PROMPT a")}), "session-2026-12-01T08-00-11111111.jsonl");
+  const std::string other = R"({"id":"ctx0","timestamp":"later","type":"user","content":[{"text":"<session_context>\nenv\n</session_context>"}]})";
+  ImportResult b = import(lines({kHeader, other, user("u2", "PROMPT b")}));
+  EXPECT_TRUE(a.warnings.empty() && b.warnings.empty()) << warnings(a) << warnings(b);
+  EXPECT_EQ(spine_ids(), (std::vector<std::string>{"ctx0@" + session(), "u2"}));
+  ImportResult again = import(lines({kHeader, other, user("u2", "PROMPT b")}));
+  for (const auto& s : again.sessions) EXPECT_EQ(s.nodes_added, 0);
 }
 
 }  // namespace

@@ -103,7 +103,12 @@ void History::merge(const std::vector<ListedMessage>& list, bool from_rewrite) {
         const Json before = unsigned_blocks(convert_message(e.msg.message, &why).content);
         const Json after = unsigned_blocks(convert_message(lm.message, &why).content);
         if (before == after || !(from_rewrite || lm.rewritten)) {
-          e.msg = lm;  // the same turn, or a streamed update of it: the newest version wins
+          // The same turn, or a streamed update of it: the newest version's fields win, and
+          // fields only the earlier one has stay (a rewrite drops tokens, model, thoughts).
+          Json merged = e.msg.message;
+          for (auto it = lm.message.begin(); it != lm.message.end(); ++it) merged[it.key()] = it.value();
+          e.msg = lm;
+          e.msg.message = std::move(merged);
         } else if (e.msg.line != lm.line && e.rejected_line != lm.line) {
           e.rejected_line = lm.line;
           sink_.warn(lm.line, "rewrite.changed",
@@ -200,6 +205,9 @@ void History::emit() {
     const Entry& e = nodes_.at(nid);
     Node n;
     n.id = nid;
+    // Gemini CLI derives the session context message's id from its text, so sessions of one
+    // project share it: this session's copy is "<id>@<session>" (stable across imports).
+    if (auto other = sink_.store().node(nid, false); other && other->session != session_) n.id = nid + "@" + session_;
     n.session = session_;
     n.predecessor = chain_id(e.pred);
     if (e.summary) {

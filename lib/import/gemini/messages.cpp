@@ -132,7 +132,11 @@ Converted convert_message(const Json& m, std::string* warn_type) {
       Json thoughts_meta = Json::array();
       if (m.contains("thoughts") && m["thoughts"].is_array())
         for (const auto& t : m["thoughts"]) {
-          out.content.push_back(Json{{"type", "thinking"}, {"thinking", json_str(t, "description")}});
+          // "**subject** description": the thought's text as the model wrote it and as the CLI
+          // sends it back in a rebuilt history.
+          const std::string subject = json_str(t, "subject"), description = json_str(t, "description");
+          out.content.push_back(Json{{"type", "thinking"},
+                                     {"thinking", subject.empty() ? description : "**" + subject + "** " + description}});
           thoughts_meta.push_back(extra_keys(t, {"description"}));
         }
       if (!thoughts_meta.empty()) out.metadata["thoughts"] = thoughts_meta;

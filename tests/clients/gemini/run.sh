@@ -54,7 +54,7 @@ gem() {
   local prompt=$1 resume=${2:-}
   local args=(-p "$prompt" -m "$MODEL" --yolo -o text)
   [ -n "$resume" ] && args+=(--resume latest)
-  ( cd "$D/proj" && HOME="$D/home" GEMINI_CLI_HOME="$D/home" GOOGLE_GEMINI_BASE_URL="$MOCK_URL" \
+  ( cd "$D/proj" && HOME="$D/home" GEMINI_CLI_NO_RELAUNCH=true GOOGLE_GEMINI_BASE_URL="$MOCK_URL" \
       GEMINI_API_KEY=dummy GEMINI_CLI_TRUST_WORKSPACE=true NO_COLOR=1 \
       timeout "$GEM_TIMEOUT" "$GEM" "${args[@]}" ) >> "$D/client.log" 2>&1 \
     || fail "$(basename "$D"): the client failed on '$prompt' (see its log below)"
@@ -71,14 +71,18 @@ run_scenario() {
   done
   stop_mock
   DB="$D/ctx.db"
-  HOME="$D/home" GEMINI_CLI_HOME="$D/home" "$CTXFOLD" --db "$DB" import --from gemini > "$D/import.json" 2> "$D/import.err" \
+  HOME="$D/home" "$CTXFOLD" --db "$DB" import --from gemini > "$D/import.json" 2> "$D/import.err" \
     || fail "$name: import failed: $(cat "$D/import.err")"
   SESSION=$(python3 "$HERE/checks.py" session-of "$D/home/.gemini/tmp" "${*: -1}")
   [ -n "$SESSION" ] || { fail "$name: no chat file holds the last prompt"; return; }
   local last; last=$(last_main "$D/rec")
   [ -n "$last" ] || { fail "$name: the mock saw no main request"; return; }
-  "$CTXFOLD" --db "$DB" --session "$SESSION" render --format gemini --body > "$D/render-last.json" 2> "$D/render.err" \
-    || fail "$name: render failed: $(cat "$D/render.err")"
+  # The last request is the context the final reply answered: render at the node that ends it.
+  local id seq
+  read -r id seq < <(python3 "$HERE/checks.py" node-for "$last" "$DB" "$SESSION") \
+    || { fail "$name: no node ends $(basename "$last")"; return; }
+  "$CTXFOLD" --db "$DB" --session "$SESSION" render --format gemini --body --head "$id" > "$D/render-last.json" \
+    2> "$D/render.err" || fail "$name: render failed: $(cat "$D/render.err")"
   compare_to "$CLIENT" "$name" last "$last" gemini "$D/render-last.json" gemini
 }
 
@@ -117,6 +121,8 @@ else
 fi
 
 show_logs
+# GEMINI_KEEP=DIR keeps every scenario's HOME, records, database and renders for a look.
+[ -n "${GEMINI_KEEP:-}" ] && { rm -rf "$GEMINI_KEEP"; cp -r "$WORK" "$GEMINI_KEEP"; }
 python3 "$CLIENTS_DIR/report.py" --client "$CLIENT"
 rc=$?
 [ "$FAILED" = 0 ] || rc=1
