@@ -7,7 +7,7 @@ Routes (anything under /v1beta or /v1, so the CLI never hangs on a probe):
   POST .../models/M:embedContent                    a zero vector
   GET  .../models[/M]                               a model list / one model
 A streamed answer is a thought part ({"text", "thought": true, "thoughtSignature"}) when the REPLY
-has "thinking", then the text, then one functionCall part per tool call ({name, args, id?}), the
+has "thinking" (the same signature also on the first functionCall part), then the text, then one functionCall part per tool call ({name, args, id?}), the
 last chunk carrying finishReason "STOP" and usageMetadata {promptTokenCount,
 candidatesTokenCount, totalTokenCount} from REPLY.usage (so a scenario can make the CLI believe
 its window is nearly full and compress).
@@ -173,11 +173,15 @@ def _parts(reply, signature_seed):
         parts.append({"text": reply["thinking"], "thought": True, "thoughtSignature": sig})
     if reply.get("text"):
         parts.append({"text": reply["text"]})
-    for tc in reply.get("tool_calls") or []:
+    for k, tc in enumerate(reply.get("tool_calls") or []):
         fc = {"name": tc["name"], "args": tc.get("input") or {}}
         if tc.get("id"):
             fc["id"] = tc["id"]
-        parts.append({"functionCall": fc})
+        part = {"functionCall": fc}
+        if k == 0 and reply.get("thinking"):
+            # Gemini signs a thinking turn's first function call too; the CLI must send it back.
+            part["thoughtSignature"] = parts[0]["thoughtSignature"]
+        parts.append(part)
     if not parts:
         parts.append({"text": ""})
     return parts
