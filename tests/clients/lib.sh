@@ -48,8 +48,11 @@ last_main() { python3 "$CLIENTS_DIR/records.py" last-main "$1"; }
 
 # compare_to CLIENT SCENARIO CHECKPOINT REC.json REQ_PROTO RENDER.json RENDER_PROTO:
 # appends one comparison record to $RESULTS_DIR/CLIENT.jsonl.
+declare -A _RESULTS_STARTED=()
 compare_to() {
   local client=$1 scenario=$2 checkpoint=$3 rec=$4 reqp=$5 ren=$6 renp=$7
+  # The first comparison of this run starts the client's results file afresh.
+  if [ -z "${_RESULTS_STARTED[$client]:-}" ]; then : > "$RESULTS_DIR/$client.jsonl"; _RESULTS_STARTED[$client]=1; fi
   python3 "$CLIENTS_DIR/compare.py" --request "$rec" --request-protocol "$reqp" \
     --render "$ren" --render-protocol "$renp" --label "$scenario/$checkpoint" \
   | jq -c --arg c "$client" --arg s "$scenario" --arg k "$checkpoint" \
