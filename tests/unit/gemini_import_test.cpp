@@ -143,6 +143,22 @@ TEST_F(GeminiImport, ResumeRewriteOfUnchangedTurnsAddsNothing) {
   for (const auto& s : again.sessions) EXPECT_EQ(s.nodes_added, 0);
 }
 
+// The file grows between two imports and the client's resume rewrote it onto a branch: HEAD
+// follows the client (the new tip descends from a rewrite, not from the old HEAD).
+TEST_F(GeminiImport, ReimportAfterAResumeMovesHeadToTheClientsTip) {
+  const std::string first = lines({kHeader, set_messages({kContext}), user("u1", "PROMPT one"), call("m1", "read_file__c1"),
+                                   response("r1", "read_file__c1"), reply("m2", "REPLY one")});
+  import(first);
+  EXPECT_EQ(store_->head(session()), std::optional<std::string>("m2"));
+  ImportResult r = import(first + lines({kHeader, set_messages({kContext, user("u1", "PROMPT one"), call_parts("m1", "read_file__c1"),
+                                                                response("m1_response", "read_file__c1"),
+                                                                response("r1", "read_file__c1"), reply("m2", "REPLY one")}),
+                                         user("u2", "PROMPT two"), reply("m3", "REPLY two")}));
+  EXPECT_TRUE(r.warnings.empty()) << warnings(r);
+  EXPECT_EQ(store_->head(session()), std::optional<std::string>("m3"));
+  EXPECT_EQ(spine_ids().size(), 8u);
+}
+
 // Gemini CLI, resuming, rebuilds each tool result as a user message "<id>_response" placed right
 // after the call, before the recorded result: the model then reads both. The rewrite becomes a
 // branch (the later turns recorded again as "<id>~r2"), the earlier chain stays, no warning.

@@ -267,7 +267,9 @@ void History::emit() {
     auto it = nodes_.find(*tip_);
     // HEAD is a chain node: after a compaction that kept nothing, the last covered node.
     if (it != nodes_.end() && it->second.summary) head = chain_id(raw_tip_);
-    if (head) sink_.propose_head(session_, *head);
+    std::set<std::string> ours;
+    for (const auto& [nid, stored_id] : stored) ours.insert(stored_id);
+    if (head) sink_.follow_rewrite(session_, *head, ours);
   }
 }
 
