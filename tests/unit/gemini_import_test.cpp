@@ -157,6 +157,22 @@ TEST_F(GeminiImport, ReimportAfterAResumeMovesHeadToTheClientsTip) {
   EXPECT_TRUE(r.warnings.empty()) << warnings(r);
   EXPECT_EQ(store_->head(session()), std::optional<std::string>("m3"));
   EXPECT_EQ(spine_ids().size(), 8u);
+  // A second resume lists the rebuilt result twice (the CLI rebuilds it again from the call):
+  // one more branch, still no warning, and the model reads the result three times.
+  ImportResult r2 = import(first + lines({kHeader, set_messages({kContext, user("u1", "PROMPT one"), call_parts("m1", "read_file__c1"),
+                                                                 response("m1_response", "read_file__c1"),
+                                                                 response("r1", "read_file__c1"), reply("m2", "REPLY one")}),
+                                          user("u2", "PROMPT two"), reply("m3", "REPLY two"), kHeader,
+                                          set_messages({kContext, user("u1", "PROMPT one"), call_parts("m1", "read_file__c1"),
+                                                        response("m1_response", "read_file__c1"),
+                                                        response("m1_response", "read_file__c1"),
+                                                        response("r1", "read_file__c1"), reply("m2", "REPLY one"),
+                                                        user("u2", "PROMPT two"), reply("m3", "REPLY two")}),
+                                          user("u4", "PROMPT three")}));
+  EXPECT_TRUE(r2.warnings.empty()) << warnings(r2);
+  EXPECT_EQ(store_->head(session()), std::optional<std::string>("u4"));
+  Json body = gemini_body();
+  EXPECT_EQ(body["contents"][2]["parts"].size(), 3u);
 }
 
 // Gemini CLI, resuming, rebuilds each tool result as a user message "<id>_response" placed right

@@ -121,7 +121,11 @@ void History::merge(const std::vector<ListedMessage>& list, bool from_rewrite) {
         continue;
       }
       // Known, but the list puts it after another message: a branch from here on.
-      if (!after_synthesized && (from_rewrite || lm.rewritten) && !reported) {
+      // The CLI's resume rebuilds tool results as "<id>_response" messages (once more on each
+      // resume, so one list may hold the same one twice): what moves around them is its rewrite.
+      if (after_synthesized || ends_with(lm.id, "_response") || (i > 0 && ends_with(list[i - 1].id, "_response")))
+        reported = true;
+      if ((from_rewrite || lm.rewritten) && !reported) {
         reported = true;
         sink_.warn(lm.line, "rewrite.reordered",
                    "a $set.messages rewrite moves message '" + lm.id + "'; it and what follows are recorded again on a branch");
