@@ -87,6 +87,12 @@ class ImportSink {
   /// when node_id descends from the current HEAD (the chain grew). Otherwise HEAD stays.
   void propose_head(const std::string& session, const std::string& node_id);
 
+  /// For a source that rewrites its own history (Gemini CLI's `$set.messages`): when node_id was
+  /// added by this import and the current HEAD is one of `source_nodes` (a node the same source
+  /// holds, which the rewrite left on another branch), HEAD moves to node_id (cause "import": the
+  /// client moved on). Otherwise as propose_head.
+  void follow_rewrite(const std::string& session, const std::string& node_id, const std::set<std::string>& source_nodes);
+
  private:
   SessionImport& entry(const std::string& session);
   /// The stored node (n.id or one of its "<id>~<hex>" conflict copies) that differs from n only

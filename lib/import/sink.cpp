@@ -121,6 +121,17 @@ void ImportSink::keep_record(const std::string& session, std::int64_t line, cons
   store_.add_source_record(session, file_, line, type, raw);
 }
 
+void ImportSink::follow_rewrite(const std::string& session, const std::string& node_id,
+                                const std::set<std::string>& source_nodes) {
+  auto current = store_.head(session);
+  if (current && *current != node_id && source_nodes.count(*current) && added_here(node_id)) {
+    store_.move_head(session, node_id, "import");
+    entry(session).head = store_.head(session);
+    return;
+  }
+  propose_head(session, node_id);
+}
+
 void ImportSink::propose_head(const std::string& session, const std::string& node_id) {
   SessionImport& e = entry(session);
   auto current = store_.head(session);

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "render/blocks.hpp"
+#include "render/format_gemini.hpp"
 #include "render/formats.hpp"
 #include "render/render.hpp"
 #include "util/error.hpp"
@@ -14,6 +15,7 @@ const char* format_name(RenderFormat f) {
     case RenderFormat::ctxfold: return "ctxfold";
     case RenderFormat::openai: return "openai";
     case RenderFormat::anthropic: return "anthropic";
+    case RenderFormat::gemini: return "gemini";
     case RenderFormat::text: return "text";
   }
   return "ctxfold";
@@ -39,9 +41,10 @@ RenderFormat parse_render_format(const std::string& s) {
   if (s == "ctxfold") return RenderFormat::ctxfold;
   if (s == "openai") return RenderFormat::openai;
   if (s == "anthropic") return RenderFormat::anthropic;
+  if (s == "gemini") return RenderFormat::gemini;
   if (s == "text") return RenderFormat::text;
   throw Error(Exit::usage, "render.format", fmt::format("unknown render format '{}'", s),
-              "use one of: ctxfold, openai, anthropic, text");
+              "use one of: ctxfold, openai, anthropic, gemini, text");
 }
 
 Json render_request_body(const Rendered& r, RenderFormat format) {
@@ -54,6 +57,7 @@ Json render_request_body(const Rendered& r, RenderFormat format) {
       body["messages"] = std::move(b.messages);
       return body;
     }
+    case RenderFormat::gemini: return gemini_request_body(r);
     case RenderFormat::ctxfold:
     case RenderFormat::text: return Json{{"messages", ctxfold_messages(r)}};
   }
@@ -118,6 +122,12 @@ Json render_to_json(const Rendered& r, RenderFormat format) {
       AnthropicBody b = anthropic_body(r);
       j["system"] = b.system.empty() ? Json(b.system) : b.system_value();
       j["messages"] = std::move(b.messages);
+      break;
+    }
+    case RenderFormat::gemini: {
+      Json body = gemini_request_body(r);
+      if (body.contains("systemInstruction")) j["systemInstruction"] = body["systemInstruction"];
+      j["contents"] = std::move(body["contents"]);
       break;
     }
     case RenderFormat::ctxfold: j["messages"] = ctxfold_messages(r); break;

@@ -10,9 +10,9 @@
 
 namespace ctxfold {
 
-enum class RenderFormat { ctxfold, openai, anthropic, text };
+enum class RenderFormat { ctxfold, openai, anthropic, gemini, text };
 
-/// Parses "ctxfold" | "openai" | "anthropic" | "text"; throws Error(usage) otherwise.
+/// Parses "ctxfold" | "openai" | "anthropic" | "gemini" | "text"; throws Error(usage) otherwise.
 RenderFormat parse_render_format(const std::string& s);
 
 struct RenderOptions {
@@ -214,7 +214,8 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
 /// "format","summary","folds":[{"id","depth","covers":{"first","last","first_seq","last_seq",
 /// "count"}}],"reads","sections","estimated_tokens","tokens":{"value","kind","estimated",
 /// "calibration"},"spine_length","repairs","warnings","messages"} plus "system" for anthropic and
-/// "text" for text (whose "messages" are ctxfold's).
+/// "text" for text (whose "messages" are ctxfold's); gemini has "contents" (and
+/// "systemInstruction") instead of "messages" (render/format_gemini.hpp).
 /// openai: thinking and opaque blocks are dropped, images become image_url data URLs, a tool
 /// result's content becomes a string. anthropic: the leading system messages joined by a blank
 /// line (later ones stay in place as user text marked kMidSystemPrefix); thinking
@@ -225,7 +226,8 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
 Json render_to_json(const Rendered& r, RenderFormat format);
 
 /// Exactly the provider request body (`render --body`): {"messages":[...]} for openai,
-/// {"system":...,"messages":[...]} for anthropic.
+/// {"system":...,"messages":[...]} for anthropic, {"systemInstruction"?,"contents":[...]} for
+/// gemini (render/format_gemini.hpp).
 Json render_request_body(const Rendered& r, RenderFormat format);
 
 /// Human-readable transcript for `--format text`.

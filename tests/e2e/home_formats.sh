@@ -17,9 +17,12 @@ C() { "$CTXFOLD" --db "$db" "$@"; }
 
 # ---- Gemini JSONL ----
 g=session-2026-11-30T10-00-6d1f0a52
-expect_eq "gemini: the rewritten turn once, newest text; the rewound prompt gone" \
-  "user:what is in src? assistant:Let me look. tool:main.rs lib.rs user:summarize lib.rs assistant:lib.rs exports the parser." \
+expect_eq "gemini: the rewritten turn once, newest text; the rewound prompt kept" \
+  "user:what is in src? assistant:Let me look. tool:main.rs lib.rs user:a typo, ignore this user:summarize lib.rs assistant:lib.rs exports the parser." \
   "$(sqlite3 "$db" "select role||':'||replace(coalesce(json_extract(content,'\$[0].text'),json_extract(content,'\$[0].content')),char(10),' ') from nodes where session='$g' order by seq" | xargs)"
+expect_eq "gemini: the rewound prompt is off HEAD's branch" \
+  "user:what is in src? assistant:Let me look. tool:main.rs lib.rs user:summarize lib.rs assistant:lib.rs exports the parser." \
+  "$(C --session "$g" render --format ctxfold | jq -r '.messages[] | "\(.role):\(.content[0].text // .content[0].content)"' | tr '\n' ' ' | xargs)"
 expect_eq "gemini: \$set kept" "2026-11-30T10:00:04.000Z" "$(sqlite3 "$db" "select json_extract(metadata,'\$.lastUpdated') from sessions where id='$g'")"
 C sessions >"$WORK/idx.jsonl" || fail "sessions"
 expect_eq "gemini: sub-agent under its parent" "$g 1" \
