@@ -113,7 +113,7 @@ int print_render_warnings(const std::vector<std::string>& warnings, const std::s
 
 std::function<int(Context&)> setup_render(CLI::App& sub) {
   auto o = std::make_shared<RenderCliOptions>();
-  sub.add_option("--format", o->format, "ctxfold | openai | anthropic | text")->default_val("ctxfold");
+  sub.add_option("--format", o->format, "ctxfold | openai | anthropic | responses | text")->default_val("ctxfold");
   sub.add_option("--head", o->opts.head, "render from this node instead of HEAD");
   o->strategy_opt =
       sub.add_option("--strategy", o->opts.strategy,
@@ -133,7 +133,7 @@ std::function<int(Context&)> setup_render(CLI::App& sub) {
                  "cap each row's text at N bytes with a marker naming the row and its size (0: no cap)")
       ->default_val(kDefaultMaxRowBytes)
       ->check(CLI::NonNegativeNumber);
-  sub.add_flag("--body", o->body, "print exactly the provider request body (openai or anthropic)");
+  sub.add_flag("--body", o->body, "print exactly the provider request body (openai, anthropic or responses)");
   add_budget_flags(sub, o->budget);
   sub.add_option("--summarizer", o->summarizer, "with --budget: extractive | openai:MODEL | anthropic:MODEL | command:CMD")
       ->default_val("extractive");

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "render/blocks.hpp"
+#include "render/format_responses.hpp"
 #include "render/formats.hpp"
 #include "render/render.hpp"
 #include "util/error.hpp"
@@ -14,6 +15,7 @@ const char* format_name(RenderFormat f) {
     case RenderFormat::ctxfold: return "ctxfold";
     case RenderFormat::openai: return "openai";
     case RenderFormat::anthropic: return "anthropic";
+    case RenderFormat::responses: return "responses";
     case RenderFormat::text: return "text";
   }
   return "ctxfold";
@@ -39,9 +41,10 @@ RenderFormat parse_render_format(const std::string& s) {
   if (s == "ctxfold") return RenderFormat::ctxfold;
   if (s == "openai") return RenderFormat::openai;
   if (s == "anthropic") return RenderFormat::anthropic;
+  if (s == "responses") return RenderFormat::responses;
   if (s == "text") return RenderFormat::text;
   throw Error(Exit::usage, "render.format", fmt::format("unknown render format '{}'", s),
-              "use one of: ctxfold, openai, anthropic, text");
+              "use one of: ctxfold, openai, anthropic, responses, text");
 }
 
 Json render_request_body(const Rendered& r, RenderFormat format) {
@@ -54,6 +57,7 @@ Json render_request_body(const Rendered& r, RenderFormat format) {
       body["messages"] = std::move(b.messages);
       return body;
     }
+    case RenderFormat::responses: return responses_body(r);
     case RenderFormat::ctxfold:
     case RenderFormat::text: return Json{{"messages", ctxfold_messages(r)}};
   }
@@ -106,11 +110,20 @@ Json render_to_json(const Rendered& r, RenderFormat format) {
   j["repairs"] = std::move(repairs);
   j["warnings"] = r.warnings;
   switch (format) {
-    case RenderFormat::openai: j["messages"] = openai_messages(r); break;
+    case RenderFormat::openai:
+      j["messages"] = openai_messages(r);
+      if (Json ids = openai_tool_id_map(r); !ids.empty()) j["tool_call_ids"] = std::move(ids);
+      break;
     case RenderFormat::anthropic: {
       AnthropicBody b = anthropic_body(r);
       j["system"] = b.system;
       j["messages"] = std::move(b.messages);
+      break;
+    }
+    case RenderFormat::responses: {
+      Json b = responses_body(r);
+      if (b.contains("instructions")) j["instructions"] = b["instructions"];
+      j["input"] = std::move(b["input"]);
       break;
     }
     case RenderFormat::ctxfold: j["messages"] = ctxfold_messages(r); break;
