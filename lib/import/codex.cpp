@@ -64,7 +64,9 @@ Json convert_parts(const Json& content) {
     if (type == "input_text" || type == "output_text" || type == "text" || type == "summary_text") {
       blocks.push_back(text_block(json_str(part, "text")));
     } else if (type == "input_image" && part.contains("image_url") && part["image_url"].is_string()) {
-      blocks.push_back(image_from_url(part["image_url"].get<std::string>()));
+      Json img = image_from_url(part["image_url"].get<std::string>());
+      if (part.contains("detail")) img["detail"] = part["detail"];  // sent again as given
+      blocks.push_back(std::move(img));
     } else {
       blocks.push_back(opaque_block("openai", part));
     }

@@ -4,10 +4,12 @@
 Usage: checkpoints.py RECORD_DIR ROLLOUT_DIR LOG.jsonl
 RECORD_DIR holds the mock server's records (mock/server.py); ROLLOUT_DIR is $CODEX_HOME/sessions;
 LOG.jsonl is `ctxfold log` of the imported session (its node ids are SESSION:LINE, LINE the
-rollout line the node starts at). Prints one line per checkpoint: NAME REQUEST.json HEAD_ID
+rollout line the node starts at). Prints one line per main request (every model turn of the agent is checked), NAME REQUEST.json
+HEAD_ID, NAME being
   last         the last main request
   compact-N    the first main request after the N-th compaction request (a side request: Codex's
                summarization prompt, or POST .../responses/compact)
+  request-SEQ  any other main request (SEQ: the mock's record number)
 HEAD_ID is the node the request was built from: the last node that starts before the first rollout
 line holding the request's own output (the mock names its output items after a digest of the
 request input, see mock/responses.py), or the session's HEAD when the output was never written.
@@ -27,10 +29,8 @@ def main():
     for p in sorted(glob.glob(os.path.join(rec_dir, "*.json"))):
         with open(p) as f:
             recs.append((p, json.load(f)))
-    checkpoints = []
-    mains = [(p, r) for p, r in recs if r.get("main")]
-    if mains:
-        checkpoints.append(("last", mains[-1]))
+    names = {}
+    mains = [p for p, r in recs if r.get("main")]
     n = 0
     for i, (p, r) in enumerate(recs):
         body = r.get("body")
@@ -39,9 +39,13 @@ def main():
         if not compaction:
             continue
         n += 1
-        after = next(((q, s) for q, s in recs[i + 1:] if s.get("main")), None)
-        if after:
-            checkpoints.append(("compact-%d" % n, after))
+        after = next((q for q, s in recs[i + 1:] if s.get("main")), None)
+        if after and after not in names:
+            names[after] = "compact-%d" % n
+    if mains:
+        names.setdefault(mains[-1], "last")
+    by_path = dict(recs)
+    checkpoints = [(names.get(p, "request-%04d" % by_path[p]["seq"]), (p, by_path[p])) for p in mains]
     lines = []  # (session, line, payload)
     for path in sorted(glob.glob(os.path.join(rollout_dir, "**", "*.jsonl"), recursive=True)):
         with open(path) as f:
