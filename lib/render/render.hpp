@@ -10,7 +10,7 @@
 
 namespace ctxfold {
 
-enum class RenderFormat { ctxfold, openai, anthropic, responses, text };
+enum class RenderFormat { ctxfold, openai, anthropic, text, responses };
 
 /// Parses "ctxfold" | "openai" | "anthropic" | "responses" | "text"; throws Error(usage) otherwise.
 RenderFormat parse_render_format(const std::string& s);

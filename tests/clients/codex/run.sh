@@ -10,6 +10,7 @@
 #             runs `codex exec resume --last`
 #   "files":  {NAME: TEXT}   written into the project directory first ("pic.png" is a generated PNG)
 #   "config": [TOML LINE...] added to config.toml's top level
+#   "expect": what the run must show (expect.py): item types, calls in one turn, texts, checkpoints
 # Usage: CTXFOLD=build/ctxfold bash tests/clients/codex/run.sh [SCENARIO...]
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib.sh
@@ -94,14 +95,19 @@ run_scenario() { # SCENARIO.json
     || echo "codex/$name: import failed: $(tail -c 400 "$dir/import.err")" >&2
   "$CTXFOLD" --db "$db" log > "$dir/log.jsonl" 2>/dev/null
   n=0
+  local names=()
   while read -r cp rec head; do
     n=$((n + 1))
+    names+=("$cp")
     "$CTXFOLD" --db "$db" render --format responses --body --head "$head" > "$dir/render-$cp.json" 2> "$dir/render-$cp.err" \
       || { echo "codex/$name: render at $head failed: $(tail -c 400 "$dir/render-$cp.err")" >&2
            echo '{}' > "$dir/render-$cp.json"; }
     compare_to codex "$name" "$cp" "$rec" responses "$dir/render-$cp.json" responses
   done < <(python3 "$HERE/checkpoints.py" "$dir/rec" "$dir/codex/sessions" "$dir/log.jsonl")
   [ $n -gt 0 ] || echo "codex/$name: no main request recorded" >&2
+  # What the scenario is for really happened (expect.py); an unmet expectation is a difference.
+  python3 "$HERE/expect.py" "$scen" "$dir/rec" "${names[@]}" \
+  | jq -c --arg s "$name" '{client:"codex", scenario:$s, checkpoint:"expectations"} + .' >> "$RESULTS_DIR/codex.jsonl"
   if [ -n "${CTXFOLD_CLIENTS_KEEP:-}" ]; then mkdir -p "$CTXFOLD_CLIENTS_KEEP"; cp -r "$dir" "$CTXFOLD_CLIENTS_KEEP/"; fi
 }
 
