@@ -123,7 +123,7 @@ int print_render_warnings(const std::vector<std::string>& warnings, const std::s
 
 std::function<int(Context&)> setup_render(CLI::App& sub) {
   auto o = std::make_shared<RenderCliOptions>();
-  sub.add_option("--format", o->format, "ctxfold | openai | anthropic | gemini | text")->default_val("ctxfold");
+  sub.add_option("--format", o->format, "ctxfold | openai | anthropic | gemini | responses | text")->default_val("ctxfold");
   sub.add_option("--head", o->opts.head, "render from this node instead of HEAD");
   sub.add_option("--system", o->system_file,
                  "FILE holding the system prompt to render first, in place of what the session records "
@@ -146,7 +146,7 @@ std::function<int(Context&)> setup_render(CLI::App& sub) {
                  "cap each row's text at N bytes with a marker naming the row and its size (0: no cap)")
       ->default_val(kDefaultMaxRowBytes)
       ->check(CLI::NonNegativeNumber);
-  sub.add_flag("--body", o->body, "print exactly the provider request body (openai, anthropic or gemini)");
+  sub.add_flag("--body", o->body, "print exactly the provider request body (openai, anthropic, gemini or responses)");
   add_budget_flags(sub, o->budget);
   sub.add_option("--summarizer", o->summarizer, "with --budget: extractive | openai:MODEL | anthropic:MODEL | command:CMD")
       ->default_val("extractive");

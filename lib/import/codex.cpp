@@ -1,10 +1,13 @@
 // Codex CLI rollout JSONL importer (FORMATS.md §2).
 //
 // Mapping, in file order (the rollout has no parent links; the file order is the chain):
-//   session_meta            session row (payload without instructions) + kept record; its
-//                           instructions / base_instructions text becomes the root system node
+//   session_meta            session row (payload without instructions; the system prompt text in
+//                           session metadata.system_prompt) + kept record; the instructions /
+//                           base_instructions text also becomes the root system node
 //                           (metadata.codex_role "instructions"), since the model reads it on
-//                           every request
+//                           every request; metadata.codex_delivery says how Codex sends it:
+//                           "developer_message" (base_instructions with a provenance, 0.171: the
+//                           first input item) or "instructions" (the request's instructions field)
 //   response_item message   user → user node; developer → system node (metadata.codex_role
 //                           "developer"); assistant → part of the current assistant node
 //   reasoning               opaque{provider:"openai", data:item} (encrypted_content and summary
@@ -16,10 +19,16 @@
 //                           output item, so a tool_use would stay unanswered forever and block
 //                           compaction of its step
 //   *_output                one role "tool" node each, tool_result{tool_use_id: call_id}
-//   ghost_snapshot, turn_context, event_msg, unknown types
+//   token_usage_record      the measured usage of one model response: metadata.usage of the
+//                           assistant node of that response (usage_source "token_usage_record",
+//                           response_id) + kept record
+//   ghost_snapshot, turn_context, world_state, event_msg, unknown types
 //                           kept records (event_msg mirrors are never messages; token_count's
 //                           last_token_usage becomes metadata.usage of the assistant node it
-//                           follows)
+//                           follows when no token_usage_record gave one; world_state is the
+//                           client's state from which it writes its context messages, which are
+//                           response_items of their own)
+// Every node's metadata.source carries the record's top-level "ordinal" when it has one.
 //   compacted               a summary view node (see add_compaction) + kept record
 // Consecutive assistant-side items form ONE assistant node; a user/developer message, a tool
 // output, a turn_context (written before every model request) or a compaction closes it.
@@ -55,7 +64,9 @@ Json convert_parts(const Json& content) {
     if (type == "input_text" || type == "output_text" || type == "text" || type == "summary_text") {
       blocks.push_back(text_block(json_str(part, "text")));
     } else if (type == "input_image" && part.contains("image_url") && part["image_url"].is_string()) {
-      blocks.push_back(image_from_url(part["image_url"].get<std::string>()));
+      Json img = image_from_url(part["image_url"].get<std::string>());
+      if (part.contains("detail")) img["detail"] = part["detail"];  // sent again as given
+      blocks.push_back(std::move(img));
     } else {
       blocks.push_back(opaque_block("openai", part));
     }
@@ -100,6 +111,11 @@ class CodexImporter {
     if (json_str(v, "type") == "session_meta" && v.contains("payload") && v["payload"].is_object()) {
       std::string id = json_str(v["payload"], "id");
       Json meta = import_detail::extra_keys(v["payload"], {"instructions", "base_instructions"});
+      auto [text, source] = instructions_text(v["payload"]);
+      if (!text.empty()) {
+        meta["system_prompt"] = text;
+        meta["system_prompt_source"] = source;
+      }
       begin_with(id.empty() ? file_stem(path_) : id, meta);
     } else {
       begin_with(file_stem(path_), Json::object());
@@ -131,6 +147,8 @@ class CodexImporter {
     n.session = session_;
     n.role = role;
     n.metadata["source"] = source_meta(kFormat, import_detail::file_name(path_), rec.line);
+    if (auto o = rec.value.find("ordinal"); o != rec.value.end() && o->is_number_integer())
+      n.metadata["source"]["ordinal"] = *o;
     if (auto ts = json_str(rec.value, "timestamp"); !ts.empty()) n.metadata["timestamp"] = ts;
     return n;
   }
@@ -176,16 +194,26 @@ class CodexImporter {
     } else if (type == "response_item" && payload.is_object()) {
       handle_item(rec, payload);
     } else if (type == "event_msg") {
-      if (json_str(payload, "type") == "token_count" && pending_ && payload.contains("info") &&
-          payload["info"].is_object()) {
+      std::string sub = json_str(payload, "type");
+      if (sub == "token_count" && payload.contains("info") && payload["info"].is_object()) {
         const Json& info = payload["info"];
-        if (info.contains("last_token_usage") && info["last_token_usage"].is_object()) {
+        if (info.contains("model_context_window")) window_ = info["model_context_window"];
+        if (pending_ && !pending_->metadata.contains("usage_source") && info.contains("last_token_usage") &&
+            info["last_token_usage"].is_object()) {
           Json usage = info["last_token_usage"];
           if (info.contains("model_context_window")) usage["model_context_window"] = info["model_context_window"];
           pending_->metadata["usage"] = usage;
         }
+      } else if (sub == "task_started") {
+        turn_active_ = false;
+        if (payload.contains("model_context_window")) window_ = payload["model_context_window"];
       }
-      keep(rec, "event_msg/" + json_str(payload, "type"));
+      keep(rec, "event_msg/" + sub);
+    } else if (type == "token_usage_record") {
+      usage_record(payload);
+      keep(rec, type);
+    } else if (type == "world_state") {
+      keep(rec, type);
     } else if (type == "turn_context") {
       flush();
       keep(rec, type);
@@ -199,17 +227,30 @@ class CodexImporter {
     }
   }
 
-  void add_instructions(const JsonlRecord& rec, const Json& payload) {
-    std::string text;
+  /// The system prompt a session_meta names: base_instructions (a string, or {text, provenance?})
+  /// before instructions; with the key it came from.
+  static std::pair<std::string, std::string> instructions_text(const Json& payload) {
     if (payload.contains("base_instructions")) {
       const Json& b = payload["base_instructions"];
-      text = b.is_string() ? b.get<std::string>() : json_str(b, "text");
+      std::string text = b.is_string() ? b.get<std::string>() : json_str(b, "text");
+      if (!text.empty()) return {text, "base_instructions"};
     }
-    if (text.empty()) text = json_str(payload, "instructions");
+    std::string text = json_str(payload, "instructions");
+    return {text, text.empty() ? std::string() : std::string("instructions")};
+  }
+
+  void add_instructions(const JsonlRecord& rec, const Json& payload) {
+    auto [text, source] = instructions_text(payload);
     if (text.empty()) return;
     Node n = make_node(rec, role::kSystem);
     n.content.push_back(text_block(text));
     n.metadata["codex_role"] = "instructions";
+    // Codex 0.171 records base_instructions as {text, provenance} and sends that text as the
+    // request's first input item, a developer message; older rollouts (a plain text, or {text})
+    // came from clients that sent it as the request's "instructions" (docs/formats/codex.md).
+    const Json* b = payload.contains("base_instructions") ? &payload["base_instructions"] : nullptr;
+    bool developer = source == "base_instructions" && b->is_object() && b->contains("provenance");
+    n.metadata["codex_delivery"] = developer ? "developer_message" : "instructions";
     append(std::move(n), rec.line);
     instructions_id_ = last_;
   }
@@ -218,12 +259,18 @@ class CodexImporter {
     std::string type = json_str(item, "type");
     if (type == "message") {
       std::string r = json_str(item, "role");
+      turn_active_ = true;
       if (r == "assistant") {
         Node& n = assistant(rec);
-        for (auto& b : convert_parts(item.contains("content") ? item["content"] : Json())) n.content.push_back(b);
+        Json parts = convert_parts(item.contains("content") ? item["content"] : Json());
+        for (auto& b : parts) n.content.push_back(b);
         Json entry = {{"type", "message"}};
         if (item.contains("phase")) entry["phase"] = item["phase"];
+        if (item.contains("id")) entry["id"] = item["id"];
+        if (item.contains("status")) entry["status"] = item["status"];
+        entry["parts"] = parts.size();
         n.metadata["codex_items"].push_back(entry);
+        if (compaction_output(rec)) n.metadata["codex_compaction_output"] = true;
         return;
       }
       flush();
@@ -234,6 +281,7 @@ class CodexImporter {
       if (!extra.empty()) n.metadata["codex_extra"] = extra;
       append(std::move(n), rec.line);
     } else if (type == "reasoning") {
+      turn_active_ = true;
       Node& n = assistant(rec);
       bool encrypted = item.contains("encrypted_content") && item["encrypted_content"].is_string();
       std::string summary;
@@ -248,15 +296,22 @@ class CodexImporter {
         n.content.push_back(Json{{"type", "thinking"}, {"thinking", summary}});
       else
         n.content.push_back(opaque_block("openai", item));
-      n.metadata["codex_items"].push_back(Json{{"type", "reasoning"}});
+      Json entry = {{"type", "reasoning"}};
+      if (item.contains("id")) entry["id"] = item["id"];
+      n.metadata["codex_items"].push_back(entry);
     } else if (type == "function_call" || type == "custom_tool_call" || type == "local_shell_call") {
+      turn_active_ = true;
       Node& n = assistant(rec);
       Json input;
+      std::optional<std::string> raw_args;  // the arguments string, when re-encoding would differ
       if (type == "function_call") {
         bool parsed = false;
-        input = parse_arguments(json_str(item, "arguments"), &parsed);
+        std::string args = json_str(item, "arguments");
+        input = parse_arguments(args, &parsed);
         if (!parsed) {
           if (raw_arguments_++ == 0) first_raw_line_ = rec.line;
+        } else if (dump_json(input) != args) {
+          raw_args = args;
         }
       } else if (type == "custom_tool_call") {
         input = Json{{"raw", json_str(item, "input")}};
@@ -269,6 +324,7 @@ class CodexImporter {
       Json entry = {{"type", type}};
       if (item.contains("status")) entry["status"] = item["status"];
       if (item.contains("id")) entry["id"] = item["id"];
+      if (raw_args) entry["arguments"] = *raw_args;
       n.metadata["codex_items"].push_back(entry);
     } else if (type == "web_search_call") {
       Node& n = assistant(rec);
@@ -296,6 +352,8 @@ class CodexImporter {
                                {"content", content},
                                {"is_error", is_error}});
       n.metadata["codex_items"] = Json::array({Json{{"type", type}}});
+      Json extra = import_detail::extra_keys(item, {"type", "call_id", "output"});
+      if (!extra.empty()) n.metadata["codex_extra"] = extra;
       append(std::move(n), rec.line);
     } else if (type == "ghost_snapshot") {
       keep(rec, "response_item/ghost_snapshot");
@@ -339,6 +397,7 @@ class CodexImporter {
                                         : Json::array({opaque_block("openai", item)});
         Json d = {{"type", type}};
         if (item.contains("role")) d["role"] = item["role"];
+        if (item.contains("id")) d["id"] = item["id"];
         if (item.contains("phase")) d["phase"] = item["phase"];
         d["blocks"] = blocks.size();
         described.push_back(d);
@@ -350,9 +409,61 @@ class CodexImporter {
     } else {
       n.content.push_back(text_block(message));
     }
-    for (const char* k : {"window_number", "first_window_id", "previous_window_id", "window_id"})
+    for (const char* k : {"window_number", "first_window_id", "previous_window_id", "window_id", "compaction_response_id"})
       if (payload.contains(k)) n.metadata[k] = payload[k];
+    n.metadata["compact_metadata"] = compaction_facts(payload);
+    if (n.metadata["compact_metadata"].contains("trigger")) n.metadata["trigger"] = n.metadata["compact_metadata"]["trigger"];
     sink_.add(std::move(n), rec.line);
+  }
+
+  /// A response_item Codex marks as its local compaction's own output (the summary text the
+  /// summarization request returned; record-level metadata.compaction_output).
+  static bool compaction_output(const JsonlRecord& rec) {
+    auto m = rec.value.find("metadata");
+    return m != rec.value.end() && m->is_object() && m->contains("compaction_output") &&
+           (*m)["compaction_output"] == Json(true);
+  }
+
+  /// A token_usage_record: one response's measured usage, for the assistant node being built
+  /// (the record follows that response's items).
+  void usage_record(const Json& p) {
+    if (!p.is_object() || !p.contains("usage") || !p["usage"].is_object()) return;
+    std::string rid = json_str(p, "response_id");
+    prev_usage_ = std::move(last_usage_);
+    last_usage_ = Json{{"response_id", rid}, {"usage", p["usage"]}};
+    if (!pending_) return;
+    Json usage = p["usage"];
+    if (!window_.is_null()) usage["model_context_window"] = window_;
+    pending_->metadata["usage"] = std::move(usage);
+    pending_->metadata["usage_source"] = "token_usage_record";
+    if (!rid.empty()) pending_->metadata["response_id"] = rid;
+  }
+
+  /// What the rollout tells of a compaction (compact_metadata of the summary node, read by
+  /// `ctxfold compactions`): trigger "auto" when it fired inside a turn that had already sampled
+  /// (Codex compacts mid-turn when the reported usage passes its limit; a compaction with no
+  /// model activity before it in its turn has no recorded trigger), preTokens = the measured
+  /// total_tokens of the last model response before it (not the summarization response, named
+  /// by compaction_response_id), window = the model context window last reported, and the
+  /// summarization's own usage.
+  Json compaction_facts(const Json& payload) const {
+    Json cm = Json::object();
+    if (turn_active_) cm["trigger"] = "auto";
+    std::string crid = json_str(payload, "compaction_response_id");
+    const Json* before = nullptr;
+    if (last_usage_.is_object() && (crid.empty() || json_str(last_usage_, "response_id") != crid)) before = &last_usage_;
+    else if (prev_usage_.is_object()) before = &prev_usage_;
+    if (before) {
+      const Json& u = (*before)["usage"];
+      if (u.contains("total_tokens") && u["total_tokens"].is_number_integer()) cm["preTokens"] = u["total_tokens"];
+      cm["pre_usage"] = u;
+      if (!json_str(*before, "response_id").empty()) cm["pre_response_id"] = (*before)["response_id"];
+    }
+    if (!window_.is_null()) cm["window"] = window_;
+    if (payload.contains("latest_token_usage_record") && payload["latest_token_usage_record"].is_object() &&
+        payload["latest_token_usage_record"].contains("usage"))
+      cm["summary_usage"] = payload["latest_token_usage_record"]["usage"];
+    return cm;
   }
 
   std::string path_;
@@ -368,6 +479,9 @@ class CodexImporter {
   std::int64_t raw_arguments_ = 0;
   std::int64_t first_raw_line_ = 0;
   std::set<std::string> warned_types_;
+  Json window_;             ///< the model context window last reported (task_started, token_count)
+  Json last_usage_, prev_usage_;  ///< the two latest token_usage_records: {response_id, usage}
+  bool turn_active_ = false;  ///< the current turn (since task_started) has sampled or had input
   std::vector<std::pair<std::int64_t, std::string>> early_bad_;
 };
 

@@ -1,9 +1,32 @@
 #include <fmt/format.h>
 
+#include <set>
+
 #include "render/blocks.hpp"
 #include "render/formats.hpp"
+#include "util/digest.hpp"
 
 namespace ctxfold::render_detail {
+
+std::string openai_tool_call_id(const std::string& id) {
+  if (id.size() <= kOpenAIToolIdMax) return id;
+  return "call_" + sha256_hex(id).substr(0, kOpenAIToolIdMax - 5);
+}
+
+Json openai_tool_id_map(const Rendered& r) {
+  Json out = Json::array();
+  std::set<std::string> seen;
+  auto note = [&](const std::string& id) {
+    if (id.size() <= kOpenAIToolIdMax || !seen.insert(id).second) return;
+    out.push_back(Json{{"id", openai_tool_call_id(id)}, {"original", id}});
+  };
+  for (const auto& m : r.messages)
+    for (const auto& b : m.content) {
+      if (is_type(b, "tool_use") && m.role == role::kAssistant) note(json_str(b, "id"));
+      else if (is_type(b, "tool_result") && m.role == role::kTool) note(json_str(b, "tool_use_id"));
+    }
+  return out;
+}
 
 Json openai_messages(const Rendered& r) {
   Json out = Json::array();
@@ -11,7 +34,7 @@ Json openai_messages(const Rendered& r) {
     if (m.role == role::kTool) {
       for (const auto& b : m.content)
         out.push_back(Json{{"role", "tool"},
-                           {"tool_call_id", json_str(b, "tool_use_id")},
+                           {"tool_call_id", openai_tool_call_id(json_str(b, "tool_use_id"))},
                            {"content", content_text(b.contains("content") ? b["content"] : Json())}});
       continue;
     }
@@ -26,7 +49,7 @@ Json openai_messages(const Rendered& r) {
       for (const auto& b : m.content) {
         std::string piece;
         if (is_type(b, "tool_use")) {
-          calls.push_back(Json{{"id", json_str(b, "id")},
+          calls.push_back(Json{{"id", openai_tool_call_id(json_str(b, "id"))},
                                {"type", "function"},
                                {"function",
                                 {{"name", json_str(b, "name")},

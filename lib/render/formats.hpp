@@ -7,8 +7,22 @@
 
 namespace ctxfold::render_detail {
 
-/// OpenAI chat-completions "messages".
+/// OpenAI chat-completions "messages". Tool-call ids longer than kOpenAIToolIdMax are sent as
+/// openai_tool_call_id(id).
 Json openai_messages(const Rendered& r);
+
+/// The longest tool-call id the OpenAI chat-completions API accepts (a longer `tool_calls[].id`
+/// or `tool_call_id` is refused with a 400: "string too long ... maximum length 40").
+inline constexpr std::size_t kOpenAIToolIdMax = 40;
+
+/// ID itself when it is at most kOpenAIToolIdMax bytes; else "call_" + the first 35 hex digits of
+/// its SHA-256 (40 bytes): deterministic, so a call and its result keep matching, and reversible
+/// through openai_tool_id_map.
+std::string openai_tool_call_id(const std::string& id);
+
+/// The ids openai_messages shortened in R: [{"id": sent id, "original": stored id}] in first-use
+/// order (empty when none was); `render --format openai` prints it as "tool_call_ids".
+Json openai_tool_id_map(const Rendered& r);
 
 /// Anthropic Messages: the leading system text and "messages". A leading run of one system
 /// message holding several text blocks (a client's system prompt as the client sent it, in

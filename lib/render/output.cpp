@@ -3,6 +3,7 @@
 
 #include "render/blocks.hpp"
 #include "render/format_gemini.hpp"
+#include "render/format_responses.hpp"
 #include "render/formats.hpp"
 #include "render/render.hpp"
 #include "util/error.hpp"
@@ -16,6 +17,7 @@ const char* format_name(RenderFormat f) {
     case RenderFormat::openai: return "openai";
     case RenderFormat::anthropic: return "anthropic";
     case RenderFormat::gemini: return "gemini";
+    case RenderFormat::responses: return "responses";
     case RenderFormat::text: return "text";
   }
   return "ctxfold";
@@ -42,9 +44,10 @@ RenderFormat parse_render_format(const std::string& s) {
   if (s == "openai") return RenderFormat::openai;
   if (s == "anthropic") return RenderFormat::anthropic;
   if (s == "gemini") return RenderFormat::gemini;
+  if (s == "responses") return RenderFormat::responses;
   if (s == "text") return RenderFormat::text;
   throw Error(Exit::usage, "render.format", fmt::format("unknown render format '{}'", s),
-              "use one of: ctxfold, openai, anthropic, gemini, text");
+              "use one of: ctxfold, openai, anthropic, gemini, responses, text");
 }
 
 Json render_request_body(const Rendered& r, RenderFormat format) {
@@ -58,6 +61,7 @@ Json render_request_body(const Rendered& r, RenderFormat format) {
       return body;
     }
     case RenderFormat::gemini: return gemini_request_body(r);
+    case RenderFormat::responses: return responses_body(r);
     case RenderFormat::ctxfold:
     case RenderFormat::text: return Json{{"messages", ctxfold_messages(r)}};
   }
@@ -117,7 +121,10 @@ Json render_to_json(const Rendered& r, RenderFormat format) {
   j["repairs"] = std::move(repairs);
   j["warnings"] = r.warnings;
   switch (format) {
-    case RenderFormat::openai: j["messages"] = openai_messages(r); break;
+    case RenderFormat::openai:
+      j["messages"] = openai_messages(r);
+      if (Json ids = openai_tool_id_map(r); !ids.empty()) j["tool_call_ids"] = std::move(ids);
+      break;
     case RenderFormat::anthropic: {
       AnthropicBody b = anthropic_body(r);
       j["system"] = b.system.empty() ? Json(b.system) : b.system_value();
@@ -128,6 +135,12 @@ Json render_to_json(const Rendered& r, RenderFormat format) {
       Json body = gemini_request_body(r);
       if (body.contains("systemInstruction")) j["systemInstruction"] = body["systemInstruction"];
       j["contents"] = std::move(body["contents"]);
+      break;
+    }
+    case RenderFormat::responses: {
+      Json b = responses_body(r);
+      if (b.contains("instructions")) j["instructions"] = b["instructions"];
+      j["input"] = std::move(b["input"]);
       break;
     }
     case RenderFormat::ctxfold: j["messages"] = ctxfold_messages(r); break;

@@ -9,6 +9,44 @@
 #include "render/blocks.hpp"
 
 namespace ctxfold::render_detail {
+namespace {
+
+/// A summary whose metadata.replacement_history describes its blocks item by item (type, role,
+/// block count; a Codex compaction's new history, docs/formats/codex.md) becomes one message per
+/// item in the item's own role, so a developer or assistant message of that history is not read
+/// as user text. Returns false (nothing added) for any other node or a description that does not
+/// account for the blocks exactly.
+bool split_replacement_history(const Node& n, std::vector<RenderedMessage>& out) {
+  if (!n.is_view() || n.kind != kind::kSummary || !n.content.is_array()) return false;
+  auto d = n.metadata.find("replacement_history");
+  if (d == n.metadata.end() || !d->is_array() || d->empty()) return false;
+  std::size_t total = 0;
+  for (const auto& item : *d) {
+    if (!item.is_object() || !item.contains("blocks") || !item["blocks"].is_number_unsigned()) return false;
+    total += item["blocks"].get<std::size_t>();
+  }
+  if (total != n.content.size()) return false;
+  std::size_t pos = 0;
+  for (std::size_t k = 0; k < d->size(); ++k) {
+    const Json& item = (*d)[k];
+    std::string role = json_str(item, "role");
+    RenderedMessage m{role == "developer" || role == "system" ? std::string(role::kSystem)
+                      : role == "assistant"                   ? std::string(role::kAssistant)
+                                                              : std::string(role::kUser),
+                      kind::kSummary, {n.id}, Json::array()};
+    if (json_str(item, "type") != "message") m.role = role::kUser;
+    m.part = static_cast<std::int64_t>(k);
+    std::size_t count = item["blocks"].get<std::size_t>();
+    for (std::size_t b = 0; b < count; ++b, ++pos) {
+      const Json& blk = n.content[pos];
+      m.content.push_back(is_type(blk, "tool_use") || is_type(blk, "tool_result") ? text_block(block_text(blk)) : blk);
+    }
+    out.push_back(std::move(m));
+  }
+  return true;
+}
+
+}  // namespace
 
 
 /// Builds r.messages (and r.repairs) from r.items; see RenderedMessage.
@@ -78,6 +116,10 @@ void build_messages(Rendered& r) {
     }
 
     const Node& n = items[i];
+    if (split_replacement_history(n, r.messages)) {
+      ++i;
+      continue;
+    }
     RenderedMessage m{message_role(n), n.is_view() ? kind::kSummary : kind::kMessage, {n.id}, Json::array()};
     if (n.content.is_array()) {
       for (std::size_t b = 0; b < n.content.size(); ++b) {

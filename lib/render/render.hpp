@@ -10,9 +10,10 @@
 
 namespace ctxfold {
 
-enum class RenderFormat { ctxfold, openai, anthropic, gemini, text };
+enum class RenderFormat { ctxfold, openai, anthropic, gemini, text, responses };
 
-/// Parses "ctxfold" | "openai" | "anthropic" | "gemini" | "text"; throws Error(usage) otherwise.
+/// Parses "ctxfold" | "openai" | "anthropic" | "gemini" | "responses" | "text"; throws
+/// Error(usage) otherwise.
 RenderFormat parse_render_format(const std::string& s);
 
 struct RenderOptions {
@@ -123,11 +124,15 @@ inline constexpr const char* kNoToolResultText = "[ctxfold: no tool result recor
 /// context, or a synthetic is_error result (kNoToolResultText). A tool_result with no call before
 /// it becomes a text block "[tool result for ID, whose call is not in this context]\n<text>".
 /// The summary is a user-role message of kind "summary". ids: the nodes whose content is in it.
+/// An imported summary that records the items it stands for (metadata.replacement_history: a
+/// Codex compaction's new history, each item's type, role and block count) is one message per
+/// item, in the item's role (developer and system → system), kind "summary", with `part` its index.
 struct RenderedMessage {
   std::string role;  ///< system | user | assistant | tool
   std::string kind;  ///< message | summary | tool_results
   std::vector<std::string> ids;
   Json content = Json::array();
+  std::int64_t part = -1;  ///< a split summary: the index of its replacement_history item
 };
 
 /// A stored fold substituted for its covered segment: its id, its depth in the lcm tree
@@ -213,11 +218,13 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
 /// The JSON document `render` prints: {"schema":"ctxfold.render/1","session","head","strategy",
 /// "format","summary","folds":[{"id","depth","covers":{"first","last","first_seq","last_seq",
 /// "count"}}],"reads","sections","estimated_tokens","tokens":{"value","kind","estimated",
-/// "calibration"},"spine_length","repairs","warnings","messages"} plus "system" for anthropic and
-/// "text" for text (whose "messages" are ctxfold's); gemini has "contents" (and
-/// "systemInstruction") instead of "messages" (render/format_gemini.hpp).
+/// "calibration"},"spine_length","repairs","warnings","system_prompt","messages"} plus "system" for
+/// anthropic, "text" for text (whose "messages" are ctxfold's); gemini has "contents" (and
+/// "systemInstruction") instead of "messages" (render/format_gemini.hpp), responses
+/// "instructions" and "input" (render/format_responses.hpp).
 /// openai: thinking and opaque blocks are dropped, images become image_url data URLs, a tool
-/// result's content becomes a string. anthropic: the leading system messages joined by a blank
+/// result's content becomes a string, a tool-call id over 40 bytes is sent shortened
+/// (render_detail::openai_tool_call_id) and "tool_call_ids" lists [{"id","original"}] for each. anthropic: the leading system messages joined by a blank
 /// line (later ones stay in place as user text marked kMidSystemPrefix); thinking
 /// kept only with a signature; opaque dropped except an anthropic redacted_thinking block; empty
 /// text blocks dropped; tool_result blocks first in their user message. openai: chat-completions messages (assistant tool calls as "tool_calls", results as
@@ -227,7 +234,8 @@ Json render_to_json(const Rendered& r, RenderFormat format);
 
 /// Exactly the provider request body (`render --body`): {"messages":[...]} for openai,
 /// {"system":...,"messages":[...]} for anthropic, {"systemInstruction"?,"contents":[...]} for
-/// gemini (render/format_gemini.hpp).
+/// gemini (render/format_gemini.hpp), {"instructions"?:...,"input":[...]} for responses (OpenAI
+/// Responses items, render/format_responses.hpp).
 Json render_request_body(const Rendered& r, RenderFormat format);
 
 /// Human-readable transcript for `--format text`.

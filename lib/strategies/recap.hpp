@@ -25,7 +25,8 @@ struct RecapOptions {
 /// and the last few user messages it covers, quoted verbatim and bounded. `node` is a synthetic user message (id
 /// "<summary id>#recap", kind message, metadata {"view":"recap","summary","quotes"}) that is
 /// never stored; `quoted_ids` are the ids whose text it quotes (for render's "recap" section and
-/// its reads) and `estimated_tokens` its local estimate. The quoted ids come from
+/// its reads) and `estimated_tokens` its local estimate. A summary carrying
+/// metadata.replacement_history (the client's own new history) gets none. The quoted ids come from
 /// the summary's metadata.recap_ids (written by compact), else from a backward scan of at most
 /// max_scan covered nodes (imported summaries). Harness noise (Claude Code <command-name>,
 /// <local-command-stdout>, "Caveat: The messages below" records) is not quoted. nullopt when

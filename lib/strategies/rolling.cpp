@@ -720,6 +720,10 @@ std::optional<RollingReplan> replan_rolling(Store& store, const Node& summary, s
 bool is_recap_node(const Node& n) { return json_str(n.metadata, "view") == "recap"; }
 
 std::optional<Recap> rolling_recap(Store& store, const Node& summary, const RecapOptions& opts) {
+  // A summary that is the client's whole replacement history (a Codex compaction,
+  // docs/formats/codex.md) already holds the user messages the client kept: a recap would add
+  // text the model never read.
+  if (summary.metadata.contains("replacement_history")) return std::nullopt;
   std::vector<Node> picked;  // newest first
   auto it = summary.metadata.find("recap_ids");
   if (it != summary.metadata.end() && it->is_array()) {

@@ -28,7 +28,7 @@ for cmd in $help_cmds; do
   got=$(comp "$cmd" -- | sort -u)
   expect_eq "ctxfold $cmd --<tab>: --help's flags" "$want" "$got"
 done
-expect_eq "render --format <tab>" "$(printf '%s\n' ctxfold openai anthropic gemini text)" "$(comp render --format "")"
+expect_eq "render --format <tab>" "$(printf '%s\n' ctxfold openai anthropic gemini responses text)" "$(comp render --format "")"
 expect_eq "render --format an<tab>" "anthropic" "$(comp render --format an)"
 expect_eq "grep --in <tab>" "$(printf '%s\n' raw summaries both thinking)" "$(comp grep --in "")"
 expect_eq "verify-invariants --format <tab>" "$(printf '%s\n' json junit)" "$(comp verify-invariants --format "")"

@@ -39,7 +39,7 @@ zshc() { # zshc WORD... : completes the last word
 }
 expect_eq "zsh: ctxfold <tab> lists every subcommand" "$help_cmds" "$(zshc "" | grep -v '^-' | sort)"
 expect_eq "zsh: ctxfold ver<tab>" "verify-invariants" "$(zshc ver)"
-expect_eq "zsh: render --format <tab>" "$(printf '%s\n' ctxfold openai anthropic gemini text)" "$(zshc render --format "")"
+expect_eq "zsh: render --format <tab>" "$(printf '%s\n' ctxfold openai anthropic gemini responses text)" "$(zshc render --format "")"
 expect_eq "zsh: show n<tab> offers node ids" "$(printf '%s\n' n1 n2)" "$(zshc show n | sort)"
 expect_eq "zsh: a file argument falls back to files" "<files>" "$(zshc import "")"
 expect_eq "zsh: no database: only -, no error" "-" "$(zshc --db /nonexistent/x.db show "")"

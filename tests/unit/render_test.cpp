@@ -326,7 +326,7 @@ TEST_F(RenderTest, C20ByteIdenticalRenders) {
   summary("S", std::nullopt, range("n", 1, 10));
   std::vector<std::string> first;
   for (auto f : {RenderFormat::ctxfold, RenderFormat::openai, RenderFormat::anthropic, RenderFormat::gemini,
-                 RenderFormat::text})
+                 RenderFormat::text, RenderFormat::responses})
     first.push_back(dump_json(render_to_json(render(), f)));
   for (std::size_t i = 0; i < first.size(); ++i)
     EXPECT_EQ(first[i], dump_json(render_to_json(render(), static_cast<RenderFormat>(i))));
