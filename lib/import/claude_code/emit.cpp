@@ -1,0 +1,267 @@
+// Claude Code importer, pass 2: node assembly and writing, parents first, then HEAD.
+
+#include "import/claude_code/skeleton.hpp"
+
+namespace ctxfold::cc_import {
+
+std::string Importer::raw_bytes(const Line& ln) {
+  if (!raw_.is_open()) raw_.open(path_, std::ios::binary);
+  raw_.clear();
+  raw_.seekg(static_cast<std::streamoff>(ln.offset));
+  std::string bytes(ln.length, '\0');
+  raw_.read(bytes.data(), static_cast<std::streamsize>(ln.length));
+  bytes.resize(static_cast<std::size_t>(raw_.gcount()));
+  if (!bytes.empty() && bytes.back() == '\r') bytes.pop_back();
+  bytes.erase(std::remove(bytes.begin(), bytes.end(), '\0'), bytes.end());
+  return utf8_sanitize(bytes);
+}
+
+Node Importer::build(int p) {
+  const Plan& pl = plans_[p];
+  Node n;
+  n.id = plan_id(p);
+  n.session = sessions_[pl.session].info.id;
+  n.kind = kind_name(pl.kind);
+  const Line& first = sk_.lines[pl.first];
+
+  Json source = Json::object();
+  source["format"] = kFormat;
+  source["file"] = first.injected ? injected_[first.offset].file : base_;
+  source["line"] = first.line;
+  if (first.glued) source["part"] = first.part;
+  source["uuid"] = sk_.str(first.uuid);
+  Json meta = Json::object();
+  meta["source"] = source;
+
+  Json content = Json::array();
+  Json extras = Json::array();
+  Json parts = Json::array();
+  bool any_result = false;
+  bool all_result = true;
+  Json usage;
+  std::string stop_reason;
+
+  for (int li = pl.first; li >= 0; li = sk_.lines[li].next) {
+    const Line& ln = sk_.lines[li];
+    const std::string_view ln_type = sk_.ids.view(ln.type);
+    Json v = ln.injected ? injected_[ln.offset].record : reader_->read_at(ln.offset, ln.length, ln.part);
+    if (!v.is_object()) v = Json::object();
+    if (parts.empty()) {
+      if (v.contains("timestamp")) meta["timestamp"] = v["timestamp"];
+    }
+    if (n.kind == kind::kEvent) {
+      std::string sub = str_at(v, "subtype");
+      if (sub.empty() && is_obj(v, "data")) sub = str_at(v["data"], "type");
+      meta["event"] = sub.empty() ? std::string(ln_type) : fmt::format("{}/{}", ln_type, sub);
+      if (ln.type == sk_.t_system) {
+        auto c = v.find("content");
+        if (c != v.end() && c->is_string() && !c->get<std::string>().empty())
+          content.push_back(Json{{"type", "text"}, {"text", c->get<std::string>()}});
+      }
+      if (ln.boundary) {
+        meta["logical_parent"] = ln.logical_parent == 0 ? Json(nullptr) : Json(sk_.str(ln.logical_parent));
+        if (is_obj(v, "compactMetadata")) meta["compact"] = v["compactMetadata"];
+      }
+      meta["raw"] = std::move(v);
+      continue;
+    }
+    static const Json kNull;
+    auto mit = v.find("message");
+    const Json& msg = mit == v.end() ? kNull : *mit;
+    const Json* c = msg.is_object() && msg.contains("content") ? &msg["content"] : nullptr;
+    if (c && c->is_string()) {
+      content.push_back(Json{{"type", "text"}, {"text", c->get<std::string>()}});
+      all_result = false;
+    } else if (c && c->is_array()) {
+      for (const auto& b : *c) {
+        bool is_result = b.is_object() && str_at(b, "type") == "tool_result";
+        any_result = any_result || is_result;
+        all_result = all_result && is_result;
+        content.push_back(convert_block(b, ln.line, extras, content.size()));
+      }
+    } else if (c && !c->is_null()) {
+      content.push_back(Json{{"type", "opaque"}, {"provider", "anthropic"}, {"data", *c}});
+      all_result = false;
+    }
+    if (ln.type == sk_.t_assistant) {
+      if (msg.contains("usage")) usage = msg["usage"];
+      std::string sr = str_at(msg, "stop_reason");
+      if (!sr.empty()) stop_reason = sr;
+      if (!meta.contains("model") && msg.contains("model")) meta["model"] = msg["model"];
+      if (!meta.contains("message_id")) meta["message_id"] = sk_.str(ln.msg_id);
+      if (!meta.contains("request_id") && v.contains("requestId")) meta["request_id"] = v["requestId"];
+    }
+    if (v.value("isMeta", false) == true) meta["is_meta"] = true;
+    if (v.value("isSidechain", false) == true) meta["is_sidechain"] = true;
+    if (v.contains("agentId")) meta["agent_id"] = v["agentId"];
+    if (ln.injected) meta["spliced_from_worker"] = true;
+    if (c && c->is_array() && ln.type == sk_.t_user) note_hook_blocked(*c, v, meta);
+    if (v.contains("toolUseResult")) {
+      meta["tool_use_result"] = v["toolUseResult"];
+      v.erase("toolUseResult");
+    }
+    Json env = std::move(v);
+    if (env["message"].is_object()) env["message"].erase("content");
+    Json part = Json::object();
+    part["line"] = ln.line;
+    if (ln.glued) part["part"] = ln.part;
+    part["record"] = std::move(env);
+    parts.push_back(std::move(part));
+  }
+
+  if (n.kind != kind::kEvent) {
+    meta["source"]["parts"] = std::move(parts);
+    if (first.type == sk_.t_assistant) {
+      n.role = role::kAssistant;
+      if (!usage.is_null()) meta["usage"] = usage;
+      if (!stop_reason.empty()) meta["stop_reason"] = stop_reason;
+    } else {
+      n.role = any_result && all_result && !content.empty() ? role::kTool : role::kUser;
+    }
+    if (!extras.empty()) meta["block_extras"] = std::move(extras);
+    if (Json kept = persisted_outputs(content); !kept.empty()) meta["persisted_outputs"] = std::move(kept);
+  }
+
+  if (pl.kind == PlanKind::summary) {
+    Json summary = Json::object();
+    summary["strategy"] = "rolling";
+    summary["origin"] = "import";
+    summary["format"] = kFormat;
+    if (pl.boundary >= 0) {
+      const Line& b = first_line(pl.boundary);
+      Json bv = reader_->read_at(b.offset, b.length, b.part);
+      Json cm = is_obj(bv, "compactMetadata") ? bv["compactMetadata"] : Json::object();
+      summary["trigger"] = cm.contains("trigger") ? cm["trigger"] : Json(nullptr);
+      summary["preTokens"] = cm.contains("preTokens") ? cm["preTokens"] : Json(nullptr);
+      summary["compact_metadata"] = cm;
+      summary["boundary"] = sk_.str(b.uuid);
+    }
+    summary["logical_parent"] = plan_id(pl.cover_last);
+    for (auto it = meta.begin(); it != meta.end(); ++it) summary[it.key()] = it.value();
+    meta = std::move(summary);
+    meta["is_compact_summary"] = true;
+  }
+
+  if (pl.pred_changed || pl.kind == PlanKind::summary)
+    meta["source_parent"] = first.parent == 0 ? Json(nullptr) : Json(sk_.str(first.parent));
+  if (pl.missing_pred) meta["missing_predecessor"] = sk_.str(pl.missing_pred);
+  if (pl.cross_session_parent) meta["cross_session_parent"] = sk_.str(pl.cross_session_parent);
+  if (auto cy = cycle_.find(p); cy != cycle_.end() && !cy->second.empty()) meta["cycle"] = cy->second;
+  n.content = std::move(content);
+  n.metadata = std::move(meta);
+  if (pl.pred >= 0) n.predecessor = final_id(pl.pred);
+  else if (!pl.stored_pred.empty()) n.predecessor = pl.stored_pred;
+  if (auto cv = covers_.find(p); cv != covers_.end())
+    for (int c : cv->second) n.covers_ids.push_back(final_id(c));
+  return n;
+}
+
+void Importer::write(int p) {
+  Plan& pl = plans_[p];
+  begin(pl.session);
+  Node n = build(p);
+  std::string id = n.id;
+  std::string stored = sink_.add(std::move(n), sk_.lines[pl.first].line);
+  if (stored != id) renamed_.emplace(p, std::move(stored));
+  pl.emitted = true;
+}
+
+void Importer::emit(int start) {
+  // Parents first (the store's predecessor is a foreign key), iteratively.
+  std::vector<int> stack{start};
+  std::vector<char> on_stack(plans_.size(), 0);
+  on_stack[start] = 1;
+  while (!stack.empty()) {
+    int p = stack.back();
+    if (plans_[p].emitted) {
+      stack.pop_back();
+      continue;
+    }
+    int dep = -1;
+    for (int d : {plans_[p].pred, plans_[p].cover_last})
+      if (d >= 0 && !plans_[d].emitted && !on_stack[d]) {
+        dep = d;
+        break;
+      }
+    if (dep >= 0) {
+      on_stack[dep] = 1;
+      stack.push_back(dep);
+      continue;
+    }
+    // A dependency still on the stack would be a cycle; break_cycles removed them all.
+    if (plans_[p].pred >= 0 && !plans_[plans_[p].pred].emitted) {
+      cycle_[p] = {plan_id(p), plan_id(plans_[p].pred)};
+      plans_[p].pred = -1;
+      plans_[p].pred_changed = true;
+    }
+    write(p);
+    stack.pop_back();
+  }
+}
+
+void Importer::run() {
+  sk_ = scan(
+      path_, [&](std::int64_t line, const std::string& code, const std::string& msg) { sink_.warn(line, code, msg); },
+      true, sink_.resume());
+  reader_ = std::make_unique<JsonlReader>(path_, JsonlReader::Warn([](std::int64_t, const std::string&,
+                                                                      const std::string&) {}));
+  setup_sessions();
+  plan_nodes();
+  check_resumable();
+  break_cycles();
+  linearize_results();
+  inject_worker_reminders();
+  plan_compactions();
+  break_cycles();
+  compute_covers();
+  // Pass 2 needs the lines (offsets, interned ids) and the plans only.
+  release(sk_.by_uuid);
+  release(sk_.tool_use_line);
+  release(sk_.result_pool);
+  release(session_of_line_);
+
+  begin(0);
+  const std::string& main_id = sessions_[0].info.id;
+  for (const auto& [line, raw] : sk_.bad) sink_.keep_record(main_id, line, "unparseable", raw);
+  sk_.bad.clear();
+
+  for (int i = 0; i < static_cast<int>(sk_.lines.size()); ++i) {
+    const Line& ln = sk_.lines[i];
+    if (ln.kind == LineKind::keep) {
+      std::string raw;
+      if (!ln.glued) {
+        raw = raw_bytes(ln);
+      } else {
+        raw = dump_json(reader_->read_at(ln.offset, ln.length, ln.part));
+      }
+      sink_.keep_record(main_id, ln.line, sk_.str(ln.type), raw);
+      continue;
+    }
+    if (ln.kind != LineKind::node) continue;
+    int p = node_of_[i];
+    if (p >= 0 && plans_[p].first == i) emit(p);
+  }
+  for (int p = 0; p < static_cast<int>(plans_.size()); ++p)
+    if (!plans_[p].emitted) emit(p);
+
+  // HEAD: per session, the newest leaf in file order (FORMATS §1.5 "walk from the newest leaf").
+  std::vector<char> has_child(plans_.size(), 0);
+  for (const auto& pl : plans_)
+    if (pl.pred >= 0) has_child[pl.pred] = 1;
+  std::vector<int> best(sessions_.size(), -1);
+  std::vector<int> best_line(sessions_.size(), -1);
+  for (int p = 0; p < static_cast<int>(plans_.size()); ++p) {
+    const Plan& pl = plans_[p];
+    if (has_child[p] || pl.kind == PlanKind::summary) continue;
+    int last = pl.last;
+    if (sk_.lines[pl.first].injected && pl.pred >= 0) last = plans_[pl.pred].last;  // file position of its record
+    if (last > best_line[pl.session]) {
+      best_line[pl.session] = last;
+      best[pl.session] = p;
+    }
+  }
+  for (std::size_t s = 0; s < sessions_.size(); ++s)
+    if (best[s] >= 0) sink_.propose_head(sessions_[s].info.id, final_id(best[s]));
+}
+
+}  // namespace ctxfold::cc_import
