@@ -720,6 +720,9 @@ std::optional<RollingReplan> replan_rolling(Store& store, const Node& summary, s
 bool is_recap_node(const Node& n) { return json_str(n.metadata, "view") == "recap"; }
 
 std::optional<Recap> rolling_recap(Store& store, const Node& summary, const RecapOptions& opts) {
+  // An imported summary the agent sent as written (metadata.recap false) is quoted without a recap.
+  if (auto off = summary.metadata.find("recap"); off != summary.metadata.end() && off->is_boolean() && !off->get<bool>())
+    return std::nullopt;
   std::vector<Node> picked;  // newest first
   auto it = summary.metadata.find("recap_ids");
   if (it != summary.metadata.end() && it->is_array()) {

@@ -16,12 +16,137 @@ std::string Importer::raw_bytes(const Line& ln) {
   return utf8_sanitize(bytes);
 }
 
+Json Importer::rendered_blocks(const Line& ln, const Json& record) {
+  Json out = Json::array();
+  auto it = record.find("rendered");
+  if (it == record.end() || !it->is_array()) return out;
+  Json extras = Json::array();
+  for (const auto& r : *it) {
+    const Json* c = r.is_object() && r.contains("content") ? &r["content"] : nullptr;
+    if (c && c->is_string()) {
+      if (!c->get_ref<const std::string&>().empty()) out.push_back(Json{{"type", "text"}, {"text", *c}});
+    } else if (c && c->is_array()) {
+      for (const auto& b : *c) out.push_back(convert_block(b, ln.line, extras, out.size()));
+    } else {
+      sink_.warn(ln.line, "attachment.rendered_shape", "an attachment's rendered entry has no content; kept in metadata");
+    }
+  }
+  return out;
+}
+
+void Importer::deliver_attachments(int host, Json& content, Json& meta) {
+  auto it = delivered_.find(host);
+  if (it == delivered_.end()) return;
+  Json before = Json::array();
+  Json listed = Json::array();
+  for (const Delivered& d : it->second) {
+    const Line& ln = first_line(d.plan);
+    Json v = reader_->read_at(ln.offset, ln.length, ln.part);
+    Json blocks = v.is_object() ? rendered_blocks(ln, v) : Json::array();
+    const char* where = d.at == Placement::before ? "before" : d.at == Placement::into_result ? "tool_result" : "beside";
+    std::string type = is_obj(v, "attachment") ? str_at(v["attachment"], "type") : std::string();
+    listed.push_back(Json{{"id", plan_id(d.plan)}, {"line", ln.line}, {"type", type}, {"placement", where}});
+    for (auto& b : blocks) {
+      if (d.at == Placement::before) {
+        before.push_back(std::move(b));
+      } else if (d.at == Placement::beside || !b.contains("text")) {
+        content.push_back(std::move(b));
+      } else {
+        // Appended to the last tool result's text (its trailing whitespace trimmed, a blank line between).
+        Json* target = nullptr;
+        for (auto& c : content)
+          if (c.is_object() && str_at(c, "type") == "tool_result") target = &c;
+        if (!target) {
+          content.push_back(std::move(b));
+          continue;
+        }
+        Json& tc = (*target)["content"];
+        if (tc.is_string()) {
+          std::string t = tc.get<std::string>();
+          while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\n' || t.back() == '\r')) t.pop_back();
+          tc = t + "\n\n" + b["text"].get<std::string>();
+        } else if (tc.is_array()) {
+          tc.push_back(std::move(b));
+        } else {
+          tc = b["text"];
+        }
+      }
+    }
+  }
+  if (!before.empty()) {
+    // The client joins the attachments' text and the record's own text with a newline at the seam.
+    Json& seam = before.back();
+    if (!content.empty() && content.front().is_object() && str_at(content.front(), "type") == "text" &&
+        seam.contains("text") && seam["text"].is_string()) {
+      std::string t = seam["text"].get<std::string>();
+      if (t.empty() || t.back() != '\n') seam["text"] = t + "\n";
+    }
+    for (auto& c : content) before.push_back(std::move(c));
+    content = std::move(before);
+  }
+  meta["attachments"] = std::move(listed);
+}
+
+/// The system prompt of a request shape as one text (its text blocks joined with "\n") and its
+/// blocks and tools, as metadata (docs/formats/claude-code.md "System prompt").
+static Json shape_metadata(const Json& shape) {
+  Json out = Json::object();
+  std::string text;
+  Json blocks = Json::array();
+  if (auto s = shape.find("system"); s != shape.end()) {
+    if (s->is_string()) {
+      text = s->get<std::string>();
+      blocks.push_back(Json{{"type", "text"}, {"text", text}});
+    } else if (s->is_array()) {
+      for (const auto& b : *s) {
+        if (!b.is_object() || str_at(b, "type") != "text") continue;
+        if (!text.empty()) text += "\n";
+        text += str_at(b, "text");
+        blocks.push_back(Json{{"type", "text"}, {"text", str_at(b, "text")}});
+      }
+    }
+  }
+  out["system_prompt"] = text;
+  out["system_blocks"] = std::move(blocks);
+  out["tools"] = shape.contains("tools") && shape["tools"].is_array() ? shape["tools"] : Json::array();
+  return out;
+}
+
+void Importer::read_request_shapes() {
+  const std::uint32_t t_shape = sk_.ids.intern("api-request-shape");
+  const std::uint32_t t_request = sk_.ids.intern("api-request");
+  std::string newest;
+  for (const Line& ln : sk_.lines) {
+    if (ln.kind != LineKind::keep || (ln.type != t_shape && ln.type != t_request)) continue;
+    Json v = reader_->read_at(ln.offset, ln.length, ln.part);
+    if (!v.is_object()) continue;
+    const std::string hash = str_at(v, "shapeHash");
+    if (hash.empty()) continue;
+    if (ln.type == t_shape) {
+      if (is_obj(v, "shape")) {
+        Json m = shape_metadata(v["shape"]);
+        m["system_prompt_source"] = Json{{"file", base_}, {"line", ln.line}, {"shape", hash}};
+        shapes_[hash] = std::move(m);
+        newest = hash;
+      }
+    } else {
+      shape_of_request_[str_at(v, "id")] = hash;
+    }
+  }
+  // The session starts with the newest shape its file holds (each assistant node also names its
+  // request's shape, with the prompt in full where it changed).
+  if (!newest.empty())
+    for (auto it = shapes_[newest].begin(); it != shapes_[newest].end(); ++it)
+      sessions_[0].info.metadata[it.key()] = it.value();
+}
+
 Node Importer::build(int p) {
   const Plan& pl = plans_[p];
+  const bool own_attachment = own_attachment_.count(p) > 0;
   Node n;
   n.id = plan_id(p);
   n.session = sessions_[pl.session].info.id;
-  n.kind = kind_name(pl.kind);
+  n.kind = own_attachment ? kind::kEvent : kind_name(pl.kind);
   const Line& first = sk_.lines[pl.first];
 
   Json source = Json::object();
@@ -90,6 +215,17 @@ Node Importer::build(int p) {
       if (!meta.contains("model") && msg.contains("model")) meta["model"] = msg["model"];
       if (!meta.contains("message_id")) meta["message_id"] = sk_.str(ln.msg_id);
       if (!meta.contains("request_id") && v.contains("requestId")) meta["request_id"] = v["requestId"];
+      if (!meta.contains("request_ref") && v.contains("requestRef") && v["requestRef"].is_string()) {
+        meta["request_ref"] = v["requestRef"];
+        auto sh = shape_of_request_.find(v["requestRef"].get<std::string>());
+        if (sh != shape_of_request_.end()) {
+          meta["request_shape"] = sh->second;
+          auto full = shapes_.find(sh->second);
+          if (sh->second != last_shape_ && full != shapes_.end())
+            for (auto it = full->second.begin(); it != full->second.end(); ++it) meta[it.key()] = it.value();
+          last_shape_ = sh->second;
+        }
+      }
     }
     if (v.value("isMeta", false) == true) meta["is_meta"] = true;
     if (v.value("isSidechain", false) == true) meta["is_sidechain"] = true;
@@ -109,7 +245,17 @@ Node Importer::build(int p) {
     parts.push_back(std::move(part));
   }
 
-  if (n.kind != kind::kEvent) {
+  if (own_attachment) {
+    // An attachment the client sends as a user message of its own.
+    n.kind = kind::kMessage;
+    n.role = role::kUser;
+    const Line& ln = sk_.lines[pl.first];
+    content = rendered_blocks(ln, meta["raw"]);
+    meta["attachment"] = meta.value("event", std::string());
+  } else if (auto h = host_of_.find(p); h != host_of_.end()) {
+    meta["delivered_in"] = final_id(h->second);
+  }
+  if (n.kind != kind::kEvent && !own_attachment) {
     meta["source"]["parts"] = std::move(parts);
     if (first.type == sk_.t_assistant) {
       n.role = role::kAssistant;
@@ -120,6 +266,7 @@ Node Importer::build(int p) {
     }
     if (!extras.empty()) meta["block_extras"] = std::move(extras);
     if (Json kept = persisted_outputs(content); !kept.empty()) meta["persisted_outputs"] = std::move(kept);
+    deliver_attachments(p, content, meta);
   }
 
   if (pl.kind == PlanKind::summary) {
@@ -127,12 +274,16 @@ Node Importer::build(int p) {
     summary["strategy"] = "rolling";
     summary["origin"] = "import";
     summary["format"] = kFormat;
+    // The client sends its summary as written: no rolling recap is quoted after it.
+    summary["recap"] = false;
     if (pl.boundary >= 0) {
       const Line& b = first_line(pl.boundary);
       Json bv = reader_->read_at(b.offset, b.length, b.part);
       Json cm = is_obj(bv, "compactMetadata") ? bv["compactMetadata"] : Json::object();
       summary["trigger"] = cm.contains("trigger") ? cm["trigger"] : Json(nullptr);
       summary["preTokens"] = cm.contains("preTokens") ? cm["preTokens"] : Json(nullptr);
+      summary["postTokens"] = cm.contains("postTokens") ? cm["postTokens"] : Json(nullptr);
+      if (std::vector<std::string> kept = preserved_ids(pl.boundary); !kept.empty()) summary["preserved"] = kept;
       summary["compact_metadata"] = cm;
       summary["boundary"] = sk_.str(b.uuid);
     }
@@ -211,6 +362,7 @@ void Importer::run() {
   break_cycles();
   linearize_results();
   inject_worker_reminders();
+  place_attachments();
   plan_compactions();
   break_cycles();
   compute_covers();
@@ -219,6 +371,7 @@ void Importer::run() {
   release(sk_.tool_use_line);
   release(sk_.result_pool);
   release(session_of_line_);
+  read_request_shapes();
 
   begin(0);
   const std::string& main_id = sessions_[0].info.id;

@@ -324,6 +324,104 @@ void Importer::inject_worker_reminders() {
   }
 }
 
+// Claude Code 2.1.x writes what it adds to the model's input beside the conversation as
+// attachment records (environment, date, reminders, queued prompts...) whose "rendered" array is
+// the text it sends and "renderedRole" how ("system": a <system-reminder> it folds into the user
+// turn, "user": a user text block). The client sends them where they land after its own
+// reordering (docs/formats/claude-code.md "Attachments"): attachments that follow a user prompt
+// go before that prompt's text in the same user turn; "system" attachments that follow a tool
+// result are appended to that result's text; others that follow a tool result are a text block
+// beside it; anything else (after an assistant message or a summary, or after a node a resumed
+// import stored earlier) is a user message of its own.
+void Importer::place_attachments() {
+  for (int p = 0; p < static_cast<int>(plans_.size()); ++p) {
+    Plan& pl = plans_[p];
+    const Line& ln = first_line(p);
+    if (pl.kind != PlanKind::event || !ln.rendered) continue;
+    if (ln.rendered_unknown)
+      sink_.warn(ln.line, "attachment.role_unknown",
+                 fmt::format("attachment '{}' has a renderedRole this importer does not know; its text is kept "
+                             "as user text where it was written",
+                             sk_.ids.view(ln.uuid)));
+    // Walk up over events and the run of user text records before it (the client bubbles an
+    // attachment above them); stop at an assistant message, a tool result, a compaction boundary
+    // or a summary followed by preserved messages.
+    int q = pl.pred;
+    int host = -1;
+    Placement at = Placement::before;
+    for (std::size_t steps = 0; q >= 0 && steps <= plans_.size(); ++steps, q = plans_[q].pred) {
+      const Plan& c = plans_[q];
+      const Line& h = first_line(q);
+      if (own_attachment_.count(q)) break;
+      if (c.kind == PlanKind::event) {
+        if (h.boundary) break;
+        continue;
+      }
+      if (c.kind != PlanKind::message || h.type != sk_.t_user || h.injected) break;
+      if (result_only(sk_, h)) {
+        if (host < 0) {
+          host = q;
+          at = ln.rendered_user || ln.rendered_beside ? Placement::beside : Placement::into_result;
+        }
+        break;
+      }
+      if (h.compact_summary && summary_preserves(q)) break;
+      host = q;
+    }
+    if (ln.rendered_unknown) host = -1;
+    if (host < 0) {
+      own_attachment_.insert(p);
+      pl.kind = PlanKind::message;
+      continue;
+    }
+    delivered_[host].push_back(Delivered{p, at});
+    host_of_[p] = host;
+  }
+}
+
+const Json& Importer::boundary_metadata(int boundary) {
+  auto it = compact_meta_.find(boundary);
+  if (it != compact_meta_.end()) return it->second;
+  const Line& b = first_line(boundary);
+  Json v = reader_->read_at(b.offset, b.length, b.part);
+  Json cm = is_obj(v, "compactMetadata") ? v["compactMetadata"] : Json::object();
+  return compact_meta_.emplace(boundary, std::move(cm)).first->second;
+}
+
+int Importer::boundary_of(int summary) {
+  int q = plans_[summary].pred;
+  // Attachment records may stand between the boundary and its summary.
+  for (std::size_t steps = 0; q >= 0 && steps <= plans_.size(); ++steps, q = plans_[q].pred) {
+    if (first_line(q).boundary) return q;
+    if (plans_[q].kind != PlanKind::event) return -1;
+  }
+  return -1;
+}
+
+std::vector<std::string> Importer::preserved_ids(int boundary) {
+  std::vector<std::string> out;
+  const Json& cm = boundary_metadata(boundary);
+  if (is_obj(cm, "preservedMessages")) {
+    const Json& pm = cm["preservedMessages"];
+    const char* key = pm.contains("allUuids") ? "allUuids" : "uuids";
+    if (auto u = pm.find(key); u != pm.end() && u->is_array())
+      for (const auto& x : *u)
+        if (x.is_string()) out.push_back(x.get<std::string>());
+  }
+  if (out.empty() && is_obj(cm, "preservedSegment")) {
+    const std::string head = str_at(cm["preservedSegment"], "headUuid");
+    const std::string tail = str_at(cm["preservedSegment"], "tailUuid");
+    if (!head.empty()) out.push_back(head);
+    if (!tail.empty() && tail != head) out.push_back(tail);
+  }
+  return out;
+}
+
+bool Importer::summary_preserves(int summary) {
+  int b = boundary_of(summary);
+  return b >= 0 && !preserved_ids(b).empty();
+}
+
 void Importer::plan_compactions() {
   for (int p = 0; p < static_cast<int>(plans_.size()); ++p) {
     Plan& pl = plans_[p];
@@ -332,6 +430,7 @@ void Importer::plan_compactions() {
     int anchor = -1;
     int last = -1;
     int q = pl.pred;
+    if (int b = boundary_of(p); b >= 0) q = b;
     if (q >= 0 && first_line(q).boundary) {
       if (plans_[q].pred >= 0) {
         anchor = q;
@@ -371,6 +470,29 @@ void Importer::compute_covers() {
       q = plans_[q].pred;
     }
     std::reverse(chain.begin(), chain.end());
+    if (pl.boundary >= 0) {
+      // Messages the client kept verbatim after the summary (compactMetadata.preservedSegment /
+      // preservedMessages): the summary does not cover them; they render after it.
+      const std::vector<std::string> keep = preserved_ids(pl.boundary);
+      if (!keep.empty()) {
+        std::size_t cut = chain.size();
+        for (const std::string& id : keep) {
+          int line = sk_.line_of(sk_.ids.intern(id));
+          int kp = line >= 0 ? node_of_[line] : -1;
+          auto pos = kp >= 0 ? std::find(chain.begin(), chain.end(), kp) : chain.end();
+          if (pos == chain.end()) {
+            sink_.warn(first_line(pl.boundary).line, "summary.preserved_unknown",
+                       fmt::format("compaction boundary '{}' preserves '{}', which is not on the chain it "
+                                   "summarizes; the summary covers it",
+                                   plan_id(pl.boundary), id));
+            continue;
+          }
+          cut = std::min(cut, static_cast<std::size_t>(pos - chain.begin()));
+        }
+        // Everything from the first preserved message on stays raw (the preserved run is the tail).
+        chain.resize(cut);
+      }
+    }
     pl.pred = chain.empty() ? -1 : plans_[chain.front()].pred;
     if (chain.empty()) {
       covers_.erase(p);

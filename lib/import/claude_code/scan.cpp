@@ -35,6 +35,9 @@ class ScanSax {
   std::size_t n_blocks = 0;
   bool tur_object = false;
   std::string tur_agent;
+  bool rendered = false;         ///< attachment: a non-empty "rendered" array (what the client sends)
+  std::string rendered_role;     ///< attachment: "renderedRole"
+  bool rendered_beside = false;  ///< attachment: "renderedBesideToolResult": true
 
   void reset() {
     root_object = false;
@@ -42,6 +45,8 @@ class ScanSax {
                     &data_agent, &data_hook_event, &data_hook_name, &data_command, &tool_use_id, &msg_id, &tur_agent})
       s->clear();
     sidechain = compact_summary = data_object = msg_object = content_array = tur_object = false;
+    rendered = rendered_beside = false;
+    rendered_role.clear();
     n_blocks = 0;
     stack_.clear();
   }
@@ -52,6 +57,7 @@ class ScanSax {
     if (stack_.size() == 1 && stack_.back().ctx == C_ROOT) {
       if (stack_.back().slot == S_SIDECHAIN) sidechain = b;
       if (stack_.back().slot == S_COMPACT) compact_summary = b;
+      if (stack_.back().slot == S_BESIDE) rendered_beside = b;
     }
     return scalar();
   }
@@ -106,6 +112,9 @@ class ScanSax {
         else if (k == "message")
           f.slot = S_MESSAGE, msg_object = false, msg_id.clear(), content_array = false, n_blocks = 0;
         else if (k == "toolUseResult") f.slot = S_TUR, tur_object = false, tur_agent.clear();
+        else if (k == "rendered") f.slot = S_RENDERED, rendered = false;
+        else if (k == "renderedRole") f.slot = S_RENDERED_ROLE, rendered_role.clear();
+        else if (k == "renderedBesideToolResult") f.slot = S_BESIDE, rendered_beside = false;
         break;
       case C_MSG:
         if (k == "id") f.slot = S_MSG_ID, msg_id.clear();
@@ -143,7 +152,8 @@ class ScanSax {
   enum Slot : std::uint8_t {
     S_NONE, S_TYPE, S_UUID, S_PARENT, S_SESSION, S_AGENT, S_SIDECHAIN, S_COMPACT, S_SUBTYPE, S_LOGICAL, S_PTU,
     S_DATA, S_MESSAGE, S_TUR, S_MSG_ID, S_CONTENT, S_DATA_AGENT, S_TUR_AGENT, S_B_TYPE, S_B_ID, S_B_TUID,
-    S_B_INPUT, S_PROMPT, S_TOOL_USE_ID, S_HOOK_EVENT, S_HOOK_NAME, S_HOOK_COMMAND
+    S_B_INPUT, S_PROMPT, S_TOOL_USE_ID, S_HOOK_EVENT, S_HOOK_NAME, S_HOOK_COMMAND,
+    S_RENDERED, S_RENDERED_ROLE, S_BESIDE
   };
   struct Frame {
     Ctx ctx;
@@ -181,6 +191,7 @@ class ScanSax {
       case S_HOOK_NAME: return &data_hook_name;
       case S_HOOK_COMMAND: return &data_command;
       case S_TOOL_USE_ID: return &tool_use_id;
+      case S_RENDERED_ROLE: return &rendered_role;
       case S_TUR_AGENT: return &tur_agent;
       case S_B_TYPE: return f.ctx == C_BLOCK ? &blocks[n_blocks - 1].type : nullptr;
       case S_B_ID: return f.ctx == C_BLOCK ? &blocks[n_blocks - 1].id : nullptr;
@@ -203,6 +214,8 @@ class ScanSax {
           c = C_BLOCK;
           blocks[n_blocks - 1].object = true;
         }
+      } else if (f.ctx == C_ROOT && !object && f.slot == S_RENDERED) {
+        rendered = true;
       } else if (f.ctx == C_ROOT && object && f.slot == S_DATA) {
         c = C_DATA, data_object = true;
       } else if (f.ctx == C_ROOT && object && f.slot == S_MESSAGE) {
@@ -356,6 +369,12 @@ Skeleton scan(const std::string& path, const JsonlReader::Warn& warn, bool keep_
       }
     } else {
       ln.event = true;
+      if (v.rendered) {
+        ln.rendered = true;
+        ln.rendered_user = v.rendered_role == "user";
+        ln.rendered_unknown = !v.rendered_role.empty() && v.rendered_role != "user" && v.rendered_role != "system";
+        ln.rendered_beside = v.rendered_beside;
+      }
       if (ln.type == sk.t_system && v.subtype == "compact_boundary") {
         ln.boundary = true;
         ln.logical_parent = sk.ids.intern(v.logical_parent);

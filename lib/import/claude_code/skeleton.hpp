@@ -78,6 +78,10 @@ struct Line {
   bool conflict : 1 = false;     ///< same uuid as an earlier line, different payload
   bool result_only : 1 = false;  ///< a user line whose content is only tool_result blocks
   bool injected : 1 = false;     ///< a compaction worker's record (offset = index in Importer::injected_)
+  bool rendered : 1 = false;          ///< an attachment with "rendered" text the client sends the model
+  bool rendered_user : 1 = false;     ///< ... whose renderedRole is "user" (else "system")
+  bool rendered_unknown : 1 = false;  ///< ... whose renderedRole is neither
+  bool rendered_beside : 1 = false;   ///< ... renderedBesideToolResult: a block beside a tool result
 };
 
 struct Skeleton {
@@ -193,6 +197,19 @@ class Importer {
   void inject_worker_reminders();
   void plan_compactions();
   void compute_covers();
+  void place_attachments();
+  void read_request_shapes();
+  /// A compact_boundary plan's compactMetadata (read once).
+  const Json& boundary_metadata(int boundary);
+  /// The compact_boundary plan of a compact-summary plan: its predecessor, or the first one
+  /// before the attachment records between them; -1 none.
+  int boundary_of(int summary);
+  /// Ids a boundary names as kept verbatim after its summary (preservedMessages, else the
+  /// preservedSegment's head and tail).
+  std::vector<std::string> preserved_ids(int boundary);
+  bool summary_preserves(int summary);
+  Json rendered_blocks(const Line& ln, const Json& record);
+  void deliver_attachments(int host, Json& content, Json& meta);
   void emit(int p);
   void write(int p);
   Node build(int p);
@@ -238,6 +255,23 @@ class Importer {
   std::vector<Injected> injected_;
   /// Tool calls whose PreToolUse blocking error a spliced record already holds (interned ids).
   std::unordered_set<std::uint32_t> block_recorded_;
+  /// Where the client delivers an attachment's rendered text (place_attachments): before the
+  /// text of the user prompt it follows, appended to the tool result it follows ("system"
+  /// reminders), or as a text block beside that tool result.
+  enum class Placement : std::uint8_t { before, into_result, beside };
+  struct Delivered {
+    int plan = -1;
+    Placement at = Placement::before;
+  };
+  std::unordered_map<int, std::vector<Delivered>> delivered_;  ///< host plan -> its attachments, chain order
+  std::unordered_map<int, int> host_of_;                       ///< attachment plan -> host plan
+  std::unordered_set<int> own_attachment_;  ///< attachment plans written as user messages of their own
+  std::unordered_map<int, Json> compact_meta_;  ///< boundary plan -> compactMetadata
+  /// The client's request records (read_request_shapes): api-request-shape records by shapeHash
+  /// ({system, tools} as sent, without cache markers) and each api-request id's shapeHash.
+  std::unordered_map<std::string, Json> shapes_;
+  std::unordered_map<std::string, std::string> shape_of_request_;
+  std::string last_shape_;  ///< the shapeHash of the newest assistant node built (file order)
   std::optional<ResumePoint> resume_;  ///< set: read from there, earlier records are stored
 };
 
