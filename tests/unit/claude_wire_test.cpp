@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -153,6 +154,24 @@ TEST_F(ClaudeWireTest, AttachmentsAfterAToolResult) {
   EXPECT_EQ(flat(body("s2")), want);
 }
 
+// A tool result whose content is blocks (a sub-agent's report): a "system" attachment is a text
+// block appended inside it, the text before it ending with a newline.
+TEST_F(ClaudeWireTest, AttachmentIntoABlockToolResult) {
+  Json use = Json::array({Json{{"type", "tool_use"}, {"id", "t1"}, {"name", "Agent"}, {"input", Json::object()}}});
+  Json result = Json::array({Json{{"type", "tool_result"}, {"tool_use_id", "t1"}, {"content", text("report")}}});
+  auto f = write("s10.jsonl", {user("u1", nullptr, "delegate"), assistant("m1", "u1", "msg_1", use),
+                               user("r1", "m1", result),
+                               attachment("a1", "r1", "total_tokens_reminder", rendered("<system-reminder>\nleft\n</system-reminder>"), "system"),
+                               assistant("m2", "a1", "msg_2", text("done"))});
+  import(f);
+  auto r1 = store_->node("r1");
+  ASSERT_TRUE(r1);
+  const Json& c = r1->content[0]["content"];
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0]["text"], "report\n");
+  EXPECT_EQ(c[1]["text"], "<system-reminder>\nleft\n</system-reminder>");
+}
+
 // After an assistant message there is no user record to join: the attachment is a user message of
 // its own. An unknown renderedRole is warned about (file and line) and its text kept.
 TEST_F(ClaudeWireTest, AttachmentOfItsOwnAndUnknownRole) {
@@ -179,7 +198,8 @@ TEST_F(ClaudeWireTest, AttachmentOfItsOwnAndUnknownRole) {
 
 // A manual compaction that keeps the last assistant message verbatim (preservedSegment /
 // preservedMessages): the summary covers only what came before it, and it renders after the
-// summary. Attachments written after the boundary's user records go before the first of them.
+// summary. Attachments written after the boundary's user records go before the first of them, and
+// a user record another one joins on the wire ends with a newline.
 TEST_F(ClaudeWireTest, PreservedSegmentRendersAfterTheSummary) {
   Json boundary{{"type", "system"}, {"subtype", "compact_boundary"}, {"uuid", "b1"}, {"parentUuid", nullptr},
                 {"logicalParentUuid", "m2"}, {"sessionId", "s"}, {"content", "Conversation compacted"},
@@ -210,7 +230,7 @@ TEST_F(ClaudeWireTest, PreservedSegmentRendersAfterTheSummary) {
   std::vector<std::string> want{"user:This session is being continued. Summary: the user said hi twice.",
                                 "assistant:hello again",
                                 "user:<system-reminder>\ndate\n</system-reminder>\n",
-                                "user:<local-command-stdout>Compacted</local-command-stdout>", "user:after",
+                                "user:<local-command-stdout>Compacted</local-command-stdout>\n", "user:after",
                                 "assistant:ok"};
   EXPECT_EQ(flat(body("s4")), want);
 }
@@ -301,6 +321,95 @@ TEST_F(ClaudeWireTest, ReimportAfterGrowthMovesHeadPastASideRecord) {
   write("s7.jsonl", records);
   import(f);
   EXPECT_EQ(store_->head("s7"), "m2");
+}
+
+/// Every text block of an Anthropic body (inside tool results too) that holds only whitespace.
+int blank_text_blocks(const Json& body) {
+  int n = 0;
+  auto blank = [](const Json& b) {
+    if (!b.is_object() || b.value("type", "") != "text") return false;
+    const std::string t = b.value("text", "");
+    return t.find_first_not_of(" \t\n\r\f\v") == std::string::npos;
+  };
+  for (const auto& m : body["messages"])
+    for (const auto& b : m["content"]) {
+      if (blank(b)) ++n;
+      if (b.is_object() && b.contains("content") && b["content"].is_array())
+        for (const auto& x : b["content"]) n += blank(x) ? 1 : 0;
+    }
+  return n;
+}
+
+// The Messages API rejects a text block with nothing but whitespace: no render of any shipped
+// transcript (every format, from HEAD and from every 7th node of HEAD's spine) holds one.
+TEST_F(ClaudeWireTest, NoWhitespaceOnlyTextInAnyAnthropicBody) {
+  const std::string root = CTXFOLD_TRANSCRIPTS_DIR;
+  std::vector<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (!e.is_regular_file()) continue;
+    const std::string p = e.path().string();
+    if (p.find("/subagents/") != std::string::npos || p.find("/tool-results/") != std::string::npos) continue;
+    const std::string ext = e.path().extension().string();
+    if (ext == ".jsonl" || ext == ".json") files.push_back(p);
+  }
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 8u);
+  int renders = 0;
+  for (const auto& f : files) {
+    try {
+      import_paths(*store_, {f}, ImportOptions{});
+    } catch (const std::exception&) {
+      continue;  // not a transcript (a metadata file): nothing to render
+    }
+  }
+  for (const auto& info : store_->sessions()) {
+    auto head = store_->head(info.id);
+    if (!head) continue;
+    std::vector<std::string> at{*head};
+    std::optional<std::string> cur = store_->predecessor_of(*head);
+    for (int k = 1; cur; ++k, cur = store_->predecessor_of(*cur))
+      if (k % 7 == 0) at.push_back(*cur);
+    for (const auto& h : at) {
+      Json b = body(info.id, h);
+      ++renders;
+      EXPECT_EQ(blank_text_blocks(b), 0) << info.id << " at " << h;
+    }
+  }
+  EXPECT_GT(renders, 100);
+}
+
+// The renderer drops whitespace-only text it would otherwise send.
+TEST_F(ClaudeWireTest, WhitespaceOnlyTextIsDropped) {
+  auto f = write("s8.jsonl", {user("u1", nullptr, Json::array({Json{{"type", "text"}, {"text", " \n\t"}},
+                                                               Json{{"type", "text"}, {"text", "real words"}}})),
+                              assistant("m1", "u1", "msg_1", Json::array({Json{{"type", "text"}, {"text", "\n\n"}},
+                                                                          Json{{"type", "text"}, {"text", "answer"}}}))});
+  import(f);
+  Json b = body("s8");
+  EXPECT_EQ(blank_text_blocks(b), 0);
+  std::vector<std::string> want{"user:real words", "assistant:answer"};
+  EXPECT_EQ(flat(b), want);
+}
+
+// Parallel tool results render in the order the client recorded them (as they finished), which is
+// the order it sends them, not the order of the calls.
+TEST_F(ClaudeWireTest, ParallelResultsKeepTheirRecordedOrder) {
+  Json uses = Json::array();
+  for (const char* id : {"ta", "tb"}) uses.push_back(Json{{"type", "tool_use"}, {"id", id}, {"name", "Bash"}, {"input", Json::object()}});
+  auto res_of = [](const char* id, const char* out) {
+    return Json::array({Json{{"type", "tool_result"}, {"tool_use_id", id}, {"content", out}}});
+  };
+  auto f = write("s9.jsonl", {user("u1", nullptr, "two at once"),
+                              assistant("m1", "u1", "msg_1", Json::array({uses[0]})),
+                              assistant("m2", "m1", "msg_1", Json::array({uses[1]})),
+                              user("rb", "m2", res_of("tb", "second call, first done")),
+                              user("ra", "m1", res_of("ta", "first call, done last")),
+                              assistant("m3", "ra", "msg_2", text("both"))});
+  import(f);
+  std::vector<std::string> want{"user:two at once", "assistant:use ta", "assistant:use tb",
+                                "user:result tb second call, first done", "user:result ta first call, done last",
+                                "assistant:both"};
+  EXPECT_EQ(flat(body("s9")), want);
 }
 
 }  // namespace

@@ -34,6 +34,16 @@ Json Importer::rendered_blocks(const Line& ln, const Json& record) {
   return out;
 }
 
+/// Ends the last block of blocks with a newline when it is text that does not end with one: the
+/// seam where the client joins the next text to it.
+static void end_with_newline(Json& blocks) {
+  if (!blocks.is_array() || blocks.empty()) return;
+  Json& last = blocks.back();
+  if (!last.is_object() || str_at(last, "type") != "text" || !last.contains("text") || !last["text"].is_string()) return;
+  std::string t = last["text"].get<std::string>();
+  if (t.empty() || t.back() != '\n') last["text"] = t + "\n";
+}
+
 void Importer::deliver_attachments(int host, Json& content, Json& meta) {
   auto it = delivered_.find(host);
   if (it == delivered_.end()) return;
@@ -66,6 +76,7 @@ void Importer::deliver_attachments(int host, Json& content, Json& meta) {
           while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\n' || t.back() == '\r')) t.pop_back();
           tc = t + "\n\n" + b["text"].get<std::string>();
         } else if (tc.is_array()) {
+          end_with_newline(tc);
           tc.push_back(std::move(b));
         } else {
           tc = b["text"];
@@ -75,12 +86,8 @@ void Importer::deliver_attachments(int host, Json& content, Json& meta) {
   }
   if (!before.empty()) {
     // The client joins the attachments' text and the record's own text with a newline at the seam.
-    Json& seam = before.back();
-    if (!content.empty() && content.front().is_object() && str_at(content.front(), "type") == "text" &&
-        seam.contains("text") && seam["text"].is_string()) {
-      std::string t = seam["text"].get<std::string>();
-      if (t.empty() || t.back() != '\n') seam["text"] = t + "\n";
-    }
+    if (!content.empty() && content.front().is_object() && str_at(content.front(), "type") == "text")
+      end_with_newline(before);
     for (auto& c : content) before.push_back(std::move(c));
     content = std::move(before);
   }
@@ -252,6 +259,7 @@ Node Importer::build(int p) {
     const Line& ln = sk_.lines[pl.first];
     content = rendered_blocks(ln, meta["raw"]);
     meta["attachment"] = meta.value("event", std::string());
+    if (seam_.count(p)) end_with_newline(content);
   } else if (auto h = host_of_.find(p); h != host_of_.end()) {
     meta["delivered_in"] = final_id(h->second);
   }
@@ -267,6 +275,7 @@ Node Importer::build(int p) {
     if (!extras.empty()) meta["block_extras"] = std::move(extras);
     if (Json kept = persisted_outputs(content); !kept.empty()) meta["persisted_outputs"] = std::move(kept);
     deliver_attachments(p, content, meta);
+    if (seam_.count(p) && n.role == role::kUser) end_with_newline(content);
   }
 
   if (pl.kind == PlanKind::summary) {

@@ -377,6 +377,24 @@ void Importer::place_attachments() {
     delivered_[host].push_back(Delivered{p, at});
     host_of_[p] = host;
   }
+  // Consecutive user records the client sends as one user turn: it ends the earlier one's text
+  // with a newline where the later record's text joins it.
+  for (int p = 0; p < static_cast<int>(plans_.size()); ++p) {
+    const Line& y = first_line(p);
+    if (plans_[p].kind != PlanKind::message || own_attachment_.count(p) || y.type != sk_.t_user ||
+        result_only(sk_, y) || y.injected)
+      continue;
+    int q = plans_[p].pred;
+    for (std::size_t steps = 0; q >= 0 && steps <= plans_.size() && plans_[q].kind == PlanKind::event &&
+                                !first_line(q).boundary && !own_attachment_.count(q);
+         ++steps)
+      q = plans_[q].pred;
+    if (q < 0 || plans_[q].kind != PlanKind::message) continue;
+    const Line& x = first_line(q);
+    if (own_attachment_.count(q) || (x.type == sk_.t_user && !result_only(sk_, x) && !x.injected &&
+                                     !(x.compact_summary && summary_preserves(q))))
+      seam_.insert(q);
+  }
 }
 
 const Json& Importer::boundary_metadata(int boundary) {
@@ -419,7 +437,10 @@ std::vector<std::string> Importer::preserved_ids(int boundary) {
 
 bool Importer::summary_preserves(int summary) {
   int b = boundary_of(summary);
-  return b >= 0 && !preserved_ids(b).empty();
+  if (b < 0) return false;
+  for (const std::string& id : preserved_ids(b))
+    if (sk_.line_of(sk_.ids.intern(id)) >= 0) return true;
+  return false;
 }
 
 void Importer::plan_compactions() {

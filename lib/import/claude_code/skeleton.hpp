@@ -207,6 +207,7 @@ class Importer {
   /// Ids a boundary names as kept verbatim after its summary (preservedMessages, else the
   /// preservedSegment's head and tail).
   std::vector<std::string> preserved_ids(int boundary);
+  /// True when a compact-summary plan's boundary preserves a message this file holds.
   bool summary_preserves(int summary);
   Json rendered_blocks(const Line& ln, const Json& record);
   void deliver_attachments(int host, Json& content, Json& meta);
@@ -267,6 +268,7 @@ class Importer {
   std::unordered_map<int, int> host_of_;                       ///< attachment plan -> host plan
   std::unordered_set<int> own_attachment_;  ///< attachment plans written as user messages of their own
   std::unordered_map<int, Json> compact_meta_;  ///< boundary plan -> compactMetadata
+  std::unordered_set<int> seam_;  ///< user plans a user record joins on the wire (their text ends "\n")
   /// The client's request records (read_request_shapes): api-request-shape records by shapeHash
   /// ({system, tools} as sent, without cache markers) and each api-request id's shapeHash.
   std::unordered_map<std::string, Json> shapes_;
