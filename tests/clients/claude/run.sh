@@ -45,10 +45,11 @@ import_all() {
 
 # check CHECKPOINT REC.json: renders the node the client had when it sent REC and compares.
 check() {
-  local cp=$1 rec=$2 head sid
+  local cp=$1 rec=$2 head sid found
   [ -n "$rec" ] && [ -f "$rec" ] || { echo "no request for $S/$cp" >&2; echo '{}' > "$WORK/$S/$cp.req"; return; }
   sid=$(session_id)
-  head=$(python3 "$HERE/heads.py" head "$DB" "$rec") || head=""
+  head=""
+  if found=$(python3 "$HERE/heads.py" head "$DB" "$rec"); then sid=${found%%$'\t'*}; head=${found#*$'\t'}; fi
   if [ -n "$head" ]; then
     "$CTXFOLD" --db "$DB" --session "$sid" render --format anthropic --body --head "$head" > "$WORK/$S/$cp.render.json" 2>>"$WORK/$S/render.err"
   else
@@ -76,7 +77,9 @@ scenario() {
   subagent)
     setup subagent
     cc -p "CC-SUBMAIN delegate the counting to a sub-agent"
-    import_all; check last "$(last_main "$REC")" ;;
+    import_all
+    check sub-agent-last "$(python3 "$HERE/heads.py" first-holds "$REC" CC-SUBTASK)"
+    check last "$(last_main "$REC")" ;;
   resume)
     setup resume
     cc -p "CC-RESUME-A first turn"
