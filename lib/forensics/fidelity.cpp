@@ -16,6 +16,8 @@ Json normalized_blocks(const Json& msg) {
   auto clean = [](Json b) {
     if (b.is_object()) {
       b.erase("cache_control");
+      // "is_error": false is the API's default: the same request whether written or not.
+      if (auto e = b.find("is_error"); e != b.end() && e->is_boolean() && !e->get<bool>()) b.erase("is_error");
       if (b.contains("content") && b["content"].is_array())
         for (auto& x : b["content"])
           if (x.is_object()) x.erase("cache_control");
@@ -26,6 +28,12 @@ Json normalized_blocks(const Json& msg) {
   else if (c.is_array())
     for (const auto& b : c) out.push_back(clean(b));
   return out;
+}
+
+/// Equality of JSON values regardless of object key order (the client writes tool_use_id before
+/// type, ctxfold the other way round; the API reads them the same).
+bool same_json(const Json& a, const Json& b) {
+  return nlohmann::json::parse(a.dump()) == nlohmann::json::parse(b.dump());
 }
 
 Json cut(Json b) {
@@ -63,13 +71,17 @@ FidelityReport client_request_fidelity(Store& store, const std::string& session)
     return true;
   });
   // The stored reply of each request: the first assistant node naming it.
-  std::unordered_map<std::string, std::string> reply_pred;
+  struct Reply {
+    std::string pred;
+    std::int64_t seq = 0;
+  };
+  std::unordered_map<std::string, Reply> reply_pred;
   store.for_each_node(
       session,
       [&](const Node& n) {
         if (n.role == role::kAssistant && n.metadata.contains("request_ref") && n.metadata["request_ref"].is_string()) {
           const std::string ref = n.metadata["request_ref"].get<std::string>();
-          if (!reply_pred.count(ref)) reply_pred[ref] = n.predecessor.value_or("");
+          if (!reply_pred.count(ref)) reply_pred[ref] = Reply{n.predecessor.value_or(""), n.seq};
         }
         return true;
       },
@@ -92,14 +104,16 @@ FidelityReport client_request_fidelity(Store& store, const std::string& session)
     before = hashes;
     q.messages = static_cast<std::int64_t>(hashes.size());
     auto rp = reply_pred.find(q.id);
-    if (rp == reply_pred.end() || rp->second.empty()) {
+    if (rp == reply_pred.end() || rp->second.pred.empty()) {
       ++rep.without_reply;
       rep.requests.push_back(std::move(q));
       return true;
     }
-    q.head = rp->second;
+    q.head = rp->second.pred;
     RenderOptions o;
     o.head = q.head;
+    // The state when the reply was stored: a summary written later is not applied.
+    o.as_of = rp->second.seq;
     Json body = render_request_body(render_context(store, session, o), RenderFormat::anthropic);
     const Json& msgs = body["messages"];
     const std::size_t n = std::max(hashes.size(), msgs.size());
@@ -126,7 +140,7 @@ FidelityReport client_request_fidelity(Store& store, const std::string& session)
       bool same = true;
       for (std::size_t k = 0; k < std::max(a.size(), b.size()); ++k) {
         const bool ha = k < a.size(), hb = k < b.size();
-        if (ha && hb && a[k] == b[k]) continue;
+        if (ha && hb && same_json(a[k], b[k])) continue;
         same = false;
         q.differences.push_back(Json{{"message", i},
                                      {"block", k},

@@ -35,8 +35,9 @@ struct FidelityReport {
 
 /// Rebuilds each recorded request's messages (the previous request's first `keep` messages, then
 /// the blobs named by `tail`; assistant messages have no blob and are compared by role only) and
-/// compares it, message by message and block by block (cache markers ignored), with the anthropic
-/// render body at the predecessor of the assistant node whose metadata.request_ref names it.
+/// compares it, message by message and block by block (cache markers and "is_error": false
+/// ignored), with the anthropic render body at the predecessor of the assistant node whose
+/// metadata.request_ref names it, as of that node's seq (a later summary is not applied).
 /// Read-only. Cost: one render per recorded request.
 FidelityReport client_request_fidelity(Store& store, const std::string& session);
 

@@ -41,6 +41,21 @@ expect_eq "both sides are listed" "more, and a reminder the transcript lacks|mor
 expect_rc "text view" 1 "$CTXFOLD" --db "$WORK/b.db" tokens --client-requests --text
 grep -q "1 requests differ" "$WORK/out" && ok || fail "text view names the differing request: $(cat "$WORK/out")"
 
+# A tool result as the client records it (tool_use_id before type, "is_error": false written out)
+# is the same request as ctxfold's render of it.
+cat > "$WORK/tool.jsonl" <<'JSONL'
+{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"run it"}}
+{"type":"assistant","uuid":"m1","parentUuid":"u1","sessionId":"s","message":{"id":"msg_1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"true"}}]}}
+{"type":"user","uuid":"r1","parentUuid":"m1","sessionId":"s","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":"done","is_error":false}]}}
+{"type":"api-request-blob","sessionId":"s","hash":"b1","message":{"role":"user","content":"run it"}}
+{"type":"api-request-blob","sessionId":"s","hash":"b3","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":"done","is_error":false}]}}
+{"type":"api-request","sessionId":"s","id":"r2","keep":0,"tail":["b1","ah","b3"]}
+{"type":"assistant","uuid":"m2","parentUuid":"r1","sessionId":"s","requestRef":"r2","message":{"id":"msg_2","role":"assistant","content":[{"type":"text","text":"ok"}]}}
+JSONL
+"$CTXFOLD" --db "$WORK/d.db" import "$WORK/tool.jsonl" >/dev/null 2>&1 || fail "import tool.jsonl"
+expect_rc "key order and is_error:false are no difference" 0 "$CTXFOLD" --db "$WORK/d.db" tokens --client-requests
+expect_eq "both user messages equal" "2 2" "$(jq -r '"\(.summary.compared) \(.summary.equal)"' "$WORK/out")"
+
 # A transcript with no request records: nothing to compare, exit 0.
 printf '%s\n' '{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","message":{"role":"user","content":"hi"}}' > "$WORK/none.jsonl"
 "$CTXFOLD" --db "$WORK/c.db" import "$WORK/none.jsonl" >/dev/null 2>&1 || fail "import none.jsonl"

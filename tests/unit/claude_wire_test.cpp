@@ -302,6 +302,23 @@ TEST_F(ClaudeWireTest, RequestShapeGivesTheSystemPrompt) {
   EXPECT_EQ(store_->source_record_count("s6"), 2);  // the shape and the request are kept
 }
 
+// Without a recorded request shape, the newest prompt_snapshot attachment gives the prompt (its
+// sections joined with a blank line) and the tools.
+TEST_F(ClaudeWireTest, PromptSnapshotGivesTheSystemPromptWhenNoShape) {
+  Json snap = attachment("p1", "u1", "prompt_snapshot", nullptr, "");
+  snap["attachment"]["systemPrompt"] = Json::array({"\nYou are an agent.", "# Tone\nBe brief."});
+  snap["attachment"]["tools"] = Json::array({Json{{"name", "Read"}, {"schema", {{"name", "Read"}, {"input_schema", Json::object()}}}}});
+  auto f = write("s11.jsonl", {user("u1", nullptr, "hi"), snap, assistant("m1", "p1", "msg_1", text("hello"))});
+  import(f);
+  auto info = store_->session("s11");
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->metadata["system_prompt"], "\nYou are an agent.\n\n# Tone\nBe brief.");
+  ASSERT_EQ(info->metadata["tools"].size(), 1u);
+  EXPECT_EQ(info->metadata["tools"][0]["name"], "Read");
+  EXPECT_TRUE(info->metadata["tools"][0].contains("input_schema"));
+  EXPECT_EQ(info->metadata["system_prompt_source"]["line"], 2);
+}
+
 // A transcript imported while it ended on a side record (a progress event hanging off the last
 // assistant message) and imported again after it grew: HEAD moves to the new leaf of the chain.
 TEST_F(ClaudeWireTest, ReimportAfterGrowthMovesHeadPastASideRecord) {

@@ -140,6 +140,30 @@ void Importer::read_request_shapes() {
       shape_of_request_[str_at(v, "id")] = hash;
     }
   }
+  if (newest.empty()) {
+    // No shape recorded: the newest prompt_snapshot attachment (its systemPrompt sections are the
+    // prompt's second block joined with a blank line; the leading identity block is not in it).
+    const std::uint32_t t_attachment = sk_.ids.intern("attachment");
+    for (auto it = sk_.lines.rbegin(); it != sk_.lines.rend(); ++it) {
+      if (it->kind != LineKind::node || it->type != t_attachment || it->injected) continue;
+      Json v = reader_->read_at(it->offset, it->length, it->part);
+      if (!is_obj(v, "attachment") || str_at(v["attachment"], "type") != "prompt_snapshot") continue;
+      const Json& a = v["attachment"];
+      if (!a.contains("systemPrompt") || !a["systemPrompt"].is_array()) continue;
+      std::string text;
+      for (const auto& sec : a["systemPrompt"])
+        if (sec.is_string()) text += (text.empty() ? "" : "\n\n") + sec.get<std::string>();
+      Json tools = Json::array();
+      if (a.contains("tools") && a["tools"].is_array())
+        for (const auto& t : a["tools"])
+          if (t.is_object()) tools.push_back(is_obj(t, "schema") ? t["schema"] : t);
+      Json m = shape_metadata(Json{{"system", Json::array({Json{{"type", "text"}, {"text", text}}})}, {"tools", tools}});
+      m["system_prompt_source"] = Json{{"file", base_}, {"line", it->line}, {"prompt_snapshot", sk_.str(it->uuid)}};
+      for (auto kv = m.begin(); kv != m.end(); ++kv) sessions_[0].info.metadata[kv.key()] = kv.value();
+      break;
+    }
+    return;
+  }
   // The session starts with the newest shape its file holds (each assistant node also names its
   // request's shape, with the prompt in full where it changed).
   if (!newest.empty())
