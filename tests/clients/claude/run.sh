@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Conformance scenarios for Claude Code (client name claude-code): drives the real native client
 # against the loopback mock (mock/anthropic.py), imports what it wrote into a fresh database, and
-# compares `ctxfold render --format anthropic --body` with the requests it really sent.
+# compares `ctxfold render --format anthropic --body` with the requests it really sent (the last one,
+# the one right after each compaction, a sub-agent's last one), and checks the client's own record
+# of every request (`ctxfold tokens --client-requests`). Scenarios: plain, tools (Bash, Read),
+# parallel, failing, thinking (signed), subagent, image (Read of a PNG), resume (--resume,
+# --continue, --resume), compact (`-p /compact` on a resumed session), autocompact (the mock
+# reports input usage near the window mid-turn). Exit: report.py's status, or 1 when a recorded
+# request differs.
 # Usage: CTXFOLD=build/ctxfold bash tests/clients/claude/run.sh [SCENARIO...]
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/../lib.sh"
@@ -36,11 +42,17 @@ cc() {
 
 session_id() { ls -t "$SH/.claude/projects/"*/*.jsonl 2>/dev/null | head -1 | xargs -r basename | sed 's/\.jsonl$//'; }
 
-# import_all: the transcripts the client wrote, into a fresh database.
+# import_all: the transcripts the client wrote, into a fresh database; then the client's own
+# record of each request it sent (api-request records) against the render (tokens --client-requests).
+FIDELITY_FAILED=0
 import_all() {
   rm -f "$DB"
   "$CTXFOLD" --db "$DB" import --from claude-code "$SH/.claude/projects" >"$WORK/$S/import.out" 2>"$WORK/$S/import.err" \
     || echo "import ($S) failed: $(tail -3 "$WORK/$S/import.err")" >&2
+  if ! "$CTXFOLD" --db "$DB" --session "$(session_id)" tokens --client-requests >"$WORK/$S/fidelity.json" 2>>"$WORK/$S/import.err"; then
+    echo "$S: a request Claude Code recorded differs from the render: $(jq -c '.summary' "$WORK/$S/fidelity.json" 2>/dev/null)" >&2
+    FIDELITY_FAILED=1
+  fi
 }
 
 # check CHECKPOINT REC.json: renders the node the client had when it sent REC and compares.
@@ -110,3 +122,6 @@ scenario() {
 ALL="plain tools parallel failing thinking subagent image resume compact autocompact"
 for s in ${@:-$ALL}; do scenario "$s"; done
 python3 "$CLIENTS_DIR/report.py" --client "$CLIENT"
+rc=$?
+[ "$FIDELITY_FAILED" = 0 ] || rc=1
+exit $rc
