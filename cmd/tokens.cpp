@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "context.hpp"
+#include "forensics/fidelity.hpp"
 #include "render_warnings.hpp"
 #include "render/render.hpp"
 #include "tokens/requests.hpp"
@@ -11,10 +12,35 @@ namespace ctxfold::cli {
 namespace {
 struct TokensOptions {
   std::int64_t min_growth = 200;
+  bool client_requests = false;
 };
+
+/// --client-requests: each request the client recorded against the render at its node; exit 1
+/// when any differs.
+int run_client_requests(Context& ctx, const std::string& session) {
+  FidelityReport rep = client_request_fidelity(ctx.db(), session);
+  Json j = fidelity_json(rep);
+  if (!ctx.text) {
+    emit(j);
+  } else {
+    std::string out = fmt::format("{:<38} {:>6} {:>9} {:>9} {:>6}\n", "request", "line", "messages", "compared", "equal");
+    for (const auto& q : rep.requests) {
+      out += fmt::format("{:<38} {:>6} {:>9} {:>9} {:>6}{}\n", q.id.substr(0, 38), q.line, q.messages, q.compared,
+                         q.equal, q.head.empty() ? "  (no stored reply)" : "");
+      for (const auto& d : q.differences) out += "  " + dump_json(d) + "\n";
+    }
+    const Json& s = j["summary"];
+    out += fmt::format("{} requests, {} messages compared, {} equal, {} requests differ\n", s["requests"].get<std::int64_t>(),
+                       s["compared"].get<std::int64_t>(), s["equal"].get<std::int64_t>(),
+                       s["differing_requests"].get<std::int64_t>());
+    emit_text(out);
+  }
+  return j["summary"]["differing_requests"].get<std::int64_t>() > 0 ? 1 : 0;
+}
 
 int run_tokens(Context& ctx, const TokensOptions& o) {
   std::string session = ctx.resolve_session();
+  if (o.client_requests) return run_client_requests(ctx, session);
   RequestTable t = request_table(ctx.db(), session, o.min_growth);
   Rendered now = render_context(ctx.db(), session, RenderOptions{});
   Json j = request_table_json(t, o.min_growth, now.tokens);
@@ -48,6 +74,9 @@ std::function<int(Context&)> setup_tokens(CLI::App& sub) {
   auto o = std::make_shared<TokensOptions>();
   sub.add_option("--min-growth", o->min_growth, "skip request pairs whose measured growth is below this")
       ->default_val(200);
+  sub.add_flag("--client-requests", o->client_requests,
+               "compare each request the client recorded in the transcript (Claude Code api-request records) "
+               "with the render at the node it was sent from; exit 1 when any differs");
   return [o](Context& ctx) { return run_tokens(ctx, *o); };
 }
 

@@ -1,3 +1,5 @@
+#include <set>
+
 #include <fmt/format.h>
 
 #include "import/import.hpp"
@@ -151,6 +153,26 @@ void ImportSink::propose_head(const std::string& session, const std::string& nod
       }
       cur = store_.predecessor_of(*cur);
     }
+  }
+  if (!extends && current) {
+    // The earlier import ended on a side record (a progress or attachment event hanging off the
+    // chain, which the conversation did not continue from): when everything between that HEAD
+    // and the new leaf's spine is events, the new leaf extends the conversation HEAD was in.
+    std::set<std::string> spine;
+    std::optional<std::string> cur = node_id;
+    std::int64_t limit = store_.max_seq() + 1;
+    while (cur && limit-- > 0) {
+      spine.insert(*cur);
+      cur = store_.predecessor_of(*cur);
+    }
+    cur = current;
+    limit = store_.max_seq() + 1;
+    while (cur && !spine.count(*cur) && limit-- > 0) {
+      auto n = store_.node(*cur, false);
+      if (!n || n->kind != kind::kEvent) break;
+      cur = n->predecessor;
+    }
+    extends = cur && spine.count(*cur) > 0;
   }
   if (extends) store_.move_head(session, node_id, "import");
   e.head = store_.head(session);

@@ -32,22 +32,29 @@ Json anthropic_input(const Json& b) {
   return Json{{"input", *it}};
 }
 
-/// Converts neutral blocks to Anthropic content blocks; drops what the Messages API must not see.
+/// True when text holds nothing but ASCII whitespace: the Messages API rejects such a text block
+/// ("text content blocks must contain non-whitespace text").
+bool blank(const std::string& text) {
+  return text.find_first_not_of(" \t\n\r\f\v") == std::string::npos;
+}
+
+/// Converts neutral blocks to Anthropic content blocks; drops what the Messages API must not see
+/// (empty or whitespace-only text among them).
 Json anthropic_blocks(const Json& content, bool inside_result) {
   Json out = Json::array();
   if (content.is_string()) {
-    if (!content.get<std::string>().empty()) out.push_back(text_block(content.get<std::string>()));
+    if (!blank(content.get<std::string>())) out.push_back(text_block(content.get<std::string>()));
     return out;
   }
   if (!content.is_array()) return out;
   for (const auto& b : content) {
     if (b.is_string()) {
-      if (!b.get<std::string>().empty()) out.push_back(text_block(b.get<std::string>()));
+      if (!blank(b.get<std::string>())) out.push_back(text_block(b.get<std::string>()));
       continue;
     }
     std::string type = json_str(b, "type");
     if (type == "text") {
-      if (!json_str(b, "text").empty()) out.push_back(text_block(json_str(b, "text")));
+      if (!blank(json_str(b, "text"))) out.push_back(text_block(json_str(b, "text")));
     } else if (type == "image") {
       out.push_back(anthropic_image(b));
     } else if (inside_result) {

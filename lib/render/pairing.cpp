@@ -88,6 +88,10 @@ void build_messages(Rendered& r) {
       r.messages.push_back(std::move(m));
       if (!calls.empty()) {
         RenderedMessage tg{role::kTool, "tool_results", {}, Json::array()};
+        // Results go in the order they were recorded (a client sends parallel results as they
+        // finished, not in call order); a call with no result gets a synthetic one after them.
+        std::vector<Pos> found_results;
+        std::vector<std::pair<std::string, std::string>> unanswered;
         for (const auto& [call_id, node] : calls) {
           std::optional<Pos> found;
           if (auto it = results.find(call_id); it != results.end())
@@ -98,16 +102,23 @@ void build_messages(Rendered& r) {
               }
           if (found) {
             consumed.insert(*found);
-            tg.content.push_back(items[found->first].content[found->second]);
-            const std::string& src = items[found->first].id;
-            if (std::find(tg.ids.begin(), tg.ids.end(), src) == tg.ids.end()) tg.ids.push_back(src);
+            found_results.push_back(*found);
           } else {
-            tg.content.push_back(Json{{"type", "tool_result"},
-                                      {"tool_use_id", call_id},
-                                      {"content", kNoToolResultText},
-                                      {"is_error", true}});
-            r.repairs.push_back({"synthetic_result", node, call_id});
+            unanswered.emplace_back(call_id, node);
           }
+        }
+        std::sort(found_results.begin(), found_results.end());
+        for (const Pos& p : found_results) {
+          tg.content.push_back(items[p.first].content[p.second]);
+          const std::string& src = items[p.first].id;
+          if (std::find(tg.ids.begin(), tg.ids.end(), src) == tg.ids.end()) tg.ids.push_back(src);
+        }
+        for (const auto& [call_id, node] : unanswered) {
+          tg.content.push_back(Json{{"type", "tool_result"},
+                                    {"tool_use_id", call_id},
+                                    {"content", kNoToolResultText},
+                                    {"is_error", true}});
+          r.repairs.push_back({"synthetic_result", node, call_id});
         }
         r.messages.push_back(std::move(tg));
       }

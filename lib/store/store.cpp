@@ -497,4 +497,15 @@ std::int64_t Store::source_record_count(const std::string& session) {
   return st.int64(0);
 }
 
+void Store::for_each_source_record(const std::string& session, const std::string& type,
+                                   const std::function<bool(const SourceRecord&)>& fn) {
+  auto st = db_.prepare(
+      "SELECT source, line, type, raw FROM source_records WHERE session=?1 AND type=?2 ORDER BY source, line, seq");
+  st.bind(1, session).bind(2, type);
+  while (st.step()) {
+    SourceRecord r{st.text(0), st.int64(1), st.text(2), st.text(3)};
+    if (!fn(r)) break;
+  }
+}
+
 }  // namespace ctxfold

@@ -170,6 +170,17 @@ class Store {
   bool add_source_record(const std::string& session, const std::string& source, std::int64_t line,
                          const std::string& type, const std::string& raw);
   std::int64_t source_record_count(const std::string& session);
+  /// A kept source line: the file it came from, its line, its record type and its bytes.
+  struct SourceRecord {
+    std::string source;
+    std::int64_t line = 0;
+    std::string type;
+    std::string raw;
+  };
+  /// Calls fn for each kept source record of session whose type is `type`, in (file, line)
+  /// order, until fn returns false. Cost: one indexed scan of the session's records.
+  void for_each_source_record(const std::string& session, const std::string& type,
+                              const std::function<bool(const SourceRecord&)>& fn);
 
  private:
   Store(Db db, std::string path) : db_(std::move(db)), path_(std::move(path)) {}

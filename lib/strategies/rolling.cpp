@@ -724,6 +724,9 @@ std::optional<Recap> rolling_recap(Store& store, const Node& summary, const Reca
   // docs/formats/codex.md) already holds the user messages the client kept: a recap would add
   // text the model never read.
   if (summary.metadata.contains("replacement_history")) return std::nullopt;
+  // An imported summary the agent sent as written (metadata.recap false) is quoted without a recap.
+  if (auto off = summary.metadata.find("recap"); off != summary.metadata.end() && off->is_boolean() && !off->get<bool>())
+    return std::nullopt;
   std::vector<Node> picked;  // newest first
   auto it = summary.metadata.find("recap_ids");
   if (it != summary.metadata.end() && it->is_array()) {
