@@ -6,7 +6,7 @@
 # providers compact for real (the rate-limited one after honouring Retry-After).
 source "$(dirname "$0")/lib.sh"
 need_transcripts
-command -v python3 >/dev/null || { echo "SKIP: no python3" >&2; exit 0; }
+command -v python3 >/dev/null || skip "no python3"
 f="$CTXFOLD_TRANSCRIPTS/claude-code/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
 s=fa812bfe-b295-4cca-9c2f-fdf01028cb46
 db="$WORK/a.db"

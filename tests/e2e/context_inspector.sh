@@ -5,7 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 need_transcripts
 f="$CTXFOLD_TRANSCRIPTS/claude-code/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
-[ -f "$f" ] || { echo "SKIP: no $f" >&2; exit 0; }
+[ -f "$f" ] || skip "no $f"
 cd "$WORK"
 "$CTXFOLD" import "$f" >/dev/null || fail "import"
 s=$("$CTXFOLD" sessions | jq -rs '[.[] | select(.kind=="main")][0].id')

@@ -5,7 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(dirname "$CTXFOLD")
-[ -f "$build/cmake_install.cmake" ] || { echo "SKIP: $build is not a cmake build tree" >&2; exit 0; }
+[ -f "$build/cmake_install.cmake" ] || skip "$build is not a cmake build tree"
 P="$WORK/prefix"
 cmake --install "$build" --prefix "$P" >"$WORK/install.log" 2>&1 || fail "cmake --install: $(tail -5 "$WORK/install.log")"
 for f in bin/ctxfold share/ctxfold/schema/001_init.sql share/man/man1/ctxfold.1 share/man/man1/ctxfold-render.1 \

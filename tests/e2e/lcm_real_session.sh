@@ -15,7 +15,7 @@
 # never passes a request over its budget.
 source "$(dirname "$0")/lib.sh"
 need_transcripts
-command -v python3 >/dev/null || { echo "SKIP: python3 required" >&2; exit 0; }
+command -v python3 >/dev/null || skip "python3 required"
 s=fa812bfe-b295-4cca-9c2f-fdf01028cb46
 f="$CTXFOLD_TRANSCRIPTS/claude-code/auto_compaction_v2.1_full/$s.jsonl"
 db="$WORK/l.db"

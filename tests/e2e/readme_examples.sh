@@ -6,7 +6,7 @@ source "$(dirname "$0")/lib.sh"
 need_transcripts
 src=$(cd "$(dirname "$0")/../.." && pwd)
 transcript="$CTXFOLD_TRANSCRIPTS/claude-code/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
-[ -f "$transcript" ] || { echo "SKIP: no $transcript" >&2; exit 0; }
+[ -f "$transcript" ] || skip "no $transcript"
 mkdir -p "$WORK/bin"; ln -s "$CTXFOLD" "$WORK/bin/ctxfold"; export PATH="$WORK/bin:$PATH"
 unset CTXFOLD_DB CTXFOLD_SESSION
 cd "$WORK"

@@ -12,7 +12,7 @@ mkdir -p "$HOME"
 if [ "$(id -u)" = 0 ]; then
   chmod 755 "$WORK" "$HOME"
   if ! command -v runuser >/dev/null || ! runuser -u nobody -- "$CTXFOLD" --version >/dev/null 2>&1; then
-    echo "SKIP: running as root and cannot run ctxfold as nobody" >&2; exit 0
+    skip "running as root and cannot run ctxfold as nobody"
   fi
   reader() { runuser -u nobody -- env HOME="$HOME" "$@"; }
 else

@@ -9,7 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 need_transcripts
 f="$CTXFOLD_TRANSCRIPTS/claude-code/images_resume_branch_v2.1.22-2.1.29/47bf5f5c-9e11-4f51-8a29-7ad38ecdf17c.jsonl"
-[ -f "$f" ] || { echo "SKIP: no $f" >&2; exit 0; }
+[ -f "$f" ] || skip "no $f"
 db="$WORK/s.db"
 S=47bf5f5c-9e11-4f51-8a29-7ad38ecdf17c
 cf() { "$CTXFOLD" --db "$db" "$@"; }

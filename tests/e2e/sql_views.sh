@@ -5,7 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 need_transcripts
 src=$(cd "$(dirname "$0")/../.." && pwd)
-command -v sqlite3 >/dev/null || { echo "SKIP: no sqlite3" >&2; exit 0; }
+command -v sqlite3 >/dev/null || skip "no sqlite3"
 db=$WORK/v.db
 "$CTXFOLD" --db "$db" import --from all "$CTXFOLD_TRANSCRIPTS" >/dev/null || fail "import"
 n=0

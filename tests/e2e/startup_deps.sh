@@ -4,7 +4,7 @@
 # loader's work); the HTTP summarizers and the digests load them with dlopen on first use
 # (e2e.compact_http_summarizers and every import run those paths through this binary).
 source "$(dirname "$0")/lib.sh"
-command -v readelf >/dev/null || { echo "SKIP: no readelf" >&2; exit 0; }
+command -v readelf >/dev/null || skip "no readelf"
 needed=$(readelf -d "$CTXFOLD" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 [ -n "$needed" ] && ok || fail "readelf listed no NEEDED entries for $CTXFOLD"
 for lib in libcurl libcrypto libssl; do
