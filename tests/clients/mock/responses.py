@@ -31,6 +31,8 @@ COMPACTION_MARKERS = ("CONTEXT CHECKPOINT COMPACTION", "context checkpoint compa
 def matches(method, path):
     """True when this module answers METHOD PATH."""
     p = path.rstrip("/")
+    if p.startswith("/v1beta/") or ":" in p.rsplit("/", 1)[-1]:
+        return False  # the Gemini API's paths (models/M:generateContent, /v1beta/models): gemini.py's
     return p.endswith("/responses") or p.endswith("/responses/compact") or p.endswith("/models") \
         or "/models/" in p
 
