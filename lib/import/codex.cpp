@@ -274,6 +274,10 @@ class CodexImporter {
         return;
       }
       flush();
+      if (r != "user" && r != "developer" && r != "system" && warned_roles_.insert(r).second)
+        sink_.warn(rec.line, "record.unknown_role",
+                   "codex message with role '" + (r.empty() ? std::string("(none)") : r) +
+                       "' kept as a system node (metadata.codex_role)");
       Node n = make_node(rec, r == "user" ? role::kUser : role::kSystem);
       if (r != "user") n.metadata["codex_role"] = r.empty() ? std::string("unknown") : r;
       n.content = convert_parts(item.contains("content") ? item["content"] : Json());
@@ -479,6 +483,7 @@ class CodexImporter {
   std::int64_t raw_arguments_ = 0;
   std::int64_t first_raw_line_ = 0;
   std::set<std::string> warned_types_;
+  std::set<std::string> warned_roles_;
   Json window_;             ///< the model context window last reported (task_started, token_count)
   Json last_usage_, prev_usage_;  ///< the two latest token_usage_records: {response_id, usage}
   bool turn_active_ = false;  ///< the current turn (since task_started) has sampled or had input

@@ -139,6 +139,22 @@ TEST(Codex171, RenderResponsesIsTheRequestCodexSends) {
                                                            RenderFormat::responses)));
 }
 
+TEST(Codex171, UnknownRoleIsAWarningWithItsLineAndKept) {
+  Fixture f;
+  ImportResult r = f.import_text(
+      "rollout-role.jsonl",
+      R"({"type":"session_meta","payload":{"id":"role"}})" "\n"
+      R"({"type":"response_item","payload":{"type":"message","role":"critic","content":[{"type":"input_text","text":"kept"}]}})" "\n"
+      R"({"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}})" "\n");
+  ASSERT_EQ(r.warnings.size(), 1u) << warnings_text(r);
+  EXPECT_EQ(r.warnings[0].code, "record.unknown_role");
+  EXPECT_EQ(r.warnings[0].line, 2);
+  std::vector<Node> all = f.nodes("role");
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].metadata["codex_role"], "critic");
+  EXPECT_EQ(all[0].content[0]["text"], "kept");
+}
+
 TEST(Codex171, OlderRolloutsSendInstructions) {
   Fixture f;
   f.import_text("rollout-old.jsonl",
