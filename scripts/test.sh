@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds, runs every unit and end-to-end test.
+# The test command: installs what is missing (Debian packages, the pinned agent clients of the
+# conformance suite), builds, runs every unit, end-to-end and client conformance test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
+# The real clients (tests/clients/package-lock.json), reinstalled when the lockfile changed.
+stamp=tests/clients/node_modules/.ctxfold-lock
+if [ ! -f "$stamp" ] || ! cmp -s tests/clients/package-lock.json "$stamp"; then
+  (cd tests/clients && npm ci --no-audit --no-fund --loglevel=error) && cp tests/clients/package-lock.json "$stamp"
+fi
 bash scripts/build.sh
 ctest --test-dir build --output-on-failure -j2
