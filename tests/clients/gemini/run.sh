@@ -56,7 +56,7 @@ gem() {
   [ -n "$resume" ] && args+=(--resume latest)
   ( cd "$D/proj" && HOME="$D/home" GEMINI_CLI_NO_RELAUNCH=true GOOGLE_GEMINI_BASE_URL="$MOCK_URL" \
       GEMINI_API_KEY=dummy GEMINI_CLI_TRUST_WORKSPACE=true NO_COLOR=1 \
-      timeout "$GEM_TIMEOUT" "$GEM" "${args[@]}" ) >> "$D/client.log" 2>&1 \
+      timeout "$GEM_TIMEOUT" "$GEM" "${args[@]}" </dev/null ) >> "$D/client.log" 2>&1 \
     || fail "$(basename "$D"): the client failed on '$prompt' (see its log below)"
 }
 
