@@ -104,4 +104,18 @@ std::string block_text(const Json& b) {
   return fmt::format("[{} block]", type.empty() ? std::string("unknown") : type);
 }
 
+std::int64_t text_bytes(const Json& content) {
+  if (content.is_string()) return static_cast<std::int64_t>(content.get_ref<const std::string&>().size());
+  if (!content.is_array()) return 0;
+  std::int64_t n = 0;
+  for (const auto& b : content) {
+    if (!b.is_object()) continue;
+    if (is_type(b, "text") && b.contains("text") && b["text"].is_string())
+      n += static_cast<std::int64_t>(b["text"].get_ref<const std::string&>().size());
+    else if (is_type(b, "tool_result") && b.contains("content"))
+      n += text_bytes(b["content"]);
+  }
+  return n;
+}
+
 }  // namespace ctxfold::render_detail

@@ -1,6 +1,7 @@
 #pragma once
 // Block helpers shared by the renderer's walk, its tool-pairing repair and its provider encoders
 // (private to lib/render).
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -33,6 +34,10 @@ std::string joined_text(const Json& content, const char* sep);
 
 /// A data: URL (or an http(s) ref) for an image block, when it has data or a URL.
 std::optional<std::string> image_url(const Json& b);
+
+/// Bytes of the strings CONTENT sends as text: text blocks, tool_result content (a string or its
+/// text blocks), string content. What the row cap counts and render's system_prompt.chars.
+std::int64_t text_bytes(const Json& content);
 
 /// One block as transcript text (`render --format text`).
 std::string block_text(const Json& b);

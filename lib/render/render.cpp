@@ -22,6 +22,9 @@
 namespace ctxfold {
 namespace {
 
+using render_detail::text_block;
+using render_detail::text_bytes;
+
 // ---------------------------------------------------------------- the spine walk
 
 struct Coverage {
@@ -43,13 +46,15 @@ std::optional<Coverage> coverage_of(const Node& summary) {
   return std::nullopt;
 }
 
-std::int64_t text_bytes(const Json& content) {
-  std::int64_t n = 0;
-  if (content.is_string()) return static_cast<std::int64_t>(content.get_ref<const std::string&>().size());
-  if (!content.is_array()) return 0;
-  for (const auto& b : content)
-    if (b.is_object() && json_str(b, "type") == "text") n += static_cast<std::int64_t>(json_str(b, "text").size());
-  return n;
+/// The system message render_context puts first for a prompt it did not read off the spine.
+Node system_node(const std::string& id, const std::string& session, Json content) {
+  Node sys;
+  sys.id = id;
+  sys.session = session;
+  sys.kind = kind::kMessage;
+  sys.role = role::kSystem;
+  sys.content = std::move(content);
+  return sys;
 }
 
 /// The system prompt goes first (docs/render.md "The system prompt"): system-role messages that
@@ -60,12 +65,7 @@ void apply_system_prompt(Store& store, const std::string& session, const RenderO
   std::size_t lead = 0;
   while (lead < r.items.size() && r.items[lead].is_model_input() && r.items[lead].role == role::kSystem) ++lead;
   if (opts.system_text) {
-    Node sys;
-    sys.id = kSystemOptionId;
-    sys.session = session;
-    sys.kind = kind::kMessage;
-    sys.role = role::kSystem;
-    sys.content = Json::array({Json{{"type", "text"}, {"text", *opts.system_text}}});
+    Node sys = system_node(kSystemOptionId, session, Json::array({text_block(*opts.system_text)}));
     r.items.erase(r.items.begin(), r.items.begin() + static_cast<std::ptrdiff_t>(lead));
     r.system = SystemPromptInfo{true, "option", std::nullopt, static_cast<std::int64_t>(opts.system_text->size()), -1};
     r.items.insert(r.items.begin(), std::move(sys));
@@ -118,12 +118,7 @@ void apply_system_prompt(Store& store, const std::string& session, const RenderO
     if (auto t = meta->find("system_prompt"); t != meta->end() && t->is_string() && !t->get_ref<const std::string&>().empty())
       content.push_back(Json{{"type", "text"}, {"text", *t}});
   if (content.empty()) return;
-  Node sys;
-  sys.id = from ? *from + "#system" : session + "#system";
-  sys.session = session;
-  sys.kind = kind::kMessage;
-  sys.role = role::kSystem;
-  sys.content = std::move(content);
+  Node sys = system_node(from ? *from + "#system" : session + "#system", session, std::move(content));
   SystemPromptInfo info{true, from ? "node" : "session", from, text_bytes(sys.content), -1};
   if (auto t = meta->find("tools"); t != meta->end() && t->is_array()) info.tools = static_cast<std::int64_t>(t->size());
   r.system = std::move(info);

@@ -10,22 +10,8 @@ namespace ctxfold {
 namespace {
 
 using render_detail::is_type;
+using render_detail::text_bytes;
 
-/// Bytes of the strings a row sends as text: text blocks, tool_result content (a string or its
-/// text blocks), string content.
-std::int64_t row_text_bytes(const Json& content) {
-  if (content.is_string()) return static_cast<std::int64_t>(content.get_ref<const std::string&>().size());
-  if (!content.is_array()) return 0;
-  std::int64_t n = 0;
-  for (const auto& b : content) {
-    if (!b.is_object()) continue;
-    if (is_type(b, "text") && b.contains("text") && b["text"].is_string())
-      n += static_cast<std::int64_t>(b["text"].get_ref<const std::string&>().size());
-    else if (is_type(b, "tool_result") && b.contains("content"))
-      n += row_text_bytes(b["content"]);
-  }
-  return n;
-}
 
 /// Cuts the row's text strings, in order, to `budget` bytes in all (at a UTF-8 boundary); the
 /// string where the budget runs out ends with `marker`, later ones become empty.
@@ -60,7 +46,7 @@ void cap_strings(Json& content, std::int64_t& budget, const std::string& marker,
 
 void cap_row(Node& n, std::int64_t max_bytes, std::vector<TruncatedRow>& out) {
   if (max_bytes <= 0) return;
-  const std::int64_t total = row_text_bytes(n.content);
+  const std::int64_t total = text_bytes(n.content);
   if (total <= max_bytes) return;
   // The cut moves back to a character boundary, so the bytes kept can be fewer than max_bytes:
   // a dry run without the marker finds them, and the marker states what is really shown.
@@ -70,7 +56,7 @@ void cap_row(Node& n, std::int64_t max_bytes, std::vector<TruncatedRow>& out) {
     std::int64_t budget = max_bytes;
     bool marked = false;
     cap_strings(probe, budget, std::string(), marked);
-    kept = row_text_bytes(probe);
+    kept = text_bytes(probe);
   }
   const std::string marker = fmt::format(
       "\n[ctxfold: row {} truncated: {} of {} bytes shown; the whole row: `ctxfold show {}`, or search it with "
