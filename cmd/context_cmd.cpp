@@ -3,7 +3,9 @@
 // provider-measured input tokens where a transcript recorded them, always labelled.
 #include <fmt/format.h>
 
+#include "catalog/models.hpp"
 #include "context.hpp"
+#include "forensics/recorded_model.hpp"
 #include "render_warnings.hpp"
 #include "render/render.hpp"
 #include "session/prepare.hpp"
@@ -46,6 +48,21 @@ int run_context(Context& ctx, const ContextCliOptions& o) {
   // The same default as render and prepare (session/prepare.hpp session_strategy).
   if (o.strategy_opt && o.strategy_opt->count() == 0) ro.strategy = session_strategy(st, session);
   Rendered r = render_context(st, session, ro);
+  // Without --window: the window of the model the session's transcript names last, from the
+  // model catalog (docs/models.md); a model the catalog does not know is said to be so.
+  const ModelInfo model = lookup_model(recorded_model(st, session).value_or(""));
+  std::optional<std::int64_t> window = o.window;
+  std::string window_source = o.window ? "flag" : "";
+  if (!window && model.context_window) {
+    window = model.context_window;
+    window_source = "catalog";
+  }
+  Json model_json = {{"id", model.id.empty() ? Json(nullptr) : Json(model.id)},
+                     {"known", model.known},
+                     {"entry", model.known ? Json(model.entry) : Json(nullptr)},
+                     {"context_window", model.context_window ? Json(*model.context_window) : Json(nullptr)},
+                     {"catalog_as_of", catalog_as_of()}};
+  if (!model.known) model_json["note"] = unknown_model_note(model);
 
   Json sections = Json::array();
   for (const Section& s : r.sections) {
@@ -54,20 +71,26 @@ int run_context(Context& ctx, const ContextCliOptions& o) {
                         {"first", s.ids.empty() ? Json(nullptr) : Json(s.ids.front())},
                         {"last", s.ids.empty() ? Json(nullptr) : Json(s.ids.back())},
                         {"estimated_tokens", s.estimated_tokens},
-                        {"percent_of_window", pct(s.estimated_tokens, o.window)}});
+                        {"percent_of_window", pct(s.estimated_tokens, window)}});
   }
   Json status;
   const TokenFigure& fig = r.tokens;
-  if (!o.window) {
-    status = {{"window", nullptr}, {"due", nullptr}, {"reason", "unknown window: give --window to see the trigger"}};
+  if (!window) {
+    status = {{"window", nullptr},
+              {"window_source", nullptr},
+              {"due", nullptr},
+              {"reason", model.known || model.id.empty()
+                             ? std::string("unknown window: give --window to see the trigger")
+                             : unknown_model_note(model) + ": give --window to see the trigger"}};
   } else {
     // The same decision compact makes (strategies/compaction.hpp check_trigger).
-    TriggerCheck t = check_trigger(o.window, o.trigger_percent, fig, r.estimated_tokens, r.strategy);
-    status = {{"window", *o.window},
+    TriggerCheck t = check_trigger(window, o.trigger_percent, fig, r.estimated_tokens, r.strategy);
+    status = {{"window", *window},
+              {"window_source", window_source},
               {"trigger_percent", o.trigger_percent},
               {"trigger_tokens", t.trigger},
               {"due", t.due},
-              {"percent_of_window", pct(fig.value, o.window)},
+              {"percent_of_window", pct(fig.value, window)},
               {"reason", t.due ? fmt::format("{} {} tokens reach the trigger of {} tokens", fig.kind, fig.value, t.trigger)
                                : t.reason}};
   }
@@ -75,6 +98,7 @@ int run_context(Context& ctx, const ContextCliOptions& o) {
               {"session", r.session},
               {"head", r.head},
               {"strategy", r.strategy},
+              {"model", model_json},
               {"sections", sections},
               {"estimated_input_tokens", r.estimated_tokens},
               {"provider_input_tokens", fig.kind == "measured" ? Json(fig.value) : Json(nullptr)},
@@ -87,7 +111,7 @@ int run_context(Context& ctx, const ContextCliOptions& o) {
     emit(out);
     return print_render_warnings(r.warnings, session);
   }
-  std::int64_t whole = o.window ? *o.window : std::max<std::int64_t>(r.estimated_tokens, 1);
+  std::int64_t whole = window ? *window : std::max<std::int64_t>(r.estimated_tokens, 1);
   std::string t = fmt::format("session {}  HEAD {}  strategy {}\n", r.session, r.head, r.strategy);
   for (const Section& s : r.sections) {
     std::string src = s.ids.empty() ? "" : s.ids.size() == 1 ? s.ids.front()
@@ -97,9 +121,12 @@ int run_context(Context& ctx, const ContextCliOptions& o) {
   }
   t += fmt::format("  total    {:>8} tokens ({}{})", fig.value, fig.kind,
                    fig.kind == "estimated" ? "" : fmt::format("; local estimate {}", r.estimated_tokens));
-  if (o.window)
-    t += fmt::format(" of a {} window: {}% — {}\n", *o.window, pct(fig.value, o.window).dump(),
-                     status["due"].get<bool>() ? "compaction due" : "not due");
+  if (window)
+    t += fmt::format(" of a {} window{}: {}% — {}\n", *window,
+                     window_source == "catalog" ? fmt::format(" ({} in the model catalog)", model.id) : "",
+                     pct(fig.value, window).dump(), status["due"].get<bool>() ? "compaction due" : "not due");
+  else if (!model.known && !model.id.empty())
+    t += "; " + unknown_model_note(model) + " (--window)\n";
   else
     t += "; unknown window (--window)\n";
   emit_text(t);
@@ -114,7 +141,8 @@ std::function<int(Context&)> setup_context(CLI::App& sub) {
                                    "the one its latest compact --strategy chose, else rolling)")
                         ->default_val("rolling");
   sub.add_option("--head", o->opts.head, "inspect the request from this node instead of HEAD");
-  sub.add_option("--window", o->window, "model context window in tokens (percentages and the trigger)");
+  sub.add_option("--window", o->window, "model context window in tokens (percentages and the trigger; default: the catalog window of the "
+                 "model the session's transcript names last)");
   sub.add_option("--trigger-percent", o->trigger_percent, "compaction is due at this % of the window")->default_val(80);
   o->opts.max_row_bytes = kDefaultMaxRowBytes;
   return [o](Context& ctx) { return run_context(ctx, *o); };

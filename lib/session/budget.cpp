@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <set>
 
-#include "snapcompact/archive.hpp"
+#include "catalog/models.hpp"
 #include "summarize/prompt.hpp"
 #include "summarize/transcript.hpp"
 #include "tokens/calibrate.hpp"

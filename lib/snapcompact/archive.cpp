@@ -11,26 +11,7 @@
 
 namespace ctxfold {
 
-std::string_view embedded_model_catalog();  // generated at build time (cmake/snapcompact_assets.cmake)
-
 namespace {
-
-const Json& catalog() {
-  static const Json c = [] {
-    try {
-      return parse_json(std::string(embedded_model_catalog()));
-    } catch (const std::exception& e) {
-      throw Error(Exit::internal, "catalog.invalid", fmt::format("share/models/catalog.json: {}", e.what()));
-    }
-  }();
-  return c;
-}
-
-int int_or(const Json& obj, const char* key, int fallback) {
-  if (!obj.is_object()) return fallback;
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_number_integer() ? it->get<int>() : fallback;
-}
 
 Provider estimate_provider(const std::string& provider) {
   if (provider == "openai" || provider == "openai-codex") return Provider::openai;
@@ -39,48 +20,6 @@ Provider estimate_provider(const std::string& provider) {
 }
 
 }  // namespace
-
-ModelInfo lookup_model(const std::string& id) {
-  const Json& c = catalog();
-  ModelInfo m;
-  m.id = id;
-  const Json defaults = c.value("defaults", Json::object());
-  m.reads_images = defaults.value("reads_images", true);
-  const Json dimg = defaults.value("image", Json::object());
-  m.max_edge = int_or(dimg, "max_edge", m.max_edge);
-  m.max_pixels = int_or(dimg, "max_pixels", 0);
-  const Json dframe = defaults.value("frame", Json::object());
-  m.frame_width = int_or(dframe, "width", m.frame_width);
-  m.frame_rows = int_or(dframe, "rows", m.frame_rows);
-  // A dated snapshot id (Anthropic's "claude-haiku-4-5-20251001", as transcripts record it)
-  // takes its alias's entry ("claude-haiku-4-5") when the catalog has no entry of its own.
-  const Json& models = c.value("models", Json::array());
-  std::string key = id;
-  auto listed = [&](const std::string& k) {
-    return std::any_of(models.begin(), models.end(), [&](const Json& e) { return json_str(e, "id") == k; });
-  };
-  if (!listed(key) && key.size() > 9 && key[key.size() - 9] == '-' &&
-      std::all_of(key.end() - 8, key.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
-    key.resize(key.size() - 9);
-  for (const auto& e : models) {
-    if (json_str(e, "id") != key) continue;
-    m.known = true;
-    m.provider = json_str(e, "provider");
-    if (auto it = e.find("reads_images"); it != e.end() && it->is_boolean()) m.reads_images = it->get<bool>();
-    if (auto it = e.find("context_window"); it != e.end() && it->is_number_integer()) m.context_window = it->get<std::int64_t>();
-    if (auto it = e.find("max_output_tokens"); it != e.end() && it->is_number_integer())
-      m.max_output_tokens = it->get<std::int64_t>();
-    if (auto it = e.find("image"); it != e.end() && it->is_object()) {
-      m.image_limits_declared = true;
-      m.max_edge = int_or(*it, "max_edge", m.max_edge);
-      m.short_edge = int_or(*it, "short_edge", 0);
-      m.max_pixels = int_or(*it, "max_pixels", 0);
-      m.max_images = int_or(*it, "max_images", 0);
-    }
-    break;
-  }
-  return m;
-}
 
 FrameGeometry frame_geometry(const ModelInfo& m) {
   FrameGeometry g;

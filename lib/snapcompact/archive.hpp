@@ -4,41 +4,15 @@
 #include <string>
 #include <vector>
 
+#include "catalog/models.hpp"
 #include "snapcompact/frames.hpp"
 #include "store/store.hpp"
 #include "util/json.hpp"
 
-// snapcompact's archive as the model reads it (seed 002 "snapcompact"): the model catalog, the
+// snapcompact's archive as the model reads it (seed 002 "snapcompact"): the
 // per-model frame geometry, the frame budget, the frame cache (schema 003) and the image blocks a
 // render puts where the archive view node stands.
 namespace ctxfold {
-
-/// A model of share/models/catalog.json. An id the catalog does not know (or none) gets the
-/// catalog's defaults: reads images (seed 002: "A model without catalog modalities is treated as
-/// vision-capable"), provider "" (image budget 5), default image limits.
-struct ModelInfo {
-  std::string id;
-  std::string provider;
-  bool known = false;
-  bool reads_images = true;
-  std::optional<std::int64_t> context_window;
-  /// The most output tokens one request may ask of the model (catalog max_output_tokens, from the
-  /// provider's model documentation); absent when the catalog does not say.
-  std::optional<std::int64_t> max_output_tokens;
-  int max_edge = 1568;     ///< longest side in px taken without scaling
-  int short_edge = 0;      ///< shortest side in px taken without scaling (0: no such limit)
-  std::int64_t max_pixels = 0;  ///< area taken without scaling (0: no such limit)
-  int max_images = 0;      ///< images a request may carry, when the model declares it (0: not declared)
-  bool image_limits_declared = false;  ///< the entry gives its own image limits
-  int frame_width = 1072;  ///< preferred frame width in px before clamping (catalog defaults.frame)
-  int frame_rows = 82;     ///< preferred rows per frame before clamping
-};
-
-/// Looks a model up in the embedded catalog: the exact id, else for a dated snapshot id
-/// ("<alias>-YYYYMMDD", Anthropic's pinned ids as transcripts record them) the alias's entry;
-/// ModelInfo::id stays the id given. Throws Error(internal,"catalog.invalid")
-/// when the embedded catalog does not parse.
-ModelInfo lookup_model(const std::string& id);
 
 /// The model's geometry: the preferred frame (catalog defaults.frame) clamped so width and height
 /// are within max_edge, the shorter side within short_edge, and the area within max_pixels; at

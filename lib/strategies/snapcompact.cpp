@@ -260,6 +260,7 @@ CompactResult compact_snapcompact(Store& store, const std::string& session, Summ
                      {"evicted_items", cut - region_start},
                      {"evicted_tokens", evicted_tokens},
                      {"model", {{"id", model.id}, {"known", model.known}, {"reads_images", true}, {"source", model_source}}},
+                     {"model_note", model.known ? Json(nullptr) : Json(unknown_model_note(model))},
                      {"frames", r2.frames},
                      {"frames_cached", cached_new}};
   if (opts.window && res.tokens_after.value >= trigger)

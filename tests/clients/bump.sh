@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Moves the pinned clients to their newest releases on the npm registry, reinstalls them and reruns
 # the conformance suite against them; package.json and package-lock.json then hold the new pins
-# (review the figures and the diff, then commit both). Usage: bash tests/clients/bump.sh [BUILD_DIR]
+# and share/models/catalog.json the new clients' models (review the figures and the diff, then
+# commit all three). Usage: bash tests/clients/bump.sh [BUILD_DIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../../build}
@@ -13,6 +14,9 @@ for pkg in @anthropic-ai/claude-code-linux-x64 @openai/codex @google/gemini-cli;
 done
 rm -rf node_modules
 npm install --no-audit --no-fund
+# The new clients' model tables into the catalog (docs/models.md); rebuild so ctxfold embeds it.
+python3 "$here/models.py" --write
+cmake --build "$build" --target ctxfold
 export CTXFOLD=${CTXFOLD:-$build/ctxfold}
 rc=0
 for dir in claude codex gemini; do

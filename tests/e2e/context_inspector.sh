@@ -39,7 +39,15 @@ for w in 40000 400000; do
 done
 expect_eq "due at 40000" true "$("$CTXFOLD" context --window 40000 | jq .compaction.due)"
 expect_eq "not due at 400000" false "$("$CTXFOLD" context --window 400000 | jq .compaction.due)"
-expect_eq "no window: status unknown" null "$("$CTXFOLD" context | jq .compaction.due)"
+# no --window: the catalog window of the model the transcript names last (claude-opus-4-6)
+"$CTXFOLD" context > nw.json || fail "context without --window"
+expect_eq "no window: the recorded model" "claude-opus-4-6" "$(jq -r .model.id nw.json)"
+expect_eq "no window: the model is in the catalog" true "$(jq .model.known nw.json)"
+expect_eq "no window: the catalog's window" 200000 "$(jq .compaction.window nw.json)"
+expect_eq "no window: says where it came from" catalog "$(jq -r .compaction.window_source nw.json)"
+expect_eq "catalog window = --window 200000" "$("$CTXFOLD" context --window 200000 | jq -c '.compaction | del(.window_source)')" \
+  "$(jq -c '.compaction | del(.window_source)' nw.json)"
+expect_eq "--window wins" flag "$("$CTXFOLD" context --window 40000 | jq -r .compaction.window_source)"
 # --text: one bar line per section and a total line
 "$CTXFOLD" context --window 60000 --text > c.txt || fail "--text"
 expect_eq "--text: a line per section" "$(jq '.sections | length' c.json)" "$(grep -cE '^  (system|prefix|summary|recap|folds|notes|frames|tail) ' c.txt)"
@@ -51,4 +59,15 @@ expect_eq "raw: no summary" "[]" "$("$CTXFOLD" context --strategy raw | jq -c '[
 expect_rc "window 0" 2 "$CTXFOLD" context --window 0
 expect_rc "trigger 0" 2 "$CTXFOLD" context --window 100 --trigger-percent 0
 expect_rc "unknown head" 3 "$CTXFOLD" context --head nosuch
+# a model the catalog does not list (this Codex rollout's gpt-5.3-codex): no guessed window, and
+# the status says the catalog does not know the model
+cx=$(ls "$CTXFOLD_TRANSCRIPTS"/codex/*.jsonl 2>/dev/null | head -1)
+if [ -n "$cx" ]; then
+  "$CTXFOLD" --db cx.db import "$cx" >/dev/null 2>&1 || fail "codex import"
+  env -u CTXFOLD_SESSION "$CTXFOLD" --db cx.db context > cx.json 2>/dev/null || fail "codex context"
+  expect_eq "unknown model: not known" false "$(jq .model.known cx.json)"
+  expect_eq "unknown model: no window" null "$(jq .compaction.window cx.json)"
+  jq -r .compaction.reason cx.json | grep -q "is not in ctxfold's model catalog (as of Claude Code " && ok \
+    || fail "unknown model reason: $(jq -r .compaction.reason cx.json)"
+fi
 finish
