@@ -6,7 +6,8 @@
 # of every request (`ctxfold tokens --client-requests`). Scenarios: plain, tools (Bash, Read),
 # parallel, failing, thinking (signed), subagent, image (Read of a PNG), resume (--resume,
 # --continue, --resume), compact (`-p /compact` on a resumed session), autocompact (the mock
-# reports input usage near the window mid-turn). Exit: report.py's status, or 1 when a recorded
+# reports input usage near the window mid-turn), queue (a message sent on stream-json stdin while a
+# tool runs, which the client queues and delivers mid-turn). Exit: report.py's status, or 1 when a recorded
 # request differs.
 # Usage: CTXFOLD=build/ctxfold bash tests/clients/claude/run.sh [SCENARIO...]
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -38,6 +39,43 @@ cc() {
      env ${CC_ENV:-} timeout 120 "$CLAUDE" --model "$MODEL" --dangerously-skip-permissions "$@" \
      </dev/null >>"$WORK/$S/client.out" 2>>"$WORK/$S/client.err") \
   || echo "claude ($S $*) exited $?: $(tail -3 "$WORK/$S/client.err")" >&2
+}
+
+# cc_stream FEED ARGS...: like cc, but the client reads stream-json user messages from the
+# command FEED (a function writing JSONL to stdout), as a harness or an IDE sends them.
+cc_stream() {
+  local feed=$1; shift
+  (cd "$CWD" && "$feed" | HOME="$SH" CLAUDE_CONFIG_DIR="$SH/.claude" ANTHROPIC_BASE_URL="$MOCK_URL" \
+     ANTHROPIC_API_KEY=dummy IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+     DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 DISABLE_AUTOUPDATER=1 \
+     DISABLE_BUG_COMMAND=1 CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY=1 CLAUDE_CODE_ENABLE_TELEMETRY=0 \
+     timeout 120 "$CLAUDE" --model "$MODEL" --dangerously-skip-permissions -p \
+       --input-format stream-json --output-format stream-json --verbose "$@" \
+     >>"$WORK/$S/client.out" 2>>"$WORK/$S/client.err") \
+  || echo "claude ($S stream $*) exited $?: $(tail -3 "$WORK/$S/client.err")" >&2
+}
+
+# user_line TEXT: one stream-json user message.
+user_line() { jq -cn --arg t "$1" '{type: "user", message: {role: "user", content: [{type: "text", text: $t}]}}'; }
+
+# queue_feed: the first prompt, then, while its tool runs (the mock has been asked for the next
+# step of CC-QUEUE-A), a second message the client has to queue; stdin closes once the client
+# reports the turn's result (Claude Code absorbs the queued message into the running turn: a
+# queue-operation "remove" with reason absorbed_mid_turn, the text in a <system-reminder> beside
+# the tool's result).
+queue_feed() {
+  user_line "CC-QUEUE-A start the long step"
+  local i
+  for i in $(seq 1 100); do
+    grep -l '"CC-QUEUE-A' "$REC"/*.json >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  sleep 2
+  user_line "CC-QUEUE-B a message typed while the tool runs"
+  for i in $(seq 1 300); do
+    grep -q '"type":"result"' "$WORK/$S/client.out" 2>/dev/null && break
+    sleep 0.1
+  done
 }
 
 session_id() { ls -t "$SH/.claude/projects/"*/*.jsonl 2>/dev/null | head -1 | xargs -r basename | sed 's/\.jsonl$//'; }
@@ -109,6 +147,16 @@ scenario() {
     import_all
     check after-compaction "$(python3 "$HERE/heads.py" after-compaction "$REC" | head -1)"
     check last "$(last_main "$REC")" ;;
+  queue)
+    setup queue
+    cc_stream queue_feed
+    import_all; check last "$(last_main "$REC")"
+    # the message was really queued (not a second turn), and the render holds it once, where the
+    # client delivered it
+    grep -h '"type":"queue-operation"' "$SH/.claude/projects/"*/*.jsonl | grep -q 'CC-QUEUE-B' \
+      || { echo "queue: Claude Code recorded no queue operation for the second message" >&2; FIDELITY_FAILED=1; }
+    [ "$(grep -o 'CC-QUEUE-B' "$WORK/$S/last.render.json" | wc -l)" = 1 ] \
+      || { echo "queue: the render does not hold the queued message once" >&2; FIDELITY_FAILED=1; } ;;
   autocompact)
     setup autocompact
     cc -p "CC-AUTO do the steps"
@@ -119,7 +167,7 @@ scenario() {
   stop_mock
 }
 
-ALL="plain tools parallel failing thinking subagent image resume compact autocompact"
+ALL="plain tools parallel failing thinking subagent image resume compact autocompact queue"
 for s in ${@:-$ALL}; do scenario "$s"; done
 python3 "$CLIENTS_DIR/report.py" --client "$CLIENT"
 rc=$?
