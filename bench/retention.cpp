@@ -4,7 +4,7 @@
 //
 // For every compaction imported from the agent (origin "import") in the named sessions:
 //   files    = distinct file names (last path component) of the paths found in the covered nodes
-//              (forensics/identifiers.hpp, the dropped report's rule);
+//              (model/identifiers.hpp, the dropped report's rule);
 //   commands = distinct Bash tool calls' commands (whitespace collapsed) in the covered nodes;
 // a file name is kept when the summary contains it, a command when the summary (whitespace
 // collapsed) contains it whole. ctxfold's summary: ExtractiveSummarizer over the covered nodes'
@@ -19,7 +19,7 @@
 #include <set>
 #include <string>
 
-#include "forensics/identifiers.hpp"
+#include "model/identifiers.hpp"
 #include "store/store.hpp"
 #include "summarize/extractive.hpp"
 #include "summarize/transcript.hpp"

@@ -6,7 +6,7 @@
 #include "session/prepare.hpp"
 #include "strategies/notes.hpp"
 #include "strategies/region.hpp"
-#include "summarize/replay.hpp"
+#include "strategies/replay.hpp"
 #include "summarize/summarizer.hpp"
 #include "util/config.hpp"
 #include "util/error.hpp"

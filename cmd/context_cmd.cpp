@@ -5,7 +5,7 @@
 
 #include "catalog/models.hpp"
 #include "context.hpp"
-#include "forensics/recorded_model.hpp"
+#include "store/recorded_model.hpp"
 #include "render_warnings.hpp"
 #include "render/render.hpp"
 #include "session/prepare.hpp"

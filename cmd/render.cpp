@@ -1,6 +1,6 @@
 #include "budget_options.hpp"
 #include "context.hpp"
-#include "forensics/recorded_model.hpp"
+#include "store/recorded_model.hpp"
 #include "render/partial.hpp"
 #include "render_warnings.hpp"
 #include "render/render.hpp"

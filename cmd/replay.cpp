@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "context.hpp"
-#include "summarize/replay.hpp"
+#include "strategies/replay.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold::cli {

@@ -5,7 +5,7 @@
 #include "forensics/fidelity.hpp"
 #include "render_warnings.hpp"
 #include "render/render.hpp"
-#include "tokens/requests.hpp"
+#include "forensics/request_table.hpp"
 
 namespace ctxfold::cli {
 

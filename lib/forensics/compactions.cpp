@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "forensics/identifiers.hpp"
+#include "model/identifiers.hpp"
 #include "model/node.hpp"
 
 namespace ctxfold {

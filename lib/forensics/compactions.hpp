@@ -11,7 +11,7 @@ namespace ctxfold {
 
 /// An identifier found in the history a compaction covered but not in its summary, with the
 /// covered node it first appeared in (so `expand`/`grep`/`show` can reach it). kind is one of
-/// forensics/identifiers.hpp's ident:: names.
+/// model/identifiers.hpp's ident:: names.
 struct DroppedItem {
   std::string kind;
   std::string value;

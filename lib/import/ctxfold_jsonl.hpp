@@ -9,9 +9,6 @@
 
 namespace ctxfold {
 
-/// Schema tags of ctxfold JSONL records.
-inline constexpr const char* kNodeSchema = "ctxfold.node/1";
-inline constexpr const char* kSessionSchema = "ctxfold.session/1";
 
 /// True for a session declaration {"schema":"ctxfold.session/1","id",...}.
 bool is_ctxfold_session_record(const Json& j);

@@ -7,7 +7,6 @@
 #include <unordered_set>
 
 #include "render/render.hpp"
-#include "session/fork.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold {

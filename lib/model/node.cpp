@@ -127,6 +127,15 @@ std::string node_text(const Node& n) {
   return out;
 }
 
+bool is_user_turn(const Node& n) {
+  if (n.is_view()) return false;
+  if (n.role != role::kUser) return false;
+  if (!n.content.is_array()) return true;
+  for (const auto& b : n.content)
+    if (!b.is_object() || json_str(b, "type") != "tool_result") return true;
+  return n.content.empty();
+}
+
 std::vector<std::string> tool_use_ids(const Node& n) {
   std::vector<std::string> ids;
   if (!n.content.is_array()) return ids;

@@ -66,6 +66,11 @@ struct Node {
   bool is_model_input() const { return kind == kind::kMessage; }
 };
 
+/// Schema tags of ctxfold JSONL records (`export` writes them, `import` reads them): a session
+/// declaration, then its nodes in canonical form.
+inline constexpr const char* kNodeSchema = "ctxfold.node/1";
+inline constexpr const char* kSessionSchema = "ctxfold.session/1";
+
 /// The canonical JSON form of a node, as printed by `show` and written by ctxfold JSONL export:
 /// {"id","session","seq","predecessor","kind","role","content","metadata"} plus "covers_ids"
 /// for view nodes. `with_seq=false` omits seq (used for the content digest).
@@ -88,6 +93,21 @@ std::string canonical_node(const Node& n, std::string_view content_json, std::st
 
 /// Concatenated text of the node's text blocks (and tool_result text), for search and recaps.
 std::string node_text(const Node& n);
+
+/// Metadata keys of a node whose values (a string or an array of strings) are node ids of the
+/// same session: what fork remaps and drops, and what invariant 9 resolves. "covers_ids" here is
+/// a copy some strategies keep in metadata; the covers table is checked separately.
+inline constexpr const char* kNodeIdListKeys[] = {"covers_ids", "children", "parents", "child_ids", "parent_ids"};
+
+/// The id a node copied into fork session `fork_session` gets: "<fork_session>:<old id>"
+/// (docs/model.md "Forks").
+inline std::string fork_node_id(const std::string& fork_session, const std::string& old_id) {
+  return fork_session + ":" + old_id;
+}
+
+/// True when the node is a user-role message that is not only tool results (a turn start; a view
+/// node is not). Pure over the node: no metadata is read.
+bool is_user_turn(const Node& n);
 
 /// The tool_use ids a node calls and the tool_use ids it answers (tool_result.tool_use_id).
 std::vector<std::string> tool_use_ids(const Node& n);

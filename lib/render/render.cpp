@@ -1,5 +1,5 @@
 #include "render/render.hpp"
-#include "strategies/recap.hpp"
+#include "render/recap.hpp"
 
 #include <fmt/format.h>
 
@@ -13,9 +13,8 @@
 #include "render/pairing.hpp"
 #include "render/partial.hpp"
 #include "snapcompact/archive.hpp"
-#include "strategies/notes.hpp"
 #include "tokens/estimate.hpp"
-#include "tokens/requests.hpp"
+#include "render/token_figure.hpp"
 #include "util/error.hpp"
 #include "util/utf8.hpp"
 
@@ -363,7 +362,7 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   }
   apply_system_prompt(store, session, opts, opts.head ? head_seq : opts.as_of, r);
   if (opts.notes && opts.strategy != "raw")
-    if (auto notes = session_notes(store, session, opts.as_of)) {
+    if (auto notes = store.latest_of_kind(session, kind::kNotes, opts.as_of)) {
       std::size_t at = 0;
       while (at < r.items.size() && r.items[at].is_model_input() && r.items[at].role == role::kSystem) ++at;
       Json content = Json::array({Json{{"type", "text"}, {"text", kNotesHeader}}});

@@ -10,6 +10,11 @@
 
 namespace ctxfold {
 
+/// Header a render puts before the notes (seed 002: "a short header that points to" the recall tools).
+inline constexpr const char* kNotesHeader =
+    "[ctxfold notes: working notes kept across compactions; `ctxfold grep` and `ctxfold expand` read the full history]";
+
+
 enum class RenderFormat { ctxfold, openai, anthropic, gemini, text, responses };
 
 /// Parses "ctxfold" | "openai" | "anthropic" | "gemini" | "responses" | "text"; throws
@@ -171,7 +176,7 @@ struct Rendered {
   std::int64_t estimated_tokens = 0;
   std::vector<std::int64_t> item_tokens;          ///< estimate_node(items[i]).total
   std::vector<std::int64_t> item_prior_thinking;  ///< estimate_node(items[i]).prior_turn_thinking
-  /// The figure shown to users, labelled estimated | calibrated | measured (tokens/requests.hpp
+  /// The figure shown to users, labelled estimated | calibrated | measured (render/token_figure.hpp
   /// token_figure).
   TokenFigure tokens;
   std::int64_t spine_length = 0;   ///< nodes visited on HEAD's spine (covered segments skipped)

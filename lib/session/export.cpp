@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "import/ctxfold_jsonl.hpp"
+#include "model/node.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold {

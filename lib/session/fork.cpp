@@ -126,10 +126,6 @@ bool copy_chain_node(Store& store, const std::string& old_id, const std::string&
 
 }  // namespace
 
-std::string fork_node_id(const std::string& fork_session, const std::string& old_id) {
-  return fork_session + ":" + old_id;
-}
-
 ForkResult fork_session(Store& store, const ForkOptions& opts) {
   Txn txn(store.db());
   ForkResult r;

@@ -10,11 +10,6 @@
 
 namespace ctxfold {
 
-/// Metadata keys of a node whose values (a string or an array of strings) are node ids of the
-/// same session: what fork remaps and drops, and what invariant 9 resolves. "covers_ids" here is
-/// a copy some strategies keep in metadata; the covers table is checked separately.
-inline constexpr const char* kNodeIdListKeys[] = {"covers_ids", "children", "parents", "child_ids", "parent_ids"};
-
 struct ForkOptions {
   std::string at;                      ///< the node the fork ends at (its HEAD)
   std::optional<std::string> session;  ///< when given, `at` must belong to it
@@ -41,8 +36,6 @@ struct ForkResult {
   std::vector<OmittedSummary> omitted_summaries;
 };
 
-/// The id a node copied into fork session `fork_session` gets: "<fork_session>:<old id>".
-std::string fork_node_id(const std::string& fork_session, const std::string& old_id);
 
 /// Forks the session holding opts.at (PRODUCT.md §3 `fork`, seed 002 "source references"):
 /// writes a new session (kind "fork", parent_session = source, parent_node = at, metadata

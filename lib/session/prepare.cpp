@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "summarize/replay.hpp"
+#include "strategies/replay.hpp"
 #include "tokens/estimate.hpp"
 #include "util/digest.hpp"
 #include "util/error.hpp"

@@ -361,6 +361,14 @@ std::optional<Node> Store::system_prompt(const std::string& session, std::int64_
   return read_node(st);
 }
 
+std::optional<Node> Store::latest_of_kind(const std::string& session, const std::string& kind, std::int64_t as_of) {
+  auto st = db_.prepare(
+      fmt::format("SELECT {} FROM nodes WHERE session=?1 AND kind=?2 AND seq<=?3 ORDER BY seq DESC LIMIT 1", kNodeColumns));
+  st.bind(1, session).bind(2, kind).bind(3, as_of);
+  if (!st.step()) return std::nullopt;
+  return read_node(st);
+}
+
 std::vector<Store::SummaryRange> Store::summary_ranges(const std::string& session, const std::string& strategy,
                                                        std::int64_t as_of) {
   return view_ranges(session, kind::kSummary, strategy, as_of);

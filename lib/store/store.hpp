@@ -125,6 +125,10 @@ class Store {
   /// nullopt when the session records none. Cost: one indexed scan of the session's event nodes,
   /// newest first, stopping at the first match.
   std::optional<Node> system_prompt(const std::string& session, std::int64_t as_of = kLatest);
+  /// The session's newest node of kind `kind` at or before as_of, loaded without covers_ids (the
+  /// notes layer's current notes: kind "notes"); nullopt when it has none. One indexed lookup.
+  std::optional<Node> latest_of_kind(const std::string& session, const std::string& kind,
+                                     std::int64_t as_of = kLatest);
 
   /// Where one stored summary applies, read without its content (covers_first/last/count columns).
   struct SummaryRange {

@@ -63,7 +63,7 @@ struct CompactResult {
   std::int64_t estimated_tokens_before = 0;  ///< local estimate of the render before
   std::int64_t estimated_tokens_after = 0;   ///< local estimate of the render after
   /// The labelled figures the trigger decision and the report use: calibrated where the session
-  /// has matched provider usage (tokens/requests.hpp), else the estimates. The "after" figure is
+  /// has matched provider usage (render/token_figure.hpp), else the estimates. The "after" figure is
   /// calibrated with the same calibration as "before" (recorded on the summary node as
   /// metadata.calibration, so later renders keep it until a newer request is measured).
   TokenFigure tokens_before;

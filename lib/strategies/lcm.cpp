@@ -11,7 +11,7 @@
 #include "summarize/transcript.hpp"
 #include "tokens/calibrate.hpp"
 #include "tokens/estimate.hpp"
-#include "tokens/requests.hpp"
+#include "render/token_figure.hpp"
 #include "render/partial.hpp"
 #include "util/digest.hpp"
 
@@ -53,7 +53,7 @@ struct Plan {
   std::optional<std::string> pinned;     // the first user message kept ahead of the first leaf
   std::vector<Unit> units;               // over [region_start, items.size())
   std::size_t cut_unit = 0;              // units[0, cut_unit) are evicted
-  std::optional<Calibration> calibration;  // the render's (tokens/requests.hpp token_figure)
+  std::optional<Calibration> calibration;  // the render's (render/token_figure.hpp token_figure)
   std::int64_t shown_before = 0;           // the labelled figure the trigger is checked on
 };
 

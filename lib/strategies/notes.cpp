@@ -24,10 +24,7 @@ void apply_notes_config(const Json& config, NotesOptions& opts) {
 
 
 std::optional<Node> session_notes(Store& store, const std::string& session, std::int64_t as_of) {
-  auto st = store.db().prepare("SELECT id FROM nodes WHERE session=?1 AND kind=?2 AND seq<=?3 ORDER BY seq DESC LIMIT 1");
-  st.bind(1, session).bind(2, kind::kNotes).bind(3, as_of);
-  if (!st.step()) return std::nullopt;
-  return store.node(st.text(0), false);
+  return store.latest_of_kind(session, kind::kNotes, as_of);
 }
 
 Json rewrite_notes(Store& store, const std::string& session, const CompactResult& res, Summarizer& summarizer,

@@ -15,10 +15,6 @@ namespace ctxfold {
 /// Prompt version of the notes rewrite (share/prompts/notes-v1.txt).
 inline constexpr const char* kNotesPrompt = "notes-v1";
 
-/// Header a render puts before the notes (seed 002: "a short header that points to" the recall tools).
-inline constexpr const char* kNotesHeader =
-    "[ctxfold notes: working notes kept across compactions; `ctxfold grep` and `ctxfold expand` read the full history]";
-
 /// notes.budgetTokens (seed 002, default 2000).
 struct NotesOptions {
   bool enabled = false;  ///< notes.enabled in the config file, or `compact --notes`

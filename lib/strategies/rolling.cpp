@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "render/partial.hpp"
+#include "render/recap.hpp"
 #include "strategies/region.hpp"
 #include "strategies/units.hpp"
 #include "summarize/prompt.hpp"
@@ -56,35 +57,6 @@ Json summary_event(const Json& provenance, const std::string& raw_summary, const
 constexpr double kMaxCallRatio = 0.9;       // an answer over 90% of its input is non-reducing (C05)
 constexpr std::int64_t kMinChunkTokens = 256;
 
-bool is_noise(std::string_view text) {
-  std::size_t b = text.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return true;
-  std::string_view t = text.substr(b);
-  return t.rfind("<command-name>", 0) == 0 || t.rfind("<command-message>", 0) == 0 ||
-         t.rfind("<local-command-stdout>", 0) == 0 || t.rfind("<local-command-stderr>", 0) == 0 ||
-         t.rfind("Caveat: The messages below", 0) == 0;
-}
-
-/// The user-visible text of a user turn (text blocks only), empty when it is noise or a harness
-/// injection (metadata.is_meta: Claude Code's isMeta records, hook output and caveats the user
-/// never typed; FORMATS.md §1.3).
-std::string user_text(const Node& n) {
-  if (!is_user_turn(n) || n.kind != kind::kMessage) return {};
-  if (auto m = n.metadata.find("is_meta"); m != n.metadata.end() && m->is_boolean() && m->get<bool>()) return {};
-  std::string out;
-  if (n.content.is_string()) {
-    out = n.content.get<std::string>();
-  } else if (n.content.is_array()) {
-    for (const auto& b : n.content)
-      if (b.is_object() && json_str(b, "type") == "text") {
-        if (!out.empty()) out += "\n";
-        out += json_str(b, "text");
-      }
-  }
-  if (is_noise(out)) return {};
-  return out;
-}
-
 /// Everything one pass needs, frozen at the planning boundary.
 struct Plan {
   Rendered r;
@@ -104,7 +76,7 @@ struct Plan {
   std::vector<Unit> units;       // over [region_start, items.size())
   std::size_t cut_unit = 0;      // units[0, cut_unit) are evicted
   std::int64_t old_recap_tokens = 0;
-  std::optional<Calibration> calibration;  // the render's (tokens/requests.hpp token_figure)
+  std::optional<Calibration> calibration;  // the render's (render/token_figure.hpp token_figure)
   std::int64_t shown_before = 0;           // calibrated_figure(before).value
 };
 
@@ -409,7 +381,7 @@ Chunked summarize_chunks(const Plan& p, Summarizer& summarizer, const RollingOpt
 std::vector<std::string> pick_recap_ids(const Plan& p, std::size_t cut, const RecapOptions& ro) {
   std::vector<std::string> ids;
   for (std::size_t i = cut; i-- > p.region_start && static_cast<int>(ids.size()) < ro.max_messages;)
-    if (!user_text(p.items[i]).empty()) ids.push_back(p.items[i].id);
+    if (!user_prompt_text(p.items[i]).empty()) ids.push_back(p.items[i].id);
   if (static_cast<int>(ids.size()) < ro.max_messages && p.old_summary) {
     auto it = p.old_summary->metadata.find("recap_ids");
     if (it != p.old_summary->metadata.end() && it->is_array())
@@ -536,7 +508,7 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
       const std::string want = id.get<std::string>();
       for (const auto& n : p.items)
         if (n.id == want) {
-          std::int64_t t = std::min(budget, estimate_text_tokens(user_text(n)));
+          std::int64_t t = std::min(budget, estimate_text_tokens(user_prompt_text(n)));
           new_recap_tokens += t;
           budget -= t;
         }
@@ -715,101 +687,6 @@ std::optional<RollingReplan> replan_rolling(Store& store, const Node& summary, s
     return out;
   }
   return std::nullopt;
-}
-
-bool is_recap_node(const Node& n) { return json_str(n.metadata, "view") == "recap"; }
-
-std::optional<Recap> rolling_recap(Store& store, const Node& summary, const RecapOptions& opts) {
-  // A summary that is the client's whole replacement history (a Codex compaction,
-  // docs/formats/codex.md) already holds the user messages the client kept: a recap would add
-  // text the model never read.
-  if (summary.metadata.contains("replacement_history")) return std::nullopt;
-  // An imported summary the agent sent as written (metadata.recap false) is quoted without a recap.
-  if (auto off = summary.metadata.find("recap"); off != summary.metadata.end() && off->is_boolean() && !off->get<bool>())
-    return std::nullopt;
-  std::vector<Node> picked;  // newest first
-  auto it = summary.metadata.find("recap_ids");
-  if (it != summary.metadata.end() && it->is_array()) {
-    for (auto r = it->rbegin(); r != it->rend() && static_cast<int>(picked.size()) < opts.max_messages; ++r) {
-      if (!r->is_string()) continue;
-      auto n = store.node(r->get<std::string>(), false);
-      if (n && !user_text(*n).empty()) picked.push_back(std::move(*n));
-    }
-  } else {
-    std::vector<std::string> covers = summary.covers_ids.empty() ? store.covers_of(summary.seq) : summary.covers_ids;
-    int scanned = 0;
-    for (auto r = covers.rbegin(); r != covers.rend() && scanned < opts.max_scan &&
-                                   static_cast<int>(picked.size()) < opts.max_messages;
-         ++r, ++scanned) {
-      auto n = store.node(*r, false);
-      if (n && !user_text(*n).empty()) picked.push_back(std::move(*n));
-    }
-  }
-  // The first user message the summary covers (the session's task statement when the summary
-  // starts at the root) is always quoted (FIELD_CASES C03: "the first user message is kept"):
-  // read from the first covered rows in order, a bounded lookup.
-  std::optional<Node> first;
-  {
-    auto st = store.db().prepare("SELECT node_id FROM covers WHERE summary_seq=?1 ORDER BY pos LIMIT ?2");
-    st.bind(1, summary.seq).bind(2, static_cast<std::int64_t>(opts.max_scan));
-    while (st.step()) {
-      auto n = store.node(st.text(0), false);
-      if (n && !user_text(*n).empty()) {
-        first = std::move(n);
-        break;
-      }
-    }
-  }
-  if (first)
-    for (std::size_t i = 0; i < picked.size(); ++i)
-      if (picked[i].id == first->id) {
-        picked.erase(picked.begin() + static_cast<std::ptrdiff_t>(i));
-        break;
-      }
-  if (picked.empty() && !first) return std::nullopt;
-  auto cut = [](std::string text, std::int64_t budget) {
-    if (estimate_text_tokens(text) > budget)
-      text = text.substr(0, utf8_safe_prefix(text, static_cast<std::size_t>(budget) * 4 > 8 ? budget * 4 - 8 : 0)) +
-             " […]";
-    return text;
-  };
-  // The first message takes at most half the budget; then the recent ones, newest first, within
-  // what is left; a message larger than what is left is shortened.
-  std::int64_t budget = opts.max_tokens;
-  std::optional<std::pair<std::string, std::string>> first_quote;
-  if (first) {
-    std::string text = cut(user_text(*first), picked.empty() ? budget : budget / 2);
-    budget -= estimate_text_tokens(text);
-    first_quote.emplace(first->id, std::move(text));
-  }
-  std::vector<std::pair<std::string, std::string>> quotes;  // id, text (newest first)
-  for (const auto& n : picked) {
-    if (budget <= 0) break;
-    std::string text = cut(user_text(n), budget);
-    budget -= estimate_text_tokens(text);
-    quotes.emplace_back(n.id, std::move(text));
-  }
-  if (first_quote) quotes.push_back(std::move(*first_quote));
-  std::reverse(quotes.begin(), quotes.end());
-  std::string body = first ? "The first and the most recent user messages from the compacted part of the "
-                             "conversation, quoted verbatim (oldest first):"
-                           : "Recent user messages from the compacted part of the conversation, quoted "
-                             "verbatim (oldest first):";
-  Recap rc;
-  for (const auto& [id, text] : quotes) {
-    body += fmt::format("\n\n<user-message id=\"{}\">\n{}\n</user-message>", id, text);
-    rc.quoted_ids.push_back(id);
-  }
-  rc.node.id = summary.id + "#recap";
-  rc.node.session = summary.session;
-  rc.node.kind = kind::kMessage;
-  rc.node.role = role::kUser;
-  rc.node.predecessor = summary.id;
-  rc.node.content = Json::array({Json{{"type", "text"}, {"text", body}}});
-  rc.node.metadata = Json{{"view", "recap"}, {"summary", summary.id}, {"quotes", rc.quoted_ids}};
-  rc.node.tokens = estimate_node_tokens(rc.node);
-  rc.estimated_tokens = rc.node.tokens;
-  return rc;
 }
 
 // ---------------------------------------------------------------- region compaction

@@ -7,7 +7,7 @@
 #include "model/node.hpp"
 #include "render/render.hpp"
 #include "strategies/compaction.hpp"
-#include "strategies/recap.hpp"
+#include "render/recap.hpp"
 #include "store/store.hpp"
 #include "summarize/summarizer.hpp"
 #include "util/json.hpp"

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "render/render.hpp"
-#include "forensics/recorded_model.hpp"
+#include "store/recorded_model.hpp"
 #include "render/partial.hpp"
 #include "strategies/units.hpp"
 #include "summarize/transcript.hpp"

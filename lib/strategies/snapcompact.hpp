@@ -21,7 +21,7 @@ struct SnapcompactOptions : CompactionOptions {
   int archive_percent = 20;
   std::optional<int> max_frames;
   /// share/models/catalog.json id (unknown: the catalog defaults); empty: the model the session's
-  /// transcript names now (forensics/recorded_model.hpp), else the catalog defaults.
+  /// transcript names now (store/recorded_model.hpp), else the catalog defaults.
   std::string model;
 };
 

@@ -17,15 +17,6 @@ bool is_assistant(const Node& n) { return n.is_model_input() && n.role == role::
 
 }  // namespace
 
-bool is_user_turn(const Node& n) {
-  if (n.is_view()) return false;
-  if (n.role != role::kUser) return false;
-  if (!n.content.is_array()) return true;
-  for (const auto& b : n.content)
-    if (!has_type(b, "tool_result")) return true;
-  return n.content.empty();
-}
-
 std::vector<bool> balanced_cuts(const std::vector<Node>& items) {
   const std::size_t n = items.size();
   // Position of the first result for each call id after the call.

@@ -28,9 +28,6 @@ struct Unit {
   bool open = false;
 };
 
-/// True when the item is a user-role message that is not only tool results (a turn start).
-bool is_user_turn(const Node& n);
-
 /// For every position i in [0, items.size()], whether cutting before items[i] is tool-pairing
 /// balanced: no tool_use at an index < i has its first later tool_result at an index >= i, and
 /// no open call (see Unit::open) lies before i. Calls whose result never comes but that are

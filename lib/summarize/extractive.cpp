@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "forensics/identifiers.hpp"
+#include "model/identifiers.hpp"
 #include "summarize/transcript.hpp"
 #include "util/error.hpp"
 #include "util/utf8.hpp"

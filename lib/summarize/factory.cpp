@@ -3,7 +3,7 @@
 
 #include "summarize/command.hpp"
 #include "summarize/providers.hpp"
-#include "summarize/replay.hpp"
+#include "summarize/recorded.hpp"
 #include "summarize/spec.hpp"
 #include "summarize/summarizer.hpp"
 #include "util/error.hpp"

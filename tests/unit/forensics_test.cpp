@@ -3,7 +3,7 @@
 
 #include <set>
 
-#include "forensics/identifiers.hpp"
+#include "model/identifiers.hpp"
 #include "forensics/redact.hpp"
 #include "forensics/usage.hpp"
 #include "util/error.hpp"

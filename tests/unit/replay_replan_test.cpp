@@ -1,10 +1,10 @@
-// replay re-plans a rolling compaction from the ledger (summarize/replay.hpp replay_summary,
+// replay re-plans a rolling compaction from the ledger (strategies/replay.hpp replay_summary,
 // strategies/rolling.hpp replan_rolling), including a re-compaction pass of the head checkpoint.
 #include <gtest/gtest.h>
 
 #include "session_fixture.hpp"
 #include "strategies/rolling.hpp"
-#include "summarize/replay.hpp"
+#include "strategies/replay.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold {

@@ -9,7 +9,7 @@
 #include "tokens/calibrate.hpp"
 #include "tokens/estimate.hpp"
 #include "tokens/hidden.hpp"
-#include "tokens/requests.hpp"
+#include "forensics/request_table.hpp"
 
 namespace ctxfold {
 namespace {

@@ -5,7 +5,7 @@
 #include "session_fixture.hpp"
 #include "tokens/calibrate.hpp"
 #include "tokens/estimate.hpp"
-#include "tokens/requests.hpp"
+#include "forensics/request_table.hpp"
 
 namespace ctxfold {
 namespace {

@@ -1,7 +1,7 @@
 // Claude Code importer, block conversion: content blocks, images, hook-blocked calls, persisted outputs.
 
 #include "import/claude_code/skeleton.hpp"
-#include "tokens/estimate.hpp"
+#include "util/image.hpp"
 
 namespace ctxfold::cc_import {
 

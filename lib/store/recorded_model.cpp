@@ -1,4 +1,4 @@
-#include "forensics/recorded_model.hpp"
+#include "store/recorded_model.hpp"
 
 namespace ctxfold {
 

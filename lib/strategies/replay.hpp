@@ -8,33 +8,15 @@
 #include <vector>
 
 #include "store/store.hpp"
+#include "summarize/recorded.hpp"
 #include "summarize/summarizer.hpp"
 #include "util/json.hpp"
 
 namespace ctxfold {
 
-/// Log event of one summarizer call: {"compaction" (ref of the session's newest compact/start
-/// when the call was made), "index", "summarizer":{"kind","model"}, "request" (request_to_json),
-/// "request_digest", "response":{"text","model","usage"} or "failure":{"code","message"}}.
-inline constexpr const char* kSummarizerCallEvent = "summarizer/call";
-
-/// {"previous_summary","transcript","instructions","max_output_tokens","input_tokens","prompt_version"}.
-Json request_to_json(const SummaryRequest& req);
-/// The inverse of request_to_json; missing keys stay default.
-SummaryRequest request_from_json(const Json& j);
-/// sha256 hex of the canonical request_to_json (the summarizer's kind and model are not part of
-/// it, so a recorded answer replays under replay:DIR).
-std::string request_digest(const SummaryRequest& req);
-
 /// Wraps `inner` and logs each call (kSummarizerCallEvent) in the session's event log right after
 /// it returns or fails; kind, model and window are the inner summarizer's.
 std::unique_ptr<Summarizer> make_recording_summarizer(Store& store, std::string session, std::unique_ptr<Summarizer> inner);
-
-/// `--summarizer replay:DIR`: answers a request with DIR/<request_digest>.json, a file holding
-/// {"request_digest","response":{"text","model","usage"}} (as `ctxfold replay --export DIR`
-/// writes). No network. A request with no recorded answer throws
-/// Error(environment,"summarizer.replay_missing") naming the digest. kind() is "replay".
-std::unique_ptr<Summarizer> make_replay_summarizer(std::string dir);
 
 /// What `ctxfold replay SUMMARY_ID` found.
 struct ReplayResult {

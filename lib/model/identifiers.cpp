@@ -1,4 +1,4 @@
-#include "forensics/identifiers.hpp"
+#include "model/identifiers.hpp"
 
 #include <algorithm>
 #include <cstring>

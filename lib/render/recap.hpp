@@ -7,9 +7,9 @@
 #include "model/node.hpp"
 #include "store/store.hpp"
 
-// The rolling projection's recap (seed 002 "rolling": system prompt, summary, recap, tail). Kept
-// apart from rolling.hpp so the renderer can call it without depending on the strategy
-// (definitions in rolling.cpp, next to the code that chooses recap_ids).
+// The rolling projection's recap (seed 002 "rolling": system prompt, summary, recap, tail): part
+// of what a render shows after a rolling summary. rolling reads user_prompt_text to choose the
+// recap_ids it records at compaction.
 namespace ctxfold {
 
 /// Bounds of the recap (seed 002 "rolling" part 3).
@@ -37,6 +37,12 @@ struct Recap {
   Node node;
 };
 std::optional<Recap> rolling_recap(Store& store, const Node& summary, const RecapOptions& opts = {});
+
+/// The user-visible text of a user turn (text blocks only), empty when it is noise (Claude Code
+/// <command-name>, <local-command-stdout>, "Caveat: The messages below" records) or a harness
+/// injection (metadata.is_meta: Claude Code's isMeta records, hook output and caveats the user
+/// never typed; docs/formats/claude-code.md).
+std::string user_prompt_text(const Node& n);
 
 /// True for the synthetic recap node above (strategies skip it when reading a render).
 bool is_recap_node(const Node& n);

@@ -1,0 +1,182 @@
+#include "render/token_figure.hpp"
+
+#include "render/render.hpp"
+
+#include "tokens/estimate.hpp"
+#include "tokens/hidden.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_set>
+
+namespace ctxfold {
+
+bool starts_user_turn(const Node& n) {
+  if (!n.is_model_input() || n.role != role::kUser) return false;
+  // A harness injection (Claude Code isMeta: hook output, caveats) is not a prompt.
+  if (auto m = n.metadata.find("is_meta"); m != n.metadata.end() && m->is_boolean() && m->get<bool>()) return false;
+  if (n.content.is_string()) return true;
+  if (!n.content.is_array()) return false;
+  for (const auto& b : n.content)
+    if (!b.is_object() || json_str(b, "type") != "tool_result") return true;
+  return false;
+}
+
+std::int64_t prefix_estimate(const std::vector<Node>& items, const std::vector<std::int64_t>& totals,
+                             const std::vector<std::int64_t>& prior, std::size_t end) {
+  end = std::min({end, items.size(), totals.size()});
+  std::size_t last_turn = 0;
+  for (std::size_t i = end; i-- > 0;)
+    if (starts_user_turn(items[i])) {
+      last_turn = i;
+      break;
+    }
+  std::int64_t t = 0;
+  for (std::size_t i = 0; i < end; ++i) {
+    t += totals[i];
+    if (i < last_turn && i < prior.size()) t -= prior[i];
+  }
+  return t;
+}
+
+std::vector<std::int64_t> prefix_estimates(const std::vector<Node>& items, const std::vector<std::int64_t>& totals,
+                                           const std::vector<std::int64_t>& prior,
+                                           const std::vector<std::size_t>& ends) {
+  std::vector<std::int64_t> out;
+  out.reserve(ends.size());
+  const std::size_t n = std::min(items.size(), totals.size());
+  std::int64_t total = 0, prior_sum = 0, prior_before_turn = 0;  // sums over items[0, i)
+  std::size_t i = 0;
+  for (std::size_t e : ends) {
+    e = std::min(e, n);
+    if (e < i) {  // not ascending: fall back to the direct sum
+      out.push_back(prefix_estimate(items, totals, prior, e));
+      continue;
+    }
+    for (; i < e; ++i) {
+      if (starts_user_turn(items[i])) prior_before_turn = prior_sum;
+      total += totals[i];
+      if (i < prior.size()) prior_sum += prior[i];
+    }
+    out.push_back(total - prior_before_turn);
+  }
+  return out;
+}
+
+std::size_t request_start(const std::vector<Node>& items, std::size_t i) {
+  const std::string mid = json_str(items[i].metadata, "message_id");
+  std::size_t f = i;
+  while (f > 0) {
+    const Node& prev = items[f - 1];
+    if (prev.role != role::kAssistant || !prev.is_model_input()) break;
+    if (!mid.empty() && json_str(prev.metadata, "message_id") != mid) break;
+    --f;
+  }
+  return f;
+}
+
+std::optional<std::int64_t> node_measured_tokens(const Node& n) {
+  if (!n.is_model_input() || n.role != role::kAssistant) return std::nullopt;
+  auto it = n.metadata.find("usage");
+  if (it == n.metadata.end()) return std::nullopt;
+  return measured_input_tokens(*it);
+}
+
+TokenFigure token_figure(Store& store, const Rendered& r, std::int64_t as_of) {
+  // The last view node the render substituted (the rolling summary or an lcm fold) and the
+  // newest seq among them: requests older than a view node saw another context.
+  std::int64_t summary_seq = -1;
+  std::optional<std::size_t> summary_pos;
+  std::unordered_set<std::string> views;
+  if (r.summary) views.insert(*r.summary);
+  if (r.archive) views.insert(*r.archive);  // snapcompact: the archive's frames
+  for (const auto& f : r.folds) views.insert(f.id);
+  for (std::size_t i = 0; i < r.items.size() && !views.empty(); ++i)
+    if (views.count(r.items[i].id)) {
+      summary_pos = i;
+      summary_seq = std::max(summary_seq, r.items[i].seq);
+    }
+
+  // A request saw the view nodes that existed when it was made: one made after a view node this
+  // render does not show (an imported compaction summary under a render that starts before it, a
+  // fold the render did not apply) saw another context, and matching it against this render's
+  // estimate would calibrate a different history. Every view node the render shows has a seq at
+  // or below summary_seq, so the first view node after it is the barrier: only requests before it
+  // are consistent with the render (same covered frontier, context a prefix of it).
+  std::int64_t barrier = std::numeric_limits<std::int64_t>::max();
+  {
+    auto st = store.db().prepare(
+        "SELECT min(seq) FROM nodes WHERE session=?1 AND seq>?2 AND seq<=?3 AND covers_count IS NOT NULL "
+        "AND kind IN ('summary','archive')");
+    st.bind(1, r.session).bind(2, summary_seq).bind(3, as_of);
+    if (st.step() && !st.is_null(0)) barrier = st.int64(0);
+  }
+
+  // A request made on exactly this context: a child of HEAD carrying usage.
+  for (const auto& id : store.children(r.head)) {
+    auto c = store.node(id, false);
+    if (!c || c->seq > as_of || c->seq <= summary_seq || c->seq >= barrier) continue;
+    if (auto m = node_measured_tokens(*c)) {
+      TokenFigure f;
+      f.value = *m;
+      f.kind = "measured";
+      f.estimated = r.estimated_tokens;
+      f.calibration = Calibration{c->id, *m, r.estimated_tokens, "request", kEstimatorVersion};
+      return f;
+    }
+  }
+
+  // The requests whose context is a prefix of this render (made after the rendered summary and
+  // folds), oldest first: the latest calibrates the figure, and the pairs of consecutive ones teach
+  // the hidden output per edit result (tokens/hidden.hpp), each pair only from what was measured
+  // up to its second request.
+  struct Req {
+    std::size_t node, first;
+    std::int64_t measured;
+  };
+  std::vector<Req> reqs;
+  for (std::size_t i = summary_pos ? *summary_pos + 1 : 0; i < r.items.size(); ++i) {
+    const Node& n = r.items[i];
+    if (n.seq <= summary_seq) continue;
+    auto m = node_measured_tokens(n);
+    if (!m) continue;
+    std::size_t first = request_start(r.items, i);
+    if (r.items[first].seq >= barrier) continue;
+    // Claude Code copies a response's usage onto each of its nodes: the last one stands for it.
+    if (!reqs.empty() && reqs.back().first == first) reqs.pop_back();
+    reqs.push_back({i, first, *m});
+  }
+  std::optional<Calibration> cal;
+  if (!reqs.empty()) {
+    std::vector<std::size_t> ends;
+    ends.reserve(reqs.size());
+    for (const auto& q : reqs) ends.push_back(q.first);
+    const std::vector<std::int64_t> est = prefix_estimates(r.items, r.item_tokens, r.item_prior_thinking, ends);
+    const std::vector<std::int32_t> edits = edit_results(r.items);
+    HiddenPerEdit hidden;
+    for (std::size_t k = 1; k < reqs.size(); ++k) {
+      const Req& a = reqs[k - 1];
+      const Req& b = reqs[k];
+      const std::int64_t growth = b.measured - a.measured;
+      if (growth < 0 || json_str(r.items[a.node].metadata, "model") != json_str(r.items[b.node].metadata, "model"))
+        continue;
+      Calibration prev{r.items[a.node].id, a.measured, est[k - 1], "request", kEstimatorVersion};
+      hidden.observe(growth, calibrated_figure(est[k], prev).value - a.measured, count_between(edits, a.first, b.first));
+    }
+    const Req& last = reqs.back();
+    cal = Calibration{r.items[last.node].id, last.measured, est.back(), "request", kEstimatorVersion};
+    cal->hidden_edits = count_between(edits, last.first, r.items.size());
+    cal->hidden_per_edit = std::max(0.0, hidden.per_edit);
+    cal->hidden = hidden.predict(cal->hidden_edits);
+  }
+  if (!cal && summary_pos) {
+    auto it = r.items[*summary_pos].metadata.find("calibration");
+    if (it != r.items[*summary_pos].metadata.end()) {
+      cal = Calibration::from_json(*it);
+      if (cal) cal->origin = "summary";
+    }
+  }
+  return calibrated_figure(r.estimated_tokens, cal);
+}
+
+}  // namespace ctxfold

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""The layers of lib/ only point down: every `#include "FOLDER/..."` between lib/ folders (and
+from cmd/, bench/, fuzz/ and tests/ into lib/) must be an edge docs/architecture.md allows.
+
+docs/architecture.md declares the layers in a table whose rows read
+    | `folder` | what it owns | `dep`, `dep`, ... |
+(the third cell lists the folders it may include; "—" for none). Exits 1 listing every include
+line the declaration does not allow, every folder it does not declare, and any cycle in the
+declaration itself; 0 when the code matches. Usage: scripts/check-layers.py [REPO_ROOT]
+"""
+import os
+import re
+import sys
+
+root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
+lib = os.path.join(root, "lib")
+doc = os.path.join(root, "docs", "architecture.md")
+
+row = re.compile(r"^\|\s*`([a-z_]+)`\s*\|[^|]*\|\s*([^|]*)\|\s*$")
+allowed = {}
+for line in open(doc, encoding="utf-8"):
+    m = row.match(line)
+    if m:
+        allowed[m.group(1)] = set(re.findall(r"`([a-z_]+)`", m.group(2)))
+
+folders = sorted(d for d in os.listdir(lib) if os.path.isdir(os.path.join(lib, d)))
+problems = []
+for d in folders:
+    if d not in allowed:
+        problems.append(f"lib/{d}/: not declared in docs/architecture.md")
+for d, deps in allowed.items():
+    for dep in deps:
+        if dep not in allowed:
+            problems.append(f"docs/architecture.md: `{d}` may include `{dep}`, which is not a declared layer")
+
+# The declaration itself must be acyclic.
+state = {}
+def visit(n, path):
+    if state.get(n) == 1:
+        problems.append("docs/architecture.md: the layers form a cycle: " + " -> ".join(path + [n]))
+        return
+    if state.get(n) == 2:
+        return
+    state[n] = 1
+    for m in sorted(allowed.get(n, ())):
+        visit(m, path + [n])
+    state[n] = 2
+for n in sorted(allowed):
+    visit(n, [])
+
+inc = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
+for d in folders:
+    for dirpath, _, files in os.walk(os.path.join(lib, d)):
+        for f in sorted(files):
+            path = os.path.join(dirpath, f)
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                for no, line in enumerate(fh, 1):
+                    m = inc.match(line)
+                    if not m or m.group(1) == d or m.group(1) not in folders:
+                        continue
+                    if m.group(1) not in allowed.get(d, set()):
+                        problems.append(f"{os.path.relpath(path, root)}:{no}: lib/{d} includes {m.group(1)}/, "
+                                        f"which docs/architecture.md does not allow")
+
+# Nothing in lib/ includes the command layer.
+for dirpath, _, files in os.walk(lib):
+    for f in files:
+        path = os.path.join(dirpath, f)
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for no, line in enumerate(fh, 1):
+                if re.match(r'^\s*#\s*include\s+"(\.\./)*cmd/', line):
+                    problems.append(f"{os.path.relpath(path, root)}:{no}: lib/ includes cmd/")
+
+for p in problems:
+    print(p)
+if problems:
+    print(f"check-layers: {len(problems)} problem(s)", file=sys.stderr)
+    sys.exit(1)
+print(f"check-layers: {len(folders)} lib/ folders, every include points down as docs/architecture.md declares",
+      file=sys.stderr)
