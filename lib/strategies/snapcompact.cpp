@@ -130,10 +130,14 @@ CompactResult compact_snapcompact(Store& store, const std::string& session, Summ
   std::vector<Unit> units = split_units(items, region_start);
   std::int64_t retain = std::max<std::int64_t>(1, ceil_percent(window_eff, opts.tail_percent));
   std::int64_t tail_room = std::numeric_limits<std::int64_t>::max();
-  if (extra > 0 && opts.window) {
+  if (opts.window) {
+    // What stays before the region, the part of the measured figure the estimate does not see,
+    // and the frames (at most archive_percent of the window: the frame budget's window limit)
+    // all sit under the trigger beside the tail.
     std::int64_t kept = 0;
     for (std::size_t i = 0; i < region_start; ++i) kept += r.item_tokens[i];
-    tail_room = trigger - 1 - extra - kept;
+    const std::int64_t frames_room = *opts.window * opts.archive_percent / 100;
+    tail_room = trigger - 1 - extra - kept - frames_room;
     retain = std::max<std::int64_t>(1, std::min(retain, tail_room));
   }
   const std::size_t cut_unit =
