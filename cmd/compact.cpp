@@ -77,25 +77,22 @@ int run_compact(Context& ctx, const CompactCliOptions& o) {
   const std::string strategy = o.strategy ? *o.strategy : session_strategy(ctx.db(), session);
   if (strategy == "notes")
     throw Error(Exit::usage, "compact.strategy", fmt::format("strategy '{}' is not yet supported", strategy),
-                "use --strategy rolling, lcm or snapcompact");
-  if (!is_session_strategy(strategy))
-    throw Error(Exit::usage, "compact.strategy", fmt::format("unknown strategy '{}'", strategy),
-                "use one of: rolling, lcm, snapcompact");
+                "use --strategy " + strategy_names());
+  strategy_named(strategy);  // an unknown name is a usage error
   if (strategy != "lcm" && (o.fanout || o.leaf_chunk_tokens))
     throw Error(Exit::usage, "compact.options", "--fanout and --leaf-chunk-tokens apply to --strategy lcm only");
   if (strategy != "snapcompact" && (o.archive_percent || o.max_frames || !o.model.empty()))
     throw Error(Exit::usage, "compact.options",
                 "--archive-percent, --max-frames and --model apply to --strategy snapcompact only");
-  RollingOptions ropts;
-  LcmOptions lopts;
-  SnapcompactOptions sopts;
-  if (strategy == "lcm") lopts = lcm_options(o);
-  else if (strategy == "snapcompact") sopts = snapcompact_options(o);
-  else ropts = rolling_options(o);
+  // Each strategy reads its own flags and config section; only the one that runs is validated.
+  StrategyOptions sopts;
+  if (strategy == "lcm") sopts.lcm = lcm_options(o);
+  else if (strategy == "snapcompact") sopts.snapcompact = snapcompact_options(o);
+  else sopts.rolling = rolling_options(o);
   std::unique_ptr<Summarizer> summarizer =
       with_progress(make_recording_summarizer(ctx.db(), session, make_summarizer(o.summarizer)));
   if (o.strategy && !o.dry_run) record_session_strategy(ctx.db(), session, strategy);
-  CompactResult r = compact_session(ctx.db(), session, strategy, *summarizer, ropts, lopts, sopts);
+  CompactResult r = compact_session(ctx.db(), session, strategy, *summarizer, sopts);
   NotesOptions no;
   apply_notes_config(load_config(o.config).value, no);
   if (o.notes) no.enabled = true;
@@ -135,7 +132,8 @@ int run_compact(Context& ctx, const CompactCliOptions& o) {
 Runner setup_compact(CLI::App& sub) {
   auto o = std::make_shared<CompactCliOptions>();
   sub.add_option("--strategy", o->strategy,
-                 "compaction strategy: rolling | lcm | snapcompact; makes it the session's own (default: the session's, else rolling)");
+                 "compaction strategy: " + strategy_names(" | ", " | ") +
+                     "; makes it the session's own (default: the session's, else rolling)");
   add_compaction_flags(sub, *o);
   sub.add_flag("--notes", o->notes, "also rewrite the session's notes (seed 002 notes layer) after the compaction");
   sub.add_option("--notes-budget", o->notes_budget, "notes budget in tokens (notes.budgetTokens, default 2000)")

@@ -5,6 +5,7 @@
 #include "context.hpp"
 #include "strategies/lcm.hpp"
 #include "strategies/notes.hpp"
+#include "strategies/registry.hpp"
 #include "strategies/rolling.hpp"
 #include "strategies/snapcompact.hpp"
 #include "util/config.hpp"
@@ -58,7 +59,7 @@ int run_config(Context& ctx, const ConfigCliOptions& o) {
   // Sections this build does not read are shown as given, so a typo is visible.
   Json other = Json::object();
   for (auto& [k, v] : src.value.items())
-    if (k != "rolling" && k != "lcm" && k != "snapcompact" && k != "notes") other[k] = v;
+    if (!find_strategy(k) && k != "notes") other[k] = v;
   Json out = {{"schema", "ctxfold.config/1"},
               {"file", src.path ? Json(*src.path) : Json(nullptr)},
               {"origin", src.origin},

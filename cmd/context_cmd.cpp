@@ -8,6 +8,7 @@
 #include "store/recorded_model.hpp"
 #include "render_warnings.hpp"
 #include "render/render.hpp"
+#include "render/view_policy.hpp"
 #include "session/prepare.hpp"
 #include "strategies/compaction.hpp"
 #include "util/error.hpp"
@@ -137,8 +138,9 @@ int run_context(Context& ctx, const ContextCliOptions& o) {
 std::function<int(Context&)> setup_context(CLI::App& sub) {
   auto o = std::make_shared<ContextCliOptions>();
   o->strategy_opt = sub.add_option("--strategy", o->opts.strategy,
-                                   "view policy: rolling | lcm | snapcompact | raw (default: the session's own strategy, "
-                                   "the one its latest compact --strategy chose, else rolling)")
+                                   "view policy: " + view_policy_names(" | ", " | ") +
+                                       " (default: the session's own strategy, the one its latest compact "
+                                       "--strategy chose, else rolling)")
                         ->default_val("rolling");
   sub.add_option("--head", o->opts.head, "inspect the request from this node instead of HEAD");
   sub.add_option("--window", o->window, "model context window in tokens (percentages and the trigger; default: the catalog window of the "

@@ -44,7 +44,7 @@ const std::vector<Command>& command_table() {
        setup_prepare},
       {"replay", "re-derive a summary offline from its recorded summarizer calls (exit 1 if it differs)",
        Needs::read_only, setup_replay},
-      {"compact", "compact the session now (rolling or lcm summaries; HEAD never moves)", Needs::read_write, setup_compact},
+      {"compact", "compact the session now (rolling, lcm or snapcompact; HEAD never moves)", Needs::read_write, setup_compact},
       {"snapshot", "the session's append boundary and state (read it back with --as-of)", Needs::read_only,
        setup_snapshot},
       {"fork", "a new session holding the path from the root to a node (no model call)", Needs::read_write,

@@ -4,6 +4,7 @@
 #include "render/partial.hpp"
 #include "render_warnings.hpp"
 #include "render/render.hpp"
+#include "render/view_policy.hpp"
 #include "session/budget.hpp"
 #include "session/prepare.hpp"
 #include "session/snapshot.hpp"
@@ -85,7 +86,7 @@ int run_render(Context& ctx, const RenderCliOptions& o) {
   if (o.strategy_opt && o.strategy_opt->count() == 0) opts.strategy = session_strategy(ctx.db(), session, opts.as_of);
   // snapcompact without --model: the frames for the model the session's transcript names now,
   // as `compact --strategy snapcompact` draws and caches them.
-  if (opts.strategy == "snapcompact" && opts.model.empty()) opts.model = recorded_model(ctx.db(), session).value_or("");
+  if (const ViewPolicy* v = find_view_policy(opts.strategy); v && v->frames && opts.model.empty()) opts.model = recorded_model(ctx.db(), session).value_or("");
   Rendered r = render_context(ctx.db(), session, opts);
   if (o.frames_dir) write_frames(r, *o.frames_dir);
   std::optional<BudgetReport> report;
@@ -130,8 +131,9 @@ std::function<int(Context&)> setup_render(CLI::App& sub) {
                  "(for a transcript that does not carry it; the JSON's system_prompt says what was known)");
   o->strategy_opt =
       sub.add_option("--strategy", o->opts.strategy,
-                     "view policy: rolling | lcm | snapcompact | raw (default: the session's own strategy, the one its "
-                     "latest compact --strategy chose, else rolling)")
+                     "view policy: " + view_policy_names(" | ", " | ") +
+                         " (default: the session's own strategy, the one its latest compact --strategy chose, else "
+                         "rolling)")
           ->default_val("rolling");
   sub.add_option("--model", o->opts.model,
                  "snapcompact: the model the request is for (share/models/catalog.json; a text-only model renders rolling; "

@@ -6,6 +6,7 @@
 #include "render/format_responses.hpp"
 #include "render/formats.hpp"
 #include "render/render.hpp"
+#include "render/view_policy.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold {
@@ -84,7 +85,7 @@ Json render_to_json(const Rendered& r, RenderFormat format) {
     sp["tools"] = r.system.tools >= 0 ? Json(r.system.tools) : Json(nullptr);
     j["system_prompt"] = std::move(sp);
   }
-  if (r.strategy == "snapcompact") {
+  if (const ViewPolicy* v = find_view_policy(r.strategy); v && v->frames) {
     j["archive"] = r.archive ? Json(*r.archive) : Json(nullptr);
     j["fallback"] = r.fallback ? Json(*r.fallback) : Json(nullptr);
     j["frames"] = r.frames.is_null() ? Json(nullptr) : r.frames;

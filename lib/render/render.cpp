@@ -1,5 +1,6 @@
 #include "render/render.hpp"
 #include "render/recap.hpp"
+#include "render/view_policy.hpp"
 
 #include <fmt/format.h>
 
@@ -129,20 +130,18 @@ void apply_system_prompt(Store& store, const std::string& session, const RenderO
 using namespace render_detail;
 
 Rendered render_context(Store& store, const std::string& session, const RenderOptions& opts) {
-  if (opts.strategy != "rolling" && opts.strategy != "lcm" && opts.strategy != "raw" && opts.strategy != "snapcompact")
-    throw Error(Exit::usage, "render.strategy", fmt::format("render does not know strategy '{}'", opts.strategy),
-                "use rolling, lcm, snapcompact or raw");
+  const ViewPolicy* policy = &view_policy(opts.strategy);
   Rendered r;
   r.session = session;
   r.strategy = opts.strategy;
   // The view policy applied: snapcompact for a model that reads no images is rolling's (seed 002
   // "snapcompact uses rolling's text compaction for that model"; the archive stays stored).
-  std::string eff = opts.strategy;
-  if (eff == "snapcompact" && !lookup_model(opts.model).reads_images) {
-    eff = "rolling";
-    r.fallback = "rolling";
+  if (!policy->text_fallback.empty() && !lookup_model(opts.model).reads_images) {
+    policy = &view_policy(policy->text_fallback);
+    r.fallback = std::string(policy->name);
   }
-  const bool snap = eff == "snapcompact";
+  const ViewPolicy& view = *policy;
+  const bool snap = view.frames;
 
   if (opts.head) {
     auto n = store.node(*opts.head, false);
@@ -169,7 +168,7 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   // overlaps that summary's coverage (a rolling summary that read the lcm folds), the newest older
   // summary that none overlaps, else none (below): its saved nodes decide (seed 002 "rolling":
   // switching back to lcm uses its saved nodes; it never summarizes the rolling summary).
-  if (eff == "rolling" || snap || eff == "lcm") {
+  if (view.summary) {
     summary = store.active_summary(session, opts.as_of);
     if (summary) cov = coverage_of(*summary);
     if (summary && !cov) summary.reset();
@@ -179,7 +178,7 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   std::unordered_map<std::string, std::vector<Store::SummaryRange>> folds_by_last;
   std::unordered_set<std::string> archive_folds;
   std::unordered_set<std::string> region_ids;  // region summaries (seed 000 §7) among the folds
-  if (eff == "rolling" || snap) {
+  if (view.archives) {
     // A snapcompact archive is a stored fold: rolling reads it as text (seed 002 "stored folds"),
     // snapcompact as frames.
     for (auto& f : store.view_ranges(session, kind::kArchive, "snapcompact", opts.as_of)) {
@@ -187,7 +186,7 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
       folds_by_last[f.last].push_back(std::move(f));
     }
   }
-  if (eff == "rolling" || eff == "lcm" || snap) {
+  if (view.folds) {
     for (const char* st : {"lcm", "region"})
       for (auto& f : store.summary_ranges(session, st, opts.as_of)) {
         if (std::string_view(st) == "region") region_ids.insert(f.id);
@@ -195,7 +194,7 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
       }
     // lcm: the newest rolling/imported summary none of its own folds overlaps, the one its folds
     // were built after (a later rolling summary that read the lcm folds is not lcm's prefix).
-    for (int tries = 0; eff == "lcm" && summary; ++tries) {
+    for (int tries = 0; view.lcm_prefix && summary; ++tries) {
       bool overlaps = false;
       for (const auto& [last, v] : folds_by_last) {
         for (const auto& f : v)
@@ -227,7 +226,7 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   // newest does not reach). The first summary the walk meets, on the chain or at its last covered
   // node, is the one in force at X; the newest, when met first, wins as before.
   std::unordered_map<std::string, Store::SummaryRange> alt_by_last, alt_by_id;
-  if (opts.head && (eff == "rolling" || snap))
+  if (opts.head && view.head_summary)
     for (auto& f : store.summary_ranges(session, "rolling", opts.as_of)) {
       if (summary && f.id == summary->id) continue;
       alt_by_last[f.last] = f;  // oldest first: a newer summary ending at the same node replaces it
@@ -361,7 +360,7 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
       }
   }
   apply_system_prompt(store, session, opts, opts.head ? head_seq : opts.as_of, r);
-  if (opts.notes && opts.strategy != "raw")
+  if (opts.notes && view.notes)
     if (auto notes = store.latest_of_kind(session, kind::kNotes, opts.as_of)) {
       std::size_t at = 0;
       while (at < r.items.size() && r.items[at].is_model_input() && r.items[at].role == role::kSystem) ++at;
@@ -386,7 +385,7 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   std::optional<Recap> recap;
   // An imported summary is the agent's own compaction: the request holds what the client sent
   // after it, and no recap the client never sent (docs/render.md "Imported sessions").
-  if (summary_pos < r.items.size() && eff == "rolling" && json_str(r.items[summary_pos].metadata, "origin") != "import") {
+  if (summary_pos < r.items.size() && view.recap && json_str(r.items[summary_pos].metadata, "origin") != "import") {
     recap = rolling_recap(store, r.items[summary_pos]);
     if (recap && recap->node.content.is_array())
       for (const auto& b : recap->node.content) r.items[summary_pos].content.push_back(b);
@@ -421,7 +420,7 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   // after it), the rolling summary (then its recap), and runs of folds.
   std::unordered_set<std::string> fold_ids;
   for (const auto& f : r.folds) fold_ids.insert(f.id);
-  const char* fold_kind = eff == "lcm" ? "summary" : "folds";
+  const std::string fold_kind(view.fold_section);
   std::size_t last_view = sys_end;
   for (std::size_t i = sys_end; i < r.items.size(); ++i)
     if (i == summary_pos || fold_ids.count(r.items[i].id)) last_view = i + 1;
@@ -429,7 +428,7 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
     if (i == summary_pos) return "summary";
     if (r.notes && r.items[i].id == *r.notes) return "notes";
     if (snap && archive_folds.count(r.items[i].id)) return "frames";
-    if (fold_ids.count(r.items[i].id)) return fold_kind;
+    if (fold_ids.count(r.items[i].id)) return fold_kind.c_str();
     return i < last_view ? "prefix" : "tail";
   };
   for (std::size_t i = sys_end; i < r.items.size();) {

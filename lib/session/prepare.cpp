@@ -15,14 +15,14 @@ std::string session_strategy(Store& store, const std::string& session, std::int6
   if (as_of == kLatest) {
     if (auto e = store.last_event(session, kSessionStrategyEvent)) {
       std::string s = json_str(e->payload, "strategy");
-      if (is_session_strategy(s)) return s;
+      if (find_strategy(s)) return s;
     }
   } else {
     auto made = store.events(session, kSessionStrategyEvent);
     for (auto it = made.rbegin(); it != made.rend(); ++it) {
       if (it->boundary_seq > as_of || it->type != kSessionStrategyEvent) continue;
       std::string s = json_str(it->payload, "strategy");
-      if (is_session_strategy(s)) return s;
+      if (find_strategy(s)) return s;
     }
   }
   // A database from before session/strategy events: the newest successful compaction's strategy.
@@ -30,26 +30,21 @@ std::string session_strategy(Store& store, const std::string& session, std::int6
   for (auto it = ends.rbegin(); it != ends.rend(); ++it) {
     if (it->boundary_seq > as_of || json_str(it->payload, "status") != "compacted") continue;
     std::string s = json_str(it->payload, "strategy");
-    if (is_session_strategy(s)) return s;
+    if (find_strategy(s)) return s;
   }
   return "rolling";
 }
 
 bool record_session_strategy(Store& store, const std::string& session, const std::string& strategy) {
-  if (!is_session_strategy(strategy))
-    throw Error(Exit::usage, "compact.strategy", fmt::format("unknown strategy '{}'", strategy), "use rolling or lcm");
+  strategy_named(strategy);  // an unknown name is a usage error
   if (session_strategy(store, session) == strategy) return false;  // already its own (or the default)
   store.log_event(session, kSessionStrategyEvent, std::nullopt, Json{{"strategy", strategy}});
   return true;
 }
 
 CompactResult compact_session(Store& store, const std::string& session, const std::string& strategy,
-                              Summarizer& summarizer, const RollingOptions& rolling, const LcmOptions& lcm,
-                              const SnapcompactOptions& snap) {
-  if (strategy == "snapcompact") return compact_snapcompact(store, session, summarizer, snap);
-  if (strategy == "lcm") return compact_lcm(store, session, summarizer, lcm);
-  if (strategy == "rolling") return compact_rolling(store, session, summarizer, rolling);
-  throw Error(Exit::usage, "compact.strategy", fmt::format("unknown strategy '{}'", strategy), "use rolling or lcm");
+                              Summarizer& summarizer, const StrategyOptions& options) {
+  return strategy_named(strategy).compact(store, session, summarizer, options);
 }
 
 namespace {
@@ -133,11 +128,9 @@ Rendered project(Store& store, const std::string& session, const std::string& st
 PrepareResult prepare_request(Store& store, const std::string& session, const PrepareOptions& o) {
   PrepareResult p;
   p.strategy = o.strategy ? *o.strategy : session_strategy(store, session);
-  if (!is_session_strategy(p.strategy))
-    throw Error(Exit::usage, "compact.strategy", fmt::format("unknown strategy '{}'", p.strategy), "use rolling or lcm");
-  const CompactionOptions& shared = p.strategy == "lcm"           ? static_cast<const CompactionOptions&>(o.lcm)
-                                    : p.strategy == "snapcompact" ? static_cast<const CompactionOptions&>(o.snapcompact)
-                                                                  : static_cast<const CompactionOptions&>(o.rolling);
+  const StrategyInfo& info = strategy_named(p.strategy);
+  StrategyOptions own = o;
+  const CompactionOptions shared = info.shared(own);
   p.window = shared.window;
   const bool harness = o.system.has_value() || o.tools.has_value();
   Known known = harness ? read_known(store, session) : Known{};
@@ -163,12 +156,10 @@ PrepareResult prepare_request(Store& store, const std::string& session, const Pr
   p.due = o.force || (shared.window && p.tokens_before >= trigger);
   if (p.due) {
     std::unique_ptr<Summarizer> summarizer = make_recording_summarizer(store, session, make_summarizer(o.summarizer));
-    RollingOptions ro = o.rolling;
-    LcmOptions lo = o.lcm;
-    SnapcompactOptions so = o.snapcompact;
-    ro.force = lo.force = so.force = true;  // due by prepare's figure, which sees the prompt and tools
-    ro.dry_run = lo.dry_run = so.dry_run = false;
-    p.compaction = compact_session(store, session, p.strategy, *summarizer, ro, lo, so);
+    CompactionOptions& run = info.shared(own);
+    run.force = true;  // due by prepare's figure, which sees the prompt and tools
+    run.dry_run = false;
+    p.compaction = info.compact(store, session, *summarizer, own);
     if (p.compaction->status == "compacted" || p.compaction->summary_id) r = project(store, session, p.strategy, o);
   }
   const bool compacted = p.compaction && p.compaction->summary_id.has_value();

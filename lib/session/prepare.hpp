@@ -11,9 +11,7 @@
 #include "session/budget.hpp"
 #include "store/store.hpp"
 #include "strategies/compaction.hpp"
-#include "strategies/lcm.hpp"
-#include "strategies/rolling.hpp"
-#include "strategies/snapcompact.hpp"
+#include "strategies/registry.hpp"
 #include "summarize/summarizer.hpp"
 #include "util/json.hpp"
 
@@ -30,9 +28,6 @@ inline constexpr const char* kPrepareSentEvent = "prepare/sent";
 /// known_instructions / known_tools, kept in the append-only log instead of a mutable row).
 inline constexpr const char* kPrepareKnownEvent = "prepare/known";
 
-/// The strategies `compact` and `prepare` run.
-inline bool is_session_strategy(const std::string& s) { return s == "rolling" || s == "lcm" || s == "snapcompact"; }
-
 /// The session's own strategy at append boundary as_of, the one default of `render`, `context`,
 /// `prepare` and `compact` without --strategy: the newest session/strategy event's (written by
 /// `compact --strategy X`, seed 002: "/compact <strategy> first makes the named strategy the
@@ -45,18 +40,14 @@ std::string session_strategy(Store& store, const std::string& session, std::int6
 /// whether an event was written. Throws Error(usage,"compact.strategy") for an unknown name.
 bool record_session_strategy(Store& store, const std::string& session, const std::string& strategy);
 
-/// Runs `strategy` ("rolling" with `rolling`, "lcm" with `lcm`, "snapcompact" with `snap`) once on
-/// the session's HEAD.
+/// Runs `strategy` (a name of strategies/registry.hpp, with its part of `options`) once on the
+/// session's HEAD. Throws Error(usage,"compact.strategy") for an unknown name.
 CompactResult compact_session(Store& store, const std::string& session, const std::string& strategy,
-                              Summarizer& summarizer, const RollingOptions& rolling, const LcmOptions& lcm,
-                              const SnapcompactOptions& snap);
+                              Summarizer& summarizer, const StrategyOptions& options);
 
-/// What one preparation is given.
-struct PrepareOptions {
+/// What one preparation is given: each strategy's options (StrategyOptions) and these.
+struct PrepareOptions : StrategyOptions {
   std::optional<std::string> strategy;  ///< this request only; default: session_strategy
-  RollingOptions rolling;               ///< window, trigger, tail (and rolling's own keys)
-  LcmOptions lcm;                       ///< the same shared keys, and lcm's own
-  SnapcompactOptions snapcompact;       ///< and snapcompact's (its model sets the frames)
   std::string summarizer = "extractive";
   bool force = false;                   ///< compact even when not due (still at most once)
   std::int64_t max_row_bytes = kDefaultMaxRowBytes;  ///< render's per-row cap

@@ -1,0 +1,59 @@
+#include "strategies/registry.hpp"
+
+#include <fmt/format.h>
+
+#include "util/error.hpp"
+
+namespace ctxfold {
+
+namespace {
+
+const ViewPolicy& rolling_view() { return view_policy("rolling"); }
+const ViewPolicy& lcm_view() { return view_policy("lcm"); }
+const ViewPolicy& snapcompact_view() { return view_policy("snapcompact"); }
+
+const StrategyInfo kStrategies[] = {
+    {"rolling", "one summary of everything older than the tail, rewritten at each compaction", rolling_view,
+     [](StrategyOptions& o) -> CompactionOptions& { return o.rolling; },
+     [](Store& st, const std::string& s, Summarizer& sum, const StrategyOptions& o) {
+       return compact_rolling(st, s, sum, o.rolling);
+     }},
+    {"lcm", "a tree of folds: leaves summarize chunks, parents summarize leaves; nothing is rewritten", lcm_view,
+     [](StrategyOptions& o) -> CompactionOptions& { return o.lcm; },
+     [](Store& st, const std::string& s, Summarizer& sum, const StrategyOptions& o) {
+       return compact_lcm(st, s, sum, o.lcm);
+     }},
+    {"snapcompact", "the evicted history drawn as text frames a vision model reads", snapcompact_view,
+     [](StrategyOptions& o) -> CompactionOptions& { return o.snapcompact; },
+     [](Store& st, const std::string& s, Summarizer& sum, const StrategyOptions& o) {
+       return compact_snapcompact(st, s, sum, o.snapcompact);
+     }},
+};
+
+}  // namespace
+
+std::span<const StrategyInfo> compaction_strategies() { return kStrategies; }
+
+const StrategyInfo* find_strategy(std::string_view name) {
+  for (const auto& s : kStrategies)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+const StrategyInfo& strategy_named(std::string_view name) {
+  if (const StrategyInfo* s = find_strategy(name)) return *s;
+  throw Error(Exit::usage, "compact.strategy", fmt::format("unknown strategy '{}'", name),
+              "use " + strategy_names());
+}
+
+std::string strategy_names(std::string_view sep, std::string_view last) {
+  std::string out;
+  const std::size_t n = std::size(kStrategies);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i) out += i + 1 == n ? last : sep;
+    out += kStrategies[i].name;
+  }
+  return out;
+}
+
+}  // namespace ctxfold
