@@ -81,47 +81,18 @@ std::string default_fork_name(Store& store, const std::string& source, const std
   return name;
 }
 
-/// Copies one chain (non-view) node under a new id, session and predecessor without parsing its
-/// content: the content text is carried over byte for byte and the canonical digest (model/node.hpp
-/// node_digest: the compact JSON of id, session, predecessor, kind, role, content, metadata) is
-/// assembled around it. The stored content was written by dump_json, so it already is its own
-/// canonical form; invariant 1 recomputes the digest from the row and would catch a difference.
-/// Only metadata is parsed (to remap ids). Returns false when the source row is gone.
+/// Copies one chain (non-view) node under a new id, session and predecessor (Store::copy_node):
+/// its metadata's node ids remapped, references to nodes not copied dropped and listed, and the
+/// source named in metadata.forked_from. Returns false when the source row is gone.
 bool copy_chain_node(Store& store, const std::string& old_id, const std::string& new_id, const std::string& session,
                      const IdMap& map, const std::unordered_set<std::string>& new_ids, const std::string& source) {
-  auto& rd = store.db().cached("SELECT predecessor, kind, role, content, metadata, tokens FROM nodes WHERE id=?1");
-  rd.bind(1, old_id);
-  if (!rd.step()) return false;
-  std::optional<std::string> pred = rd.opt_text(0);
-  std::string k = rd.text(1);
-  std::optional<std::string> role = rd.opt_text(2);
-  std::string content = rd.text(3);
-  Json meta = parse_json(rd.text(4));
-  std::int64_t tokens = rd.int64(5);
-  rd.reset();
-  remap_strings(meta, map, true);
-  Json dropped = drop_dangling_refs(meta, new_ids);
-  meta["forked_from"] = Json{{"session", source}, {"id", old_id}};
-  if (!dropped.empty()) meta["fork"] = Json{{"dropped_refs", std::move(dropped)}};
-  if (pred) pred = map.at(*pred);
-  std::string meta_text = dump_json(meta);
-  std::string canonical;
-  canonical.reserve(content.size() + meta_text.size() + new_id.size() * 2 + 128);
-  canonical += "{\"id\":" + dump_json(Json(new_id)) + ",\"session\":" + dump_json(Json(session)) +
-               ",\"predecessor\":" + (pred ? dump_json(Json(*pred)) : std::string("null")) +
-               ",\"kind\":" + dump_json(Json(k)) + ",\"role\":" + (role ? dump_json(Json(*role)) : std::string("null")) +
-               ",\"content\":";
-  canonical += content;
-  canonical += ",\"metadata\":";
-  canonical += meta_text;
-  canonical += "}";
-  auto& ins = store.db().cached(
-      "INSERT INTO nodes(id, session, predecessor, kind, role, content, metadata, tokens, digest) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
-  ins.bind(1, new_id).bind(2, session).bind(3, pred).bind(4, k).bind(5, role).bind(6, content).bind(7, meta_text);
-  ins.bind(8, tokens).bind(9, sha256_hex(canonical));
-  ins.run();
-  return true;
+  return store.copy_node(old_id, new_id, session, [&](Json& meta, std::optional<std::string>& pred) {
+    remap_strings(meta, map, true);
+    Json dropped = drop_dangling_refs(meta, new_ids);
+    meta["forked_from"] = Json{{"session", source}, {"id", old_id}};
+    if (!dropped.empty()) meta["fork"] = Json{{"dropped_refs", std::move(dropped)}};
+    if (pred) pred = map.at(*pred);
+  });
 }
 
 }  // namespace
@@ -156,26 +127,21 @@ ForkResult fork_session(Store& store, const ForkOptions& opts) {
   std::unordered_set<std::string> on_path;
   {
     const std::int64_t bound = store.node_count(r.source_session) + 1;
-    auto& st = store.db().cached("SELECT seq, session, predecessor FROM nodes WHERE id=?1");
     std::optional<std::string> cur = at->id;
     while (cur) {
       if (!on_path.insert(*cur).second || static_cast<std::int64_t>(path.size()) >= bound)
         throw Error(Exit::bad_input, "fork.broken_chain",
                     fmt::format("predecessor cycle at node '{}' on the path to '{}'", *cur, r.at),
                     "run 'ctxfold verify-invariants'");
-      st.bind(1, *cur);
-      if (!st.step())
+      std::optional<Store::NodeLink> link = store.link(*cur);
+      if (!link)
         throw Error(Exit::bad_input, "fork.broken_chain", fmt::format("predecessor '{}' does not exist", *cur));
-      std::int64_t seq = st.int64(0);
-      std::string session = st.text(1);
-      std::optional<std::string> pred = st.opt_text(2);
-      st.reset();
-      if (session != r.source_session)
+      if (link->session != r.source_session)
         throw Error(Exit::bad_input, "fork.broken_chain",
-                    fmt::format("predecessor '{}' belongs to session '{}'", *cur, session),
+                    fmt::format("predecessor '{}' belongs to session '{}'", *cur, link->session),
                     "run 'ctxfold verify-invariants'");
-      path.push_back({seq, *cur});
-      cur = std::move(pred);
+      path.push_back({link->seq, *cur});
+      cur = std::move(link->predecessor);
     }
   }
 

@@ -236,6 +236,48 @@ AppendResult Store::append(Node& n) {
   return AppendResult::added;
 }
 
+std::optional<Store::NodeLink> Store::link(const std::string& id) {
+  auto& st = db_.cached("SELECT seq, session, predecessor FROM nodes WHERE id=?1");
+  ResetOnExit st_reset(st);
+  st.bind(1, id);
+  if (!st.step()) return std::nullopt;
+  return NodeLink{st.int64(0), st.text(1), st.opt_text(2)};
+}
+
+bool Store::copy_node(const std::string& from, const std::string& to, const std::string& session,
+                      const std::function<void(Json& metadata, std::optional<std::string>& predecessor)>& edit) {
+  Node copy;
+  std::string content;
+  Json meta;
+  std::int64_t tokens = 0;
+  {
+    auto& rd = db_.cached("SELECT predecessor, kind, role, content, metadata, tokens FROM nodes WHERE id=?1");
+    ResetOnExit rd_reset(rd);
+    rd.bind(1, from);
+    if (!rd.step()) return false;
+    copy.predecessor = rd.opt_text(0);
+    copy.kind = rd.text(1);
+    copy.role = rd.opt_text(2).value_or("");
+    content = rd.text(3);
+    meta = parse_json(rd.text(4));
+    tokens = rd.int64(5);
+  }
+  copy.id = to;
+  copy.session = session;
+  edit(meta, copy.predecessor);
+  const std::string meta_text = dump_json(meta);
+  auto& ins = db_.cached(
+      "INSERT INTO nodes(id, session, predecessor, kind, role, content, metadata, tokens, digest) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+  ResetOnExit ins_reset(ins);
+  ins.bind(1, copy.id).bind(2, copy.session).bind(3, copy.predecessor).bind(4, copy.kind);
+  if (copy.role.empty()) ins.bind_null(5); else ins.bind(5, copy.role);
+  ins.bind(6, content).bind(7, meta_text).bind(8, tokens);
+  ins.bind(9, sha256_hex(canonical_node(copy, content, meta_text)));
+  ins.run();
+  return true;
+}
+
 std::optional<std::string> Store::coverage_problem(const Node& view) {
   if (view.covers_ids.empty())
     return fmt::format("view node '{}' covers nothing (covers_ids is empty)", view.id);

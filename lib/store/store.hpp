@@ -102,6 +102,22 @@ class Store {
   /// The predecessor of a stored node (nullopt for a root or an unknown id), without reading
   /// its content.
   std::optional<std::string> predecessor_of(const std::string& id);
+  /// Where a node sits, read without its content: seq, session and predecessor.
+  struct NodeLink {
+    std::int64_t seq = 0;
+    std::string session;
+    std::optional<std::string> predecessor;
+  };
+  /// The link of node `id`, or nullopt when there is no such node. One indexed lookup.
+  std::optional<NodeLink> link(const std::string& id);
+  /// Appends a copy of chain (non-view) node `from` as node `to` of `session` (fork's copies,
+  /// docs/model.md "Forks"): kind, role, content and tokens are kept — the content bytes as stored,
+  /// never parsed (they are dump_json's canonical form) — and `edit` rewrites the copy's metadata
+  /// and predecessor, given the stored ones. The digest is computed over the copy's canonical form
+  /// (model/node.hpp canonical_node), as append does. Returns false when `from` does not exist;
+  /// throws the database's constraint error when `to` already does.
+  bool copy_node(const std::string& from, const std::string& to, const std::string& session,
+                 const std::function<void(Json& metadata, std::optional<std::string>& predecessor)>& edit);
   std::optional<Node> node_by_seq(std::int64_t seq, bool with_covers = true);
   /// Ids of the nodes whose predecessor is id, in seq order.
   std::vector<std::string> children(const std::string& id);

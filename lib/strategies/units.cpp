@@ -11,8 +11,6 @@
 namespace ctxfold {
 namespace {
 
-bool has_type(const Json& b, const char* t) { return b.is_object() && json_str(b, "type") == t; }
-
 bool is_assistant(const Node& n) { return n.is_model_input() && n.role == role::kAssistant; }
 
 }  // namespace
