@@ -9,7 +9,7 @@
 
 namespace ctxfold {
 
-/// Node kinds (PRODUCT.md §1). `message` is a conversation record a model reads; `summary`,
+/// Node kinds (docs/model.md "Nodes"). `message` is a conversation record a model reads; `summary`,
 /// `archive` and `notes` are view nodes standing in for other nodes; `event` is a transparent
 /// chain record kept for the ledger but never model input (Claude Code progress/system lines,
 /// Gemini info/error notices, compaction boundaries).
