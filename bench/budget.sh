@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 11 benchmark: request-local budgeting (seed 000 "Compaction inside one user message") of
+# Issue 11 benchmark: request-local budgeting (docs/strategies.md "Request-local budgets") of
 # one runaway turn — a user message followed by 400 tool steps — down to a 100k-token budget with
 # the extractive summarizer: time, summary calls against the 32-call cap, tokens before/after, and
 # the time against a plain `render` of the same state measured in the same run (ratio). The

@@ -1,6 +1,6 @@
 // snapcompact frame throughput (bench/snapcompact.sh): lays out a text file as an archive for one
 // model's geometry, draws and PNG-encodes every frame, and prints one JSON object with frames/s
-// and bytes per frame (seed 002 estimates about 50 KB a frame).
+// and bytes per frame (the inline-data frame budget assumes about 50 KB a frame).
 #include <CLI/CLI.hpp>
 
 #include <chrono>

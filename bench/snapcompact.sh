@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 7 benchmarks, in one run, reported as ratios:
 #  - frames per second drawing and PNG-encoding a 1 MB archive (ctxfold-snapbench), and PNG bytes
-#    per frame against seed 002's estimate of about 50 KB a frame;
+#    per frame against the estimate of about 50 KB a frame the inline-data budget assumes;
 #  - the frames of one render (archive_frames, 80 frames) read from the cache against drawn and
 #    encoded (target: cached >= 10x faster), and the whole `render --strategy snapcompact` command
 #    with every frame cached (what compact leaves) against the same command after the cache is

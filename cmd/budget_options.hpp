@@ -1,6 +1,6 @@
 #pragma once
-// The request-local budget flags `render` and `prepare` share (issue 11, seed 000 "Compaction
-// inside one user message").
+// The request-local budget flags `render` and `prepare` share (issue 11, docs/strategies.md
+// "Request-local budgets").
 #include <cstdint>
 #include <optional>
 #include <string>

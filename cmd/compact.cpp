@@ -1,4 +1,4 @@
-// compact: run a compaction strategy now (PRODUCT.md §3): rolling, lcm or snapcompact; or a region.
+// compact: run a compaction strategy now (docs/strategies.md): rolling, lcm or snapcompact; or a region.
 #include <fmt/format.h>
 
 #include "compact_options.hpp"
@@ -17,7 +17,7 @@ namespace ctxfold::cli {
 namespace {
 
 /// A summarizer that draws "ctxfold: compact N call(s) (KIND MODEL)" on a terminal while a
-/// compaction waits for its model (PRODUCT.md §3: progress on stderr, only on a TTY).
+/// compaction waits for its model (docs/commands.md "Output": progress on stderr, only on a TTY).
 class ProgressSummarizer : public Summarizer {
  public:
   explicit ProgressSummarizer(std::unique_ptr<Summarizer> inner) : inner_(std::move(inner)), bar_("compact") {}
@@ -42,7 +42,7 @@ std::unique_ptr<Summarizer> with_progress(std::unique_ptr<Summarizer> s) {
   return std::make_unique<ProgressSummarizer>(std::move(s));
 }
 
-/// compact --from ID --to ID: a region summary over exactly that segment (seed 001 compactRegion).
+/// compact --from ID --to ID: a region summary over exactly that segment (docs/strategies.md "region summaries").
 int run_region(Context& ctx, const CompactCliOptions& o, const std::string& from, const std::string& to) {
   if (o.strategy || o.window || o.trigger_percent || o.tail_percent || o.fanout || o.leaf_chunk_tokens || o.force ||
       o.archive_percent || o.max_frames || !o.model.empty())
@@ -72,8 +72,8 @@ int run_region(Context& ctx, const CompactCliOptions& o, const std::string& from
 
 int run_compact(Context& ctx, const CompactCliOptions& o) {
   std::string session = ctx.resolve_session();
-  // Without --strategy the session's own strategy runs (seed 002 "/compact compacts now with the
-  // session's strategy"); --strategy X first makes X the session's own ("/compact <strategy>").
+  // Without --strategy the session's own strategy runs; --strategy X first makes X the session's
+  // own (docs/strategies.md "The session's own strategy").
   const std::string strategy = o.strategy ? *o.strategy : session_strategy(ctx.db(), session);
   if (strategy == "notes")
     throw Error(Exit::usage, "compact.strategy", fmt::format("strategy '{}' is not yet supported", strategy),
@@ -98,7 +98,7 @@ int run_compact(Context& ctx, const CompactCliOptions& o) {
   if (o.notes) no.enabled = true;
   if (o.notes_budget) no.budget_tokens = *o.notes_budget;
   if (no.enabled && r.status == "compacted") {
-    // The notes layer (seed 002 "notes"): rewritten after the strategy committed; a failure keeps
+    // The notes layer (docs/strategies.md "notes"): rewritten after the strategy committed; a failure keeps
     // the old notes, is said in the output, and never fails the compaction.
     std::unique_ptr<Summarizer> notes_summarizer = make_summarizer(o.summarizer);
     no.instructions = o.instructions;
@@ -135,7 +135,7 @@ Runner setup_compact(CLI::App& sub) {
                  "compaction strategy: " + strategy_names(" | ", " | ") +
                      "; makes it the session's own (default: the session's, else rolling)");
   add_compaction_flags(sub, *o);
-  sub.add_flag("--notes", o->notes, "also rewrite the session's notes (seed 002 notes layer) after the compaction");
+  sub.add_flag("--notes", o->notes, "also rewrite the session's notes (the notes layer) after the compaction");
   sub.add_option("--notes-budget", o->notes_budget, "notes budget in tokens (notes.budgetTokens, default 2000)")
       ->check(CLI::Range(std::int64_t(64), std::int64_t(1000000)));
   sub.add_flag("--dry-run", o->dry_run, "print the plan; write nothing and call no summarizer");

@@ -9,7 +9,7 @@
 namespace ctxfold::cli {
 
 namespace {
-/// Flags win over the config file, which wins over the defaults (seed 002 "configure").
+/// Flags win over the config file, which wins over the defaults (docs/strategies.md "Settings").
 void apply_flags(const CompactCliOptions& o, CompactionOptions& r) {
   if (o.window) r.window = *o.window;
   if (o.trigger_percent) r.trigger_percent = *o.trigger_percent;

@@ -24,7 +24,7 @@ struct Context {
   std::optional<Store> store;
 
   Store& db() { return *store; }
-  /// Resolves --session against the open store (PRODUCT.md §3 default rules).
+  /// Resolves --session against the open store (docs/commands.md "Choosing the session").
   std::string resolve_session() { return store->resolve_session(session); }
 };
 

@@ -1,4 +1,4 @@
-// `context`: the inspector of seed 002 ("inspect"): the prepared request's sections in order,
+// `context`: the inspector: the prepared request's sections in order,
 // their sources, token estimates per section against the window, the compaction status, and the
 // provider-measured input tokens where a transcript recorded them, always labelled.
 #include <fmt/format.h>

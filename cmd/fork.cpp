@@ -1,5 +1,5 @@
-// fork --at ID: a new session holding the path root→ID (PRODUCT.md §3; seed 002 "source
-// references"). No model call; the source session is not touched.
+// fork --at ID: a new session holding the path root→ID (docs/strategies.md "What a fork
+// copies"). No model call; the source session is not touched.
 #include <fmt/format.h>
 
 #include "context.hpp"

@@ -1,4 +1,4 @@
-// prepare: what a harness runs before every model request (seed 002 compaction.prepare).
+// prepare: what a harness runs before every model request (docs/strategies.md "prepare").
 #include <fmt/format.h>
 
 #include <fstream>

@@ -4,7 +4,7 @@
 
 namespace ctxfold::cli {
 
-/// Prints a render's warnings on stderr (PRODUCT §3: warnings go to stderr) and returns the exit
+/// Prints a render's warnings on stderr (docs/commands.md "Output": warnings go to stderr) and returns the exit
 /// code: 3 (bad input data) when one says HEAD's walk stopped before the root
 /// (render/partial.hpp: a predecessor cycle or a missing predecessor in a database edited
 /// directly, so what was printed is partial), else 0. Used by render, context, tokens, prepare.

@@ -1,4 +1,4 @@
-// snapshot: the session's append boundary and state (PRODUCT.md §3), for reading it back with
+// snapshot: the session's append boundary and state (docs/model.md "seq and the append boundary"), for reading it back with
 // --as-of later.
 #include <fmt/format.h>
 

@@ -15,7 +15,11 @@ namespace ctxfold::cli {
 
 namespace {
 
-constexpr const char* kHelp = R"HELP(Checks the invariants of PRODUCT.md §4 over session databases, read-only.
+constexpr const char* kHelp = R"HELP(Checks the invariants I1-I11 over session databases, read-only:
+I1 append-only ledger, I2 well-formed DAG, I3 summary coverage, I4 one active rolling summary,
+I5 render completeness, I6 HEAD integrity, I7 compaction bookkeeping, I8 lcm summary tree,
+I9 fork closure, I10 determinism, I11 SQLite integrity. Each check's "source" names the section
+of docs/invariants.md (in the source tree) that states the rule.
 
 Databases: the positional DB arguments (several in one call), or the global --db when none is
 given. Sessions: --session (or the default session) of each database, or every session with

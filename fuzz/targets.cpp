@@ -182,7 +182,7 @@ int stdin_snapshot(const std::uint8_t* data, std::size_t size) {
   return 0;
 }
 
-// the `compact --config FILE` JSON (seed 002 "configure") through parse_json,
+// the `compact --config FILE` JSON (docs/strategies.md "Settings") through parse_json,
 // apply_rolling_config and validate_rolling_options (lib/strategies/rolling.hpp), as cmd/compact.cpp
 // reads it.
 int compact_config(const std::uint8_t* data, std::size_t size) {

@@ -11,8 +11,8 @@
 namespace ctxfold {
 
 /// A model of the catalog. An id the catalog does not know (or none) gets the catalog's
-/// defaults: reads images (docs/snapcompact.md: a model without catalog modalities is treated as
-/// vision-capable), provider "" (image budget 5), default image limits, no window.
+/// defaults: reads images (docs/strategies.md "snapcompact": a model without catalog modalities is
+/// treated as vision-capable), provider "" (image budget 5), default image limits, no window.
 struct ModelInfo {
   std::string id;        ///< the id asked for, as given
   std::string entry;     ///< the catalog entry it matched ("" when not known)

@@ -54,7 +54,7 @@ std::vector<SessionIndexEntry> session_index(Store& store, const SessionFilter& 
   for (const auto& s : all) ids.insert(s.id);
 
   // Claude `summary` lines are titles; their leafUuid names the session they belong to, which
-  // can be another file's (FORMATS.md §1.6, issue #2597). The newest title record wins.
+  // can be another file's (docs/import.md "Claude Code", issue #2597). The newest title record wins.
   std::map<std::string, std::string> agent_title;
   {
     Stmt q = db.prepare(

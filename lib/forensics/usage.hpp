@@ -27,9 +27,9 @@ struct UsageTokens {
 /// (input includes cached; thoughts are billed as output; tool is prompt input).
 UsageTokens normalize_usage(const std::string& format, const Json& usage);
 
-/// One model response: Claude streamed lines that share message.id are one response (FORMATS.md
-/// §1.4: usage from the last line, never summed per line); the usage of the node holding the
-/// message's last source line is taken.
+/// One model response: Claude streamed lines that share message.id are one response
+/// (docs/import.md "Claude Code": usage from the last line, never summed per line); the usage of
+/// the node holding the message's last source line is taken.
 struct UsageMessage {
   std::string session;
   std::string model;   ///< "" when the record names none

@@ -1,4 +1,4 @@
-// Anthropic Messages importer (FORMATS.md §4): a JSON array of {role, content}, or a request
+// Anthropic Messages importer (docs/import.md): a JSON array of {role, content}, or a request
 // body {system?, messages[]} (other top-level keys become session metadata). Session id = file
 // stem; node ids "<session>:<index>" ("<session>:system" for a request body's system prompt).
 //

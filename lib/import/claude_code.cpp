@@ -1,5 +1,6 @@
-// Claude Code session JSONL importer (FORMATS.md §1): the entry point. The importer's parts are in
-// lib/import/claude_code/ (skeleton.hpp describes the two passes and the memory model).
+// Claude Code session JSONL importer (docs/import.md "Claude Code"): the entry point. The
+// importer's parts are in lib/import/claude_code/ (skeleton.hpp describes the two passes and the
+// memory model).
 
 #include "import/claude_code/skeleton.hpp"
 #include "import/import.hpp"

@@ -1,4 +1,4 @@
-// Codex CLI rollout JSONL importer (FORMATS.md §2).
+// Codex CLI rollout JSONL importer (docs/import.md "Codex CLI", docs/formats/codex.md).
 //
 // Mapping, in file order (the rollout has no parent links; the file order is the chain):
 //   session_meta            session row (payload without instructions; the system prompt text in
@@ -367,7 +367,7 @@ class CodexImporter {
     }
   }
 
-  /// `compacted` → summary view node. With replacement_history (FORMATS.md §2.3) its content is
+  /// `compacted` → summary view node. With replacement_history (docs/formats/codex.md) its content is
   /// those items as blocks (messages' parts; the opaque `compaction` item and anything else as
   /// opaque blocks), metadata.replacement_history lists each item's type/role/block count so the
   /// items can be told apart again. Legacy `compacted{message}` gives a text summary. It covers

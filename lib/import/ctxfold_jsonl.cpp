@@ -113,7 +113,7 @@ void import_ctxfold_jsonl(const std::string& path, ImportSink& sink) {
     begin_id(n.session);
     if (n.id.empty()) n.id = n.session + ":" + std::to_string(rec.line) + (rec.part ? "." + std::to_string(rec.part) : "");
     if (n.is_view()) {
-      // A declared summary must replace a segment that exists in its own session (seed 000 §2).
+      // A declared summary must replace a segment that exists in its own session (docs/model.md "View nodes").
       if (auto problem = sink.store().coverage_problem(n)) {
         sink.warn(rec.line, "covers.invalid", *problem + "; kept verbatim");
         sink.keep_record(n.session, rec.line, "record.invalid", dump_json(v));

@@ -152,7 +152,7 @@ bool intersects(const std::set<std::string>& a, std::initializer_list<const char
   return false;
 }
 
-/// openai or anthropic for a message array (FORMATS.md §4): anthropic when blocks carry
+/// openai or anthropic for a message array (docs/import.md "Formats"): anthropic when blocks carry
 /// Anthropic-only types or a request body has a top-level system; openai when tool_calls, tool or
 /// system roles or OpenAI-only parts appear; plain string content with no other sign → openai.
 std::string messages_flavour(const Sniff& s) {
@@ -185,7 +185,7 @@ std::optional<std::string> classify(const Sniff& s) {
   if (s.top_array_keys.count("messages") && (s.top_keys.count("sessionId") || s.top_keys.count("projectHash")) &&
       (s.types.count("gemini") || s.types.count("user") || s.items == 0))
     return "gemini";
-  // Gemini CLI's JSON Lines recording: the first line is the session header (FORMATS.md §3).
+  // Gemini CLI's JSON Lines recording: the first line is the session header (docs/formats/gemini.md).
   if (s.top_keys.count("sessionId") && s.top_keys.count("projectHash") && s.top_keys.count("startTime") &&
       !s.top_keys.count("type") && !s.top_keys.count("messages"))
     return "gemini";

@@ -45,7 +45,7 @@ struct HomeResult {
 };
 
 /// The folders an agent keeps its transcripts in, from the agent's own defaults and environment
-/// overrides (FORMATS.md §1.1, §2.1, §3): claude-code `$CLAUDE_CONFIG_DIR/projects` (default
+/// overrides: claude-code `$CLAUDE_CONFIG_DIR/projects` (default
 /// `~/.claude/projects`); codex `$CODEX_HOME/sessions` and `$CODEX_HOME/archived_sessions`
 /// (default `~/.codex`); gemini `$GEMINI_CLI_HOME/.gemini/tmp` (default `~/.gemini/tmp`; only
 /// `<hash>/chats/` files and their `chats/<sessionId>/*.jsonl` sub-agent files are taken). "all"

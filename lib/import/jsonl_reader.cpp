@@ -212,7 +212,7 @@ struct JsonlReader::Impl {
         }
       }
       if (!ok) {
-        // FIELD_CASES C24: a writer that appended after a cut-off record glues a whole record
+        // A writer that appended after a cut-off record glues a whole record
         // onto the fragment. Read the record; keep only the fragment verbatim.
         if (std::size_t at = resync_point(piece); at != 0) {
           report("line.fragment", fmt::format("cut-off record ({} byte(s)) with a record glued after it: fragment "

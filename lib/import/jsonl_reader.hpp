@@ -18,7 +18,7 @@ struct JsonlRecord {
   Json value;
 };
 
-/// Streaming JSONL reader that never fails on bad lines (PRODUCT.md §5, FIELD_CASES C21–C24):
+/// Streaming JSONL reader that never fails on bad lines (docs/import.md "Bad input, by class"):
 /// blank lines are skipped; a line of NUL bytes is reported ("line.nul") and skipped; two records
 /// glued on one line are split honouring strings and escapes ("line.glued"); invalid UTF-8 is
 /// replaced by U+FFFD ("utf8.invalid"); a value that parses only once its lone UTF-16 surrogate

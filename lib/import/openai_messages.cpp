@@ -1,4 +1,4 @@
-// OpenAI chat-completions `messages` importer (FORMATS.md §4): a JSON array of messages, or an
+// OpenAI chat-completions `messages` importer (docs/import.md): a JSON array of messages, or an
 // object holding one under "messages" (mini-swe-agent .traj.json, request bodies); the object's
 // other keys become session metadata. Session id = file stem; node ids "<session>:<index>".
 //

@@ -1,4 +1,4 @@
-// OpenHands trajectory importer (FORMATS.md §4): a JSON array of events (or an object holding
+// OpenHands trajectory importer (docs/import.md): a JSON array of events (or an object holding
 // them under "history"), each an action or an observation. Session id = file stem; node ids
 // "<session>:<event id>".
 //

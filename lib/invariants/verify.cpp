@@ -708,9 +708,8 @@ void check_determinism(Store& store, const std::string& session, const std::stri
 
 // ---------------------------------------------------------------- I4 (supersession chain)
 
-/// One active rolling summary at a time (seed 000 §1; seed 001 "Blocking via a log-recorded
-/// lock"): a rolling summary that names the summary it supersedes must name the one that was
-/// active when it was appended. Two summaries superseding the same predecessor were made active
+/// One active rolling summary at a time (docs/invariants.md "I4"): a rolling summary that names
+/// the summary it supersedes must name the one that was active when it was appended. Two summaries superseding the same predecessor were made active
 /// by two concurrent compactions, neither absorbing the other. Forks are skipped (their copied
 /// metadata names the source's summaries).
 void check_supersession(Store& store, const std::vector<std::string>& sessions, Check& c) {
@@ -830,17 +829,17 @@ struct Profile {
 
 std::string invariant_source(const std::string& id) {
   static const std::map<std::string, std::string> sources = {
-      {"I1", "PRODUCT.md §4.1; seed 000 §2, §7.1"},
-      {"I2", "PRODUCT.md §4.2; seed 000 §2"},
-      {"I3", "PRODUCT.md §4.3; seed 000 §2"},
-      {"I4", "PRODUCT.md §4.4; seed 000 §1, §3"},
-      {"I5", "PRODUCT.md §4.5; seed 000 §3"},
-      {"I6", "PRODUCT.md §4.6; seed 000 §5"},
-      {"I7", "PRODUCT.md §4.7; seed 001 \"Blocking via a log-recorded lock\""},
-      {"I8", "PRODUCT.md §4.8; seed 002 \"lcm\""},
-      {"I9", "PRODUCT.md §4.9; seed 002 \"source references\""},
-      {"I10", "PRODUCT.md §4.10; seed 000 §3, §7"},
-      {"I11", "PRODUCT.md §4.11; SQLite integrity_check and foreign_key_check"},
+      {"I1", "docs/invariants.md \"I1\""},
+      {"I2", "docs/invariants.md \"I2\""},
+      {"I3", "docs/invariants.md \"I3\""},
+      {"I4", "docs/invariants.md \"I4\""},
+      {"I5", "docs/invariants.md \"I5\""},
+      {"I6", "docs/invariants.md \"I6\""},
+      {"I7", "docs/invariants.md \"I7\""},
+      {"I8", "docs/invariants.md \"I8\""},
+      {"I9", "docs/invariants.md \"I9\""},
+      {"I10", "docs/invariants.md \"I10\""},
+      {"I11", "docs/invariants.md \"I11\""},
   };
   auto it = sources.find(id);
   return it == sources.end() ? std::string() : it->second;

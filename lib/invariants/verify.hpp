@@ -14,7 +14,7 @@ struct Violation {
   std::string message;
 };
 
-/// The result of one invariant (PRODUCT.md §4) over the checked sessions. Warnings are recorded
+/// The result of one invariant (docs/invariants.md) over the checked sessions. Warnings are recorded
 /// facts about the source (a missing parent in an imported excerpt), never failures.
 struct Check {
   Check() = default;
@@ -27,7 +27,7 @@ struct Check {
   bool ok = true;
   std::vector<Violation> violations;
   std::vector<Violation> warnings;
-  /// Where the invariant is specified: "PRODUCT.md §4.N; seed NNN §M" (stable, for CI reports).
+  /// Where the invariant is specified: 'docs/invariants.md "IN"' (stable, for CI reports).
   std::string source;
   /// Not run: --quick leaves out the costly checks (skipped_reason says why). A skipped check is ok.
   bool skipped = false;
@@ -72,7 +72,7 @@ struct VerifyReport {
 VerifyReport verify_invariants(Store& store, const std::vector<std::string>& sessions);
 VerifyReport verify_invariants(Store& store, const std::vector<std::string>& sessions, const VerifyOptions& opts);
 
-/// The source string of an invariant id ("I3" -> "PRODUCT.md §4.3; seed 000 §2"); empty when unknown.
+/// The source string of an invariant id ("I3" -> 'docs/invariants.md "I3"'); empty when unknown.
 std::string invariant_source(const std::string& id);
 
 /// {"schema":"ctxfold.verify/1","ok","sessions","checks":[{"id","name","ok","violations",

@@ -332,7 +332,7 @@ void check_active_summary(Store& store, const std::string& session, Check& c, co
         }
       if (n > 1)
         add(c, false, session, {}, fmt::format("the render of HEAD holds {} rolling summaries, at most one is active", n));
-      // Region summaries (seed 000 §7 segmented summaries) may be active together: the ones the
+      // Region summaries (docs/strategies.md "region summaries") may be active together: the ones the
       // render substitutes stand for pairwise disjoint segments, none inside the rolling one's.
       // Pairwise in SQL (covers_node index), so a 10^6-node coverage is never held in memory.
       std::vector<const decltype(r.items)::value_type*> subs;

@@ -8,7 +8,7 @@
 
 namespace ctxfold {
 
-/// Invariant 3 (PRODUCT.md §4, seed 000 §2): every summary node's covers_ids is non-empty, names
+/// Invariant 3 (docs/invariants.md "I3"): every summary node's covers_ids is non-empty, names
 /// nodes of its own session, is a contiguous chain segment (each covered node's predecessor is
 /// the previous covered id), names no view node when the summary is a rolling or a region one, and the
 /// summary's predecessor is the predecessor of the first covered node (its splice point). Both
@@ -18,13 +18,13 @@ namespace ctxfold {
 /// there. Read-only; cost O(session nodes + covered ids).
 Check check_summary_coverage(Store& store, const std::vector<std::string>& sessions);
 
-/// Invariant 4 (seed 000 §1, §3): at most one active rolling summary per session. The active one
-/// is the newest (store.active_summary); rendering HEAD with strategy rolling must substitute no
-/// summary other than it and at most one summary at all (a superseded summary is never consulted).
-/// A superseded rolling summary whose coverage overlaps the active one's without being contained
-/// in it gives a warning (the active summary does not extend it, seed 000 §2). Region summaries
-/// (metadata.strategy "region", `compact --from/--to`; seed 000 §7) may be active several at once:
-/// no two may partly overlap (one containing another whole is a nesting), and the summaries the
+/// Invariant 4 (docs/invariants.md "I4"): at most one active rolling summary per session. The
+/// active one is the newest (store.active_summary); rendering HEAD with strategy rolling must
+/// substitute no summary other than it and at most one summary at all (a superseded summary is
+/// never consulted). A superseded rolling summary whose coverage overlaps the active one's without
+/// being contained in it gives a warning (the active summary does not extend it). Region summaries
+/// (metadata.strategy "region", `compact --from/--to`; docs/strategies.md "region summaries") may
+/// be active several at once: no two may partly overlap (one containing another whole is a nesting), and the summaries the
 /// render of HEAD substitutes must stand for pairwise disjoint sets of nodes.
 Check check_active_summary(Store& store, const std::vector<std::string>& sessions);
 
@@ -33,7 +33,7 @@ Check check_active_summary(Store& store, const std::vector<std::string>& session
 /// once for I4, I5 and I10), else nullptr and it renders HEAD itself.
 void check_active_summary(Store& store, const std::string& session, Check& c, const Rendered* head_render);
 
-/// Invariant 7 (seed 001 "Blocking via a log-recorded lock"): every compact/start has exactly one
+/// Invariant 7 (docs/invariants.md "I7", docs/strategies.md "The compaction bracket"): every compact/start has exactly one
 /// compact/end with its ref, or is an inert orphan (no summary landed with that compaction id;
 /// reported as a warning); no compact/end or compact/summary without its compact/start; every
 /// summary written by compact (metadata.origin "compact"; a fork's copy, metadata.forked_from, has its

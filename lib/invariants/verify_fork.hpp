@@ -7,7 +7,7 @@
 
 namespace ctxfold {
 
-/// Invariant 9, fork closure (PRODUCT.md §4; seed 002 "source references"), over the checked
+/// Invariant 9, fork closure (docs/invariants.md "I9"; docs/strategies.md "What a fork copies"), over the checked
 /// sessions of kind "fork" (other sessions pass trivially):
 ///  - closure: every id a forked node references resolves to a node of the fork itself: its
 ///    predecessor, its covers_ids, and the node ids in its metadata lists (session/fork.hpp

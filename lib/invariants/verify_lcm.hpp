@@ -7,7 +7,7 @@
 
 namespace ctxfold {
 
-/// Invariant 8, the lcm summary tree (PRODUCT.md §4.8; seed 002 "lcm"), over the summaries whose
+/// Invariant 8, the lcm summary tree (docs/invariants.md "I8"; docs/strategies.md "lcm"), over the summaries whose
 /// metadata.strategy is "lcm":
 ///  - levels: metadata.depth is an integer >= 1; a leaf (depth 1) names no children, a parent
 ///    names at least one in metadata.children, every child is an lcm summary of the same session

@@ -9,7 +9,7 @@
 
 namespace ctxfold {
 
-/// Node kinds (PRODUCT.md §1). `message` is a conversation record a model reads; `summary`,
+/// Node kinds (docs/model.md "Nodes"). `message` is a conversation record a model reads; `summary`,
 /// `archive` and `notes` are view nodes standing in for other nodes; `event` is a transparent
 /// chain record kept for the ledger but never model input (Claude Code progress/system lines,
 /// Gemini info/error notices, compaction boundaries).
@@ -100,7 +100,7 @@ std::string node_text(const Node& n);
 inline constexpr const char* kNodeIdListKeys[] = {"covers_ids", "children", "parents", "child_ids", "parent_ids"};
 
 /// The id a node copied into fork session `fork_session` gets: "<fork_session>:<old id>"
-/// (docs/model.md "Forks").
+/// (docs/strategies.md "What a fork copies").
 inline std::string fork_node_id(const std::string& fork_session, const std::string& old_id) {
   return fork_session + ":" + old_id;
 }

@@ -112,7 +112,7 @@ struct GrepOptions {
   std::optional<std::string> session;
   /// Only the nodes one view node covers, recursively (raw rows and the child summaries).
   std::optional<std::string> scope;
-  /// Paging: raw and summary matches are paged separately at the same offset (seed 002 "lcm").
+  /// Paging: raw and summary matches are paged separately at the same offset.
   std::int64_t offset = 0;
   std::int64_t limit = -1;  ///< negative: no limit
   /// Ignore the index and scan every node (for tests and benchmarks comparing the two).

@@ -110,7 +110,7 @@ AnthropicBody anthropic_body(const Rendered& r) {
       }
       // A system message after the conversation began (a Codex developer message mid-session)
       // stays where it is, as marked user text: hoisting it into "system" would change the
-      // request's prefix when it is appended (PRODUCT.md §4.10, prompt-cache stability).
+      // request's prefix when it is appended (docs/invariants.md "I10", prompt-cache stability).
       blocks = Json::array({Json{{"type", "text"}, {"text", std::string(kMidSystemPrefix) + text}}});
     }
     std::string role = m.role == role::kAssistant ? "assistant" : "user";

@@ -1,5 +1,5 @@
 #pragma once
-// The session DAG as a picture (seed 000 §6 "What the graph shows"): Graphviz DOT text.
+// The session DAG as a picture (`log --graph --format dot`): Graphviz DOT text.
 #include <string>
 
 #include "store/store.hpp"
@@ -15,14 +15,15 @@ struct GraphStats {
   std::int64_t tips = 0;       ///< branch tips (non-event nodes without non-event children)
 };
 
-/// The DAG of `session` at append boundary as_of as a Graphviz digraph (`dot -Tsvg` draws it).
-/// Seed 000 §3/§6: the active summary S is one capsule (a rounded, double-bordered box) standing at
-/// its splice point and folding exactly covers_ids(S) on the branches whose render carries it (every
-/// covered id on the tip's spine); on a branch that does not carry it (a fork from inside the
-/// covered range) the covered nodes that branch needs are drawn raw. Superseded summaries and other
-/// strategies' folds are drawn as dashed relics beside their splice point, folding nothing. HEAD is
-/// marked. Node labels: id, role and a short text preview, DOT-escaped. Log-only events are not
-/// branches: a leaf event is left out, an event inside a chain is drawn as a point.
+/// The DAG of `session` at append boundary as_of as a Graphviz digraph (`dot -Tsvg` draws it). The
+/// active summary S is one capsule (a rounded, double-bordered box) standing at its splice point
+/// and folding exactly covers_ids(S) on the branches whose render carries it (every covered id on
+/// the tip's spine: docs/model.md "How a render uses a summary"); on a branch that does not carry
+/// it (a fork from inside the covered range) the covered nodes that branch needs are drawn raw.
+/// Superseded summaries and other strategies' folds are drawn as dashed relics beside their splice
+/// point, folding nothing. HEAD is marked. Node labels: id, role and a short text preview,
+/// DOT-escaped. Log-only events are not branches: a leaf event is left out, an event inside a chain
+/// is drawn as a point.
 std::string session_dot(Store& st, const std::string& session, std::int64_t as_of = kLatest,
                         GraphStats* stats = nullptr);
 

@@ -9,9 +9,9 @@ namespace ctxfold {
 
 /// Prefix of the Rendered::warnings entries that say HEAD's walk stopped before the root: a
 /// predecessor cycle, a predecessor that does not exist, a walk longer than the database. The
-/// history rendered is then partial, from a database that breaks invariant 2 (PRODUCT §4, made
-/// by editing the SQLite file directly). cmd/render prints every warning on stderr and exits 3
-/// (bad input data) on these, as fork (fork.broken_chain) and log do for the same database.
+/// history rendered is then partial, from a database that breaks invariant 2 (docs/invariants.md
+/// "I2", made by editing the SQLite file directly). cmd/render prints every warning on stderr and
+/// exits 3 (bad input data) on these, as fork (fork.broken_chain) and log do for the same database.
 inline constexpr std::string_view kPartialHistory = "partial history: ";
 
 /// True when a render warning is a kPartialHistory one.

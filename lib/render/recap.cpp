@@ -69,7 +69,7 @@ std::optional<Recap> rolling_recap(Store& store, const Node& summary, const Reca
     }
   }
   // The first user message the summary covers (the session's task statement when the summary
-  // starts at the root) is always quoted (FIELD_CASES C03: "the first user message is kept"):
+  // starts at the root) is always quoted (docs/strategies.md "rolling": the first user message is kept):
   // read from the first covered rows in order, a bounded lookup.
   std::optional<Node> first;
   {

@@ -7,12 +7,12 @@
 #include "model/node.hpp"
 #include "store/store.hpp"
 
-// The rolling projection's recap (seed 002 "rolling": system prompt, summary, recap, tail): part
+// The rolling projection's recap (docs/strategies.md "rolling": system prompt, summary, recap, tail): part
 // of what a render shows after a rolling summary. rolling reads user_prompt_text to choose the
 // recap_ids it records at compaction.
 namespace ctxfold {
 
-/// Bounds of the recap (seed 002 "rolling" part 3).
+/// Bounds of the recap.
 struct RecapOptions {
   int max_messages = 3;
   std::int64_t max_tokens = 1000;  ///< quoted text budget (local estimate)
@@ -20,8 +20,8 @@ struct RecapOptions {
 };
 
 /// The recap a rolling render places right after the summary: the first user message the summary
-/// covers (the session's task statement when it starts at the root; FIELD_CASES C03 "the first
-/// user message is kept"; at most half of max_tokens, read from the first max_scan covered rows)
+/// covers (the session's task statement when it starts at the root: the first user message is
+/// always kept; at most half of max_tokens, read from the first max_scan covered rows)
 /// and the last few user messages it covers, quoted verbatim and bounded. `node` is a synthetic user message (id
 /// "<summary id>#recap", kind message, metadata {"view":"recap","summary","quotes"}) that is
 /// never stored; `quoted_ids` are the ids whose text it quotes (for render's "recap" section and

@@ -134,8 +134,8 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   Rendered r;
   r.session = session;
   r.strategy = opts.strategy;
-  // The view policy applied: snapcompact for a model that reads no images is rolling's (seed 002
-  // "snapcompact uses rolling's text compaction for that model"; the archive stays stored).
+  // The view policy applied: snapcompact for a model that reads no images is rolling's
+  // (docs/strategies.md "snapcompact"; the archive stays stored).
   if (!policy->text_fallback.empty() && !lookup_model(opts.model).reads_images) {
     policy = &view_policy(policy->text_fallback);
     r.fallback = std::string(policy->name);
@@ -162,12 +162,12 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
 
   std::optional<Node> summary;
   std::optional<Coverage> cov;
-  // snapcompact reads the other strategies' stored folds as text ahead of its frames (seed 002):
+  // snapcompact reads the other strategies' stored folds as text ahead of its frames:
   // its walk is rolling's, with the archive folds drawn as frames afterwards. lcm starts from the
   // active rolling (or imported) summary as its covered prefix; when one of its own folds
   // overlaps that summary's coverage (a rolling summary that read the lcm folds), the newest older
-  // summary that none overlaps, else none (below): its saved nodes decide (seed 002 "rolling":
-  // switching back to lcm uses its saved nodes; it never summarizes the rolling summary).
+  // summary that none overlaps, else none (below): its saved nodes decide (switching
+  // back to lcm uses its saved nodes; it never summarizes the rolling summary).
   if (view.summary) {
     summary = store.active_summary(session, opts.as_of);
     if (summary) cov = coverage_of(*summary);
@@ -177,9 +177,9 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   // lcm folds by their last covered id, highest tree node (largest coverage) first.
   std::unordered_map<std::string, std::vector<Store::SummaryRange>> folds_by_last;
   std::unordered_set<std::string> archive_folds;
-  std::unordered_set<std::string> region_ids;  // region summaries (seed 000 §7) among the folds
+  std::unordered_set<std::string> region_ids;  // region summaries among the folds
   if (view.archives) {
-    // A snapcompact archive is a stored fold: rolling reads it as text (seed 002 "stored folds"),
+    // A snapcompact archive is a stored fold: rolling reads it as text (docs/model.md "View nodes"),
     // snapcompact as frames.
     for (auto& f : store.view_ranges(session, kind::kArchive, "snapcompact", opts.as_of)) {
       archive_folds.insert(f.id);
@@ -269,7 +269,8 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
         }
     }
     if (summary && !summary_jumped && n->id == cov->last) {
-      // Seed 000 §3: the covered segment is on the spine; jump to its splice point.
+      // The covered segment is on the spine; jump to its splice point (docs/model.md "How a render
+      // uses a summary").
       std::optional<Node> first = cov->first == n->id ? n : store.node(cov->first, false);
       bool spliced = first && first->seq <= opts.as_of &&
                      (summary_admitted || first->predecessor == summary->predecessor);
@@ -339,8 +340,8 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   r.items.assign(std::make_move_iterator(rev.rbegin()), std::make_move_iterator(rev.rend()));
   r.folds.assign(std::make_move_iterator(folds_rev.rbegin()), std::make_move_iterator(folds_rev.rend()));
   if (snap) {
-    // An archive stands in the request as its frames (seed 002 "snapcompact"): a caption, then one
-    // PNG image block per frame the budget keeps. r.frames describes the newest archive's.
+    // An archive stands in the request as its frames (docs/strategies.md "snapcompact"): a caption,
+    // then one PNG image block per frame the budget keeps. r.frames describes the newest archive's.
     for (const auto& f : r.folds)
       if (f.kind == "archive") r.archive = f.id;
     for (Node& n : r.items)
@@ -372,9 +373,9 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
     }
   for (Node& n : r.items) cap_row(n, opts.max_row_bytes, r.truncated);
 
-  // The rolling projection (seed 002 "rolling"): a bounded recap of the covered user messages,
-  // quoted verbatim, follows the summary. It travels in the summary's own user message (its
-  // blocks appended at render time, never stored), so the message list keeps one item per read
+  // The rolling projection (docs/strategies.md "rolling"): a bounded recap of the covered user
+  // messages, quoted verbatim, follows the summary. It travels in the summary's own user message
+  // (its blocks appended at render time, never stored), so the message list keeps one item per read
   // id; the "recap" section names the quoted ids.
   std::size_t summary_pos = r.items.size();
   for (std::size_t i = 0; i < r.items.size(); ++i) {

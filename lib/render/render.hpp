@@ -10,7 +10,7 @@
 
 namespace ctxfold {
 
-/// Header a render puts before the notes (seed 002: "a short header that points to" the recall tools).
+/// Header a render puts before the notes: a short pointer to the recall commands (docs/strategies.md "notes").
 inline constexpr const char* kNotesHeader =
     "[ctxfold notes: working notes kept across compactions; `ctxfold grep` and `ctxfold expand` read the full history]";
 
@@ -23,19 +23,20 @@ RenderFormat parse_render_format(const std::string& s);
 
 struct RenderOptions {
   std::optional<std::string> head;  ///< render from this node instead of the session's HEAD
-  /// "rolling" (the active rolling summary is substituted, then the lcm folds past it: seed 002
-  /// "stored folds"), "lcm" (the lcm summary tree's top nodes on the spine, after the active
-  /// rolling or imported summary unless an lcm fold overlaps its coverage: it is read as lcm's
-  /// covered prefix and never summarized again) or "raw" (no summary: the spine as written, for
-  /// forensics). Anything else: Error(usage,"render.strategy").
+  /// "rolling" (the active rolling summary is substituted, then the lcm folds past it:
+  /// docs/model.md "How a render uses a summary"), "lcm" (the lcm summary tree's top nodes on the
+  /// spine, after the active rolling or imported summary unless an lcm fold overlaps its coverage:
+  /// it is read as lcm's covered prefix and never summarized again) or "raw" (no summary: the spine
+  /// as written, for forensics). Anything else: Error(usage,"render.strategy").
   std::string strategy = "rolling";
   std::int64_t as_of = kLatest;     ///< read the state at this append boundary
   /// Per-row cap on the text a row sends (cap_row); 0: no cap. The library default is no cap so
   /// compaction plans on whole rows; `ctxfold render` applies kDefaultMaxRowBytes.
   std::int64_t max_row_bytes = 0;
-  /// strategy "snapcompact" (seed 002): the model the request is for (share/models/catalog.json;
-  /// unknown or empty: the catalog defaults), which sets frame geometry and budget; a model that
-  /// reads no images renders as "rolling" (Rendered::fallback) and the archive stays stored.
+  /// strategy "snapcompact" (docs/strategies.md "snapcompact"): the model the request is for
+  /// (share/models/catalog.json; unknown or empty: the catalog defaults), which sets frame geometry
+  /// and budget; a model that reads no images renders as "rolling" (Rendered::fallback) and the
+  /// archive stays stored.
   std::string model;
   /// snapcompact frame settings; absent fields come from the archive's metadata.snapcompact (what
   /// its compaction used), then the defaults.
@@ -45,8 +46,8 @@ struct RenderOptions {
   /// false: frames are laid out and counted (dimensions, keys, budget) but not PNG-encoded: the
   /// image blocks carry no data. Compaction plans with it.
   bool encode_frames = true;
-  /// Start with the session's notes (seed 002 "notes": every later request starts with them),
-  /// under kNotesHeader after the system run. Compaction plans without them (the strategies'
+  /// Start with the session's notes (docs/strategies.md "notes": every later request starts with
+  /// them), under kNotesHeader after the system run. Compaction plans without them (the strategies'
   /// triggers do not count the notes). Never with strategy raw.
   bool notes = true;
   /// `render --system FILE`: the system prompt's text, rendered first in place of whatever the
@@ -143,8 +144,8 @@ struct RenderedMessage {
 /// A stored fold substituted for its covered segment: its id, its depth in the lcm tree
 /// (metadata.depth, 1 for a leaf) and the source range it stands for (first/last covered ids and
 /// their seqs, count of covered ids). kind "lcm" (an lcm summary), "archive" (a snapcompact
-/// archive read as text by another strategy: seed 002 "stored folds") or "region" (a region
-/// summary, `compact --from/--to`: seed 000 §7 segmented summaries).
+/// archive read as text by another strategy) or "region" (a region summary,
+/// `compact --from/--to`: docs/strategies.md "region summaries").
 struct RenderedFold {
   std::string id;
   std::string kind = "lcm";
@@ -202,18 +203,18 @@ struct Rendered {
   SystemPromptInfo system;
 };
 
-/// Walks HEAD's predecessor spine and substitutes the active summary for its covered segment
-/// when every covered node lies on the spine (seed 000 §3); other branches render raw. lcm
-/// folds are substituted the same way: at a node that ends the coverage of one or more lcm
-/// summaries, the one covering most (the highest tree node) whose splice holds is taken; under
-/// strategy rolling a fold that holds the rolling summary's last covered node (or the summary
-/// itself) is passed over so the two never overlap, and its smaller children may apply instead. Cost is
-/// proportional to what is rendered: a covered segment is skipped by jumping from its last id
-/// to the summary's splice point, never walked. Because a node has one predecessor, reaching
-/// covers.last puts the whole (contiguous, invariant 3) segment on the spine; the renderer checks
-/// the splice (summary predecessor == predecessor of covers.first) and otherwise renders raw with
-/// a warning. A summary that itself sits on the spine (imported compactions) is admitted where it
-/// sits and its segment is still jumped. Event nodes and other view nodes are transparent. The
+/// Walks HEAD's predecessor spine and substitutes the active summary for its covered segment when
+/// every covered node lies on the spine (docs/model.md "How a render uses a summary"); other
+/// branches render raw. lcm folds are substituted the same way: at a node that ends the coverage of
+/// one or more lcm summaries, the one covering most (the highest tree node) whose splice holds is
+/// taken; under strategy rolling a fold that holds the rolling summary's last covered node (or the
+/// summary itself) is passed over so the two never overlap, and its smaller children may apply
+/// instead. Cost is proportional to what is rendered: a covered segment is skipped by jumping from
+/// its last id to the summary's splice point, never walked. Because a node has one predecessor,
+/// reaching covers.last puts the whole (contiguous, invariant 3) segment on the spine; the renderer
+/// checks the splice (summary predecessor == predecessor of covers.first) and otherwise renders raw
+/// with a warning. A summary that itself sits on the spine (imported compactions) is admitted where
+/// it sits and its segment is still jumped. Event nodes and other view nodes are transparent. The
 /// walk is bounded by the database's node count and stops at a cycle or a missing predecessor
 /// (recorded in warnings), never loops. Nodes with seq > as_of do not exist for the walk.
 /// Throws Error(bad_input,"render.no_head") for a session without HEAD and

@@ -41,7 +41,7 @@ std::size_t request_start(const std::vector<Node>& items, std::size_t i);
 /// metadata.usage), else nullopt.
 std::optional<std::int64_t> node_measured_tokens(const Node& n);
 
-/// The labelled token figure of a render (seed 000 §4, last paragraph):
+/// The labelled token figure of a render (docs/model.md "Token figures"):
 ///  - "measured" when a child of HEAD is a request with usage made on exactly this context
 ///    (its seq after the rendered summary's and every rendered lcm fold's): value = that measurement;
 ///  - "calibrated" with the latest request among r.items whose context is a prefix of this

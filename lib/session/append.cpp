@@ -77,7 +77,8 @@ AppendOutcome append_records(Store& st, const std::vector<AppendRecord>& records
       }
       out.appended.push_back(n.id);
       touched.insert(n.session);
-      // HEAD advances only when the node extends HEAD's chain (seed 000 §5).
+      // HEAD advances only when the node extends HEAD's chain (docs/model.md "Chains, branches
+      // and HEAD").
       if (!n.is_view() && ((head && n.predecessor == head) || (!head && !n.predecessor)))
         st.move_head(n.session, n.id, "append");
     } catch (const Error& e) {

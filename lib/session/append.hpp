@@ -1,5 +1,6 @@
 #pragma once
-// The harness write path behind `ctxfold append` (PRODUCT.md §3): nodes given as JSON on stdin.
+// The harness write path behind `ctxfold append` (docs/commands.md "Input"): nodes given as JSON
+// on stdin.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -39,7 +40,8 @@ struct AppendOutcome {
 /// Appends each record as a node (node_from_json). A record without "session" goes to
 /// default_session; without "predecessor" it extends that session's HEAD; without "id" it gets
 /// new_id(). Unknown sessions are created (kind main, format "append"). HEAD moves with cause
-/// "append" only when the node extends HEAD's chain (seed 000 §5); view nodes never move it.
+/// "append" only when the node extends HEAD's chain; view nodes never move it (docs/model.md
+/// "Chains, branches and HEAD").
 /// A record is refused (AppendError, nothing written for it) when it is not valid JSON, not a
 /// node, names no session and there is no default, names a predecessor that does not exist or
 /// belongs to another session, has an unknown kind, is a view node whose covers_ids are empty or

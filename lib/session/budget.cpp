@@ -217,7 +217,7 @@ class Budgeter {
           rep_.failure = e.what();
           return std::nullopt;
         }
-        chunk /= 2;  // seed 000: "retry context overflow with smaller chunks"
+        chunk /= 2;  // a context-length failure retries with a smaller chunk
         continue;
       }
       if (!out) return std::nullopt;
@@ -540,7 +540,7 @@ BudgetReport apply_budget(Rendered& r, Summarizer& summarizer, const BudgetOptio
   if (b.over() > 0) {
     std::vector<Group> gs = b.groups();
     b.check_protected(gs);
-    // Seed 000's order: result summaries first, a checkpoint when they are insufficient. When even
+    // The preferred order: result summaries first, a checkpoint when they are not enough. When even
     // their best case cannot close the gap the checkpoint runs first (the results it would absorb
     // are not summarized in vain) and result summaries then work on what it left.
     if (b.results_can_close_gap(gs)) {

@@ -1,7 +1,7 @@
 #pragma once
-// Request-local budgets (seed 000 "Compaction inside one user message" and "Request-local
-// checkpoints"): fitting one projected request into a token budget by transforming only the
-// request. The ledger is never written: no node, no event, no summary provenance.
+// Request-local budgets (docs/strategies.md "Request-local budgets"): fitting one projected request
+// into a token budget by transforming only the request. The ledger is never written: no node, no
+// event, no summary provenance.
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -15,11 +15,11 @@
 
 namespace ctxfold {
 
-/// The standard output reserve of seed 000 "Compaction inside one user message": 16,384 tokens.
+/// The standard output reserve: 16,384 tokens.
 inline constexpr std::int64_t kStandardOutputReserve = 16384;
-/// Summary calls one preparation may make (seed 000: "at most 32 requests per preparation").
+/// Summary calls one preparation may make: at most 32.
 inline constexpr int kBudgetMaxCalls = 32;
-/// The summary calls' shared deadline (seed 000: "a 60-second deadline").
+/// The summary calls' shared deadline: 60 seconds.
 inline constexpr std::int64_t kBudgetDeadlineMs = 60000;
 
 /// The output cap a request reserves and where it came from.
@@ -30,7 +30,7 @@ struct OutputCap {
   std::string source;
 };
 
-/// Seed 000's rule: an explicit cap is kept unchanged; otherwise the smallest of the model's
+/// The rule: an explicit cap is kept unchanged; otherwise the smallest of the model's
 /// output capability (share/models/catalog.json max_output_tokens; an unknown model has none),
 /// kStandardOutputReserve and a quarter of `window`. Throws Error(usage,"budget.invalid") for a
 /// window or explicit cap below 1.
@@ -57,15 +57,15 @@ struct BudgetOptions {
   /// a result summary is a few hundred tokens; the checkpoint follows the rolling default).
   std::int64_t result_summary_tokens = 400;
   std::int64_t checkpoint_summary_tokens = 4096;
-  /// Chunk size of summarizer inputs in tokens; 0: half the summarizer's window (seed 002).
+  /// Chunk size of summarizer inputs in tokens; 0: half the summarizer's window.
   std::int64_t chunk_tokens = 0;
   std::string instructions;  ///< --instructions, passed to every summary call
 };
 
-/// The per-invocation cache (seed 000: "An invocation-local cache matches original result
-/// content and model settings"): key sha256 over the summarizer kind and model, the request's
-/// max_output_tokens, instructions, previous summary and transcript; value the answer's text.
-/// Lives only as long as the object (one command run); never stored.
+/// The per-invocation cache (answers matched on the original content and the model settings): key
+/// sha256 over the summarizer kind and model, the request's max_output_tokens, instructions,
+/// previous summary and transcript; value the answer's text. Lives only as long as the object (one
+/// command run); never stored.
 struct BudgetCache {
   std::map<std::string, std::string> answers;
   int hits = 0;
@@ -95,8 +95,8 @@ struct BudgetReport {
   Json to_json() const;
 };
 
-/// The safety margin kept free under the budget: 1% of it, at least 256 tokens (seed 000 names a
-/// safety margin without a figure; this covers the estimator's per-request framing error).
+/// The safety margin kept free under the budget: 1% of it, at least 256 tokens (ctxfold's
+/// figure; it covers the estimator's per-request framing error).
 std::int64_t budget_margin(std::int64_t budget);
 
 /// Fits r into opts.budget, changing only r.messages (and r.estimated_tokens / r.tokens):
@@ -116,7 +116,7 @@ std::int64_t budget_margin(std::int64_t budget);
 ///     complete text-only tool groups, between protected messages) are replaced, whole tool
 ///     groups at a time and oldest first, by one user-role "checkpoint" message per run holding a
 ///     task summary; only as much of a run as needed is covered.
-///  Order: 2 then 3 (seed 000) when step 2's best case — its half of the calls on the largest
+///  Order: 2 then 3 when step 2's best case — its half of the calls on the largest
 ///  candidates, each shrunk to result_summary_tokens — can close the gap; otherwise 3 runs first
 ///  (so no result is summarized only to be absorbed by the checkpoint) and 2 then works on the
 ///  groups the checkpoint left, if still over.

@@ -1,5 +1,5 @@
 #pragma once
-// export: a session back out of the database (PRODUCT.md §3 "export"), in a form `import` reads
+// export: a session back out of the database, in a form `import` reads
 // back: ctxfold JSONL (every node, summaries and events included) or a provider messages document.
 #include <functional>
 #include <string>

@@ -173,7 +173,7 @@ ForkResult fork_session(Store& store, const ForkOptions& opts) {
       if (on_path.count(c) || copied_views.count(c)) ++inside;
     bool pred_ok = !v.predecessor || on_path.count(*v.predecessor) || copied_views.count(*v.predecessor);
     // Notes belong to their session: a fork starts without them and its first compaction writes
-    // its own from all it evicts (seed 002 "notes").
+    // its own from all it evicts (docs/strategies.md "What a fork copies").
     if (v.kind == kind::kNotes) continue;
     if (v.covers_ids.empty()) {
       // A view node without coverage: it belongs to the fork when it hangs off the path at or

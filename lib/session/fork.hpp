@@ -37,7 +37,7 @@ struct ForkResult {
 };
 
 
-/// Forks the session holding opts.at (PRODUCT.md §3 `fork`, seed 002 "source references"):
+/// Forks the session holding opts.at (docs/strategies.md "What a fork copies"):
 /// writes a new session (kind "fork", parent_session = source, parent_node = at, metadata
 /// {"forked_from","at","source_boundary_seq"}) holding
 ///  - the path root→at along predecessors, copied with new ids (fork_node_id) and remapped
@@ -82,9 +82,10 @@ struct RewindResult {
 };
 
 /// Moves the session's HEAD back along its own predecessor spine (an explicit, recorded HEAD move,
-/// cause "rewind"; seed 000 §5). Nothing else is written: the nodes after the new HEAD stay in
-/// the ledger (a later append from the new HEAD opens a sibling branch). With `steps`, the new
-/// HEAD is the message node reached after passing `steps` message nodes, walking from HEAD.
+/// cause "rewind"; docs/model.md "Chains, branches and HEAD"). Nothing else is written: the nodes
+/// after the new HEAD stay in the ledger (a later append from the new HEAD opens a sibling branch).
+/// With `steps`, the new HEAD is the message node reached after passing `steps` message nodes,
+/// walking from HEAD.
 /// Errors (nothing written): Error(bad_input,"session.no_head"); Error(usage,"rewind.steps") for
 /// steps < 1; Error(bad_input,"rewind.out_of_range") when the spine is shorter;
 /// Error(bad_input,"node.unknown"/"node.other_session") for `to`; Error(bad_input,

@@ -164,7 +164,7 @@ PrepareResult prepare_request(Store& store, const std::string& session, const Pr
   }
   const bool compacted = p.compaction && p.compaction->summary_id.has_value();
 
-  // The prompt the model knows the session by (seed 002 "evicted capability notes").
+  // The prompt the model knows the session by (docs/strategies.md "prepare").
   if (o.system) {
     const std::optional<Event> last_sent = store.last_event(session, kPrepareSentEvent);
     Known next = known;

@@ -1,7 +1,7 @@
 #pragma once
-// The harness path before every model request (seed 002 "compaction": compaction.prepare; seed
-// 002 "evicted capability notes"): the session's own strategy, project, compact when due, project
-// again, and the system prompt / tool set the model last knew the session by.
+// The harness path before every model request (docs/strategies.md "prepare"): the session's own
+// strategy, project, compact when due, project again, and the system prompt / tool set the model
+// last knew the session by.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,23 +17,23 @@
 
 namespace ctxfold {
 
-/// Log event recording the session's own strategy: payload {"strategy"} (seed 002: "/compact
-/// <strategy> first makes the named strategy the session's own"). The newest one wins.
+/// Log event recording the session's own strategy: payload {"strategy"} (written by `compact
+/// --strategy X`, docs/strategies.md "The session's own strategy"). The newest one wins.
 inline constexpr const char* kSessionStrategyEvent = "session/strategy";
 /// Log event of one prepared request: {"head","strategy","system_digest","tools_digest",
-/// "compaction","estimated_tokens"}; its head is seed 002's prepared_head.
+/// "compaction","estimated_tokens"}; its head is the HEAD the last prepared request reported.
 inline constexpr const char* kPrepareSentEvent = "prepare/sent";
 /// Log event written when the prompt the model knows the session by changes: {"system_digest",
-/// "system" (text), "tools_digest", "notes":[{"after","digest","text"}]} (seed 002's
-/// known_instructions / known_tools, kept in the append-only log instead of a mutable row).
+/// "system" (text), "tools_digest", "notes":[{"after","digest","text"}]} (the prompt and tools the
+/// model knows, kept in the append-only log instead of a mutable row).
 inline constexpr const char* kPrepareKnownEvent = "prepare/known";
 
 /// The session's own strategy at append boundary as_of, the one default of `render`, `context`,
 /// `prepare` and `compact` without --strategy: the newest session/strategy event's (written by
-/// `compact --strategy X`, seed 002: "/compact <strategy> first makes the named strategy the
-/// session's own ... Later requests read the projection that strategy saved"); else the strategy
-/// of the session's newest successful compaction (rolling, lcm or snapcompact; a region
-/// compaction does not count); else "rolling" (the default strategy, seed 002).
+/// `compact --strategy X`: later requests read the projection that strategy saved); else the
+/// strategy of the session's newest successful compaction (rolling, lcm or snapcompact; a region
+/// compaction does not count); else "rolling", the default (docs/strategies.md "The session's own
+/// strategy").
 std::string session_strategy(Store& store, const std::string& session, std::int64_t as_of = kLatest);
 
 /// Makes `strategy` the session's own (a session/strategy event) unless it already is; returns
@@ -61,7 +61,7 @@ struct PrepareOptions : StrategyOptions {
   std::optional<BudgetOptions> budget;
 };
 
-/// One inserted `capabilities changed` note (seed 002 "evicted capability notes").
+/// One inserted `capabilities changed` note (docs/strategies.md "prepare").
 struct CapabilityNote {
   std::string after;   ///< the node the note follows (the prepared_head when it was added)
   std::string digest;  ///< sha256 of the prompt it carries
@@ -90,19 +90,19 @@ struct PrepareResult {
   std::optional<BudgetReport> budget;  ///< what --budget did
 };
 
-/// compaction.prepare (seed 002): project HEAD with the strategy (render_context); when a window
-/// is known and the request figure (the render's labelled figure, less the session's leading
-/// system messages when --system replaces them, plus the prompt, notes and tools) reaches
+/// The preparation (docs/strategies.md "prepare"): project HEAD with the strategy (render_context);
+/// when a window is known and the request figure (the render's labelled figure, less the session's
+/// leading system messages when --system replaces them, plus the prompt, notes and tools) reaches
 /// trigger_percent of it, or when `force`, run the strategy once (compact_session, forced so the
 /// strategy does not re-decide on a figure that cannot see the prompt or tools) and project again.
-/// A request compacts at most once: the second projection is returned even if still due.
-/// With --system/--tools (seed 002 "evicted capability notes"): the first preparation makes the
-/// prompt known. An unchanged prompt is sent as is. A changed prompt with the same tools keeps
-/// the known prompt pinned and adds a `capabilities changed` note (a mid-conversation system
-/// message carrying the new prompt) after the previous request's HEAD; notes stay in place on
-/// later requests. A changed tool set, or a compaction in this request, makes the current prompt
-/// known and drops the notes. Writes: the compaction's own, one prepare/sent event per
-/// preparation given --system or --tools, and prepare/known when the known prompt or notes change.
+/// A request compacts at most once: the second projection is returned even if still due. With
+/// --system/--tools: the first preparation makes the prompt known. An unchanged prompt is sent as
+/// is. A changed prompt with the same tools keeps the known prompt pinned and adds a
+/// `capabilities changed` note (a mid-conversation system message carrying the new prompt) after
+/// the previous request's HEAD; notes stay in place on later requests. A changed tool set, or a
+/// compaction in this request, makes the current prompt known and drops the notes. Writes: the
+/// compaction's own, one prepare/sent event per preparation given --system or --tools, and
+/// prepare/known when the known prompt or notes change.
 /// With `budget`, the final request goes through apply_budget (summarizer: make_summarizer(
 /// summarizer), never the recording one) before prepare/sent is written; its errors
 /// (budget.protected, budget.over) are thrown and nothing is printed.

@@ -9,8 +9,8 @@
 
 namespace ctxfold {
 
-/// A session's state at one append boundary (PRODUCT.md §3 `snapshot`). Reading with
-/// `--as-of boundary_seq` answers exactly as the database did at that boundary.
+/// A session's state at one append boundary (docs/model.md "seq and the append boundary"). Reading
+/// with `--as-of boundary_seq` answers exactly as the database did at that boundary.
 struct Snapshot {
   std::string session;
   /// The database's append boundary (largest node seq, database-wide: HEAD moves record the

@@ -9,7 +9,7 @@
 #include "store/store.hpp"
 #include "util/json.hpp"
 
-// snapcompact's archive as the model reads it (seed 002 "snapcompact"): the
+// snapcompact's archive as the model reads it (docs/strategies.md "snapcompact"): the
 // per-model frame geometry, the frame budget, the frame cache (schema 003) and the image blocks a
 // render puts where the archive view node stands.
 namespace ctxfold {
@@ -19,14 +19,14 @@ namespace ctxfold {
 /// least 1 column and 1 row. Narrower or shorter, never scaled.
 FrameGeometry frame_geometry(const ModelInfo& m);
 
-/// Settings of snapcompact's frames (seed 002 "snapcompact" config: archivePercent, maxFrames).
+/// Settings of snapcompact's frames (the snapcompact config: archivePercent, maxFrames).
 struct SnapSettings {
   std::optional<std::int64_t> window;  ///< contextWindowTokens (the model's catalog window when absent)
   int archive_percent = 20;            ///< archivePercent: share of the window the frames may take
   std::optional<int> max_frames;       ///< maxFrames: replaces the provider caps
 };
 
-/// The frame budget: the smallest of seed 002's four limits.
+/// The frame budget: the smallest of four limits (docs/strategies.md "snapcompact").
 struct FrameBudget {
   std::int64_t limit = 0;       ///< frames kept at most (>= 1)
   std::int64_t provider = 0;    ///< nine tenths of a declared image limit, else the provider cap (or maxFrames)
@@ -36,7 +36,7 @@ struct FrameBudget {
   std::string binding;          ///< which limit binds: provider | inline_data | hard | window
   Json to_json() const;
 };
-/// Provider caps when a model declares no image limit (seed 002): 90 for anthropic,
+/// Provider caps when a model declares no image limit: 90 for anthropic,
 /// amazon-bedrock, openrouter and antigravity; 200 for openai, openai-codex and the Google
 /// providers (google, gemini, google-vertex); 10 for umans; 5 for any other provider or unknown model.
 FrameBudget frame_budget(const ModelInfo& m, const FrameGeometry& g, const SnapSettings& s);

@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
-// snapcompact's pictures of text (seed 002 "snapcompact"): the archive text laid out in rows of
-// fixed-width cells, cut into frames, drawn with the X11 misc-fixed 8x13 glyphs and encoded as
-// PNG. Everything here is pure (no database); lib/snapcompact/archive.hpp adds the cache and the
+// snapcompact's pictures of text (docs/strategies.md "snapcompact"): the archive text laid out in
+// rows of fixed-width cells, cut into frames, drawn with the X11 misc-fixed 8x13 glyphs and encoded
+// as PNG. Everything here is pure (no database); lib/snapcompact/archive.hpp adds the cache and the
 // render blocks.
 namespace ctxfold {
 
@@ -42,7 +42,7 @@ class Font {
 /// The embedded font. Throws Error(internal,"font.bdf") when the embedded BDF does not parse.
 const Font& font_8x13();
 
-/// Frame geometry for one model (seed 002: glyph advance, row pitch, frame width, rows per frame,
+/// Frame geometry for one model (glyph advance, row pitch, frame width, rows per frame,
 /// clamped to the model's image edge so a frame is drawn narrower or shorter, never scaled).
 struct FrameGeometry {
   int advance = kGlyphAdvance;

@@ -82,9 +82,9 @@ class Store {
   std::vector<SessionInfo> sessions();
   /// Inserts a session row; no-op when it already exists (returns false).
   bool create_session(const SessionInfo& s);
-  /// --session resolution (PRODUCT.md §3): the requested id when given (exit 3 "session.unknown"
-  /// if absent), else the only session, else the most recently written top-level (main) session.
-  /// Errors with "session.none" on an empty database.
+  /// --session resolution (docs/commands.md "Choosing the session"): the requested id when given
+  /// (exit 3 "session.unknown" if absent), else the only session, else the most recently written
+  /// top-level (main) session. Errors with "session.none" on an empty database.
   std::string resolve_session(const std::optional<std::string>& requested);
 
   // ---- nodes ----
@@ -93,9 +93,10 @@ class Store {
   /// write transaction.
   AppendResult append(Node& n);
   /// Why a view node may not be appended as given, or nullopt when it may: its covers_ids must be
-  /// non-empty and name stored nodes of its own session (seed 000 §2: a summary replaces a segment
-  /// of its own chain). Writers that take caller-declared nodes (ctxfold JSONL import, append)
-  /// refuse such a node instead of storing a dangling coverage. Cost: one lookup per covered id.
+  /// non-empty and name stored nodes of its own session (a summary replaces a segment of its own
+  /// chain: docs/model.md "View nodes"). Writers that take caller-declared nodes (ctxfold JSONL
+  /// import, append) refuse such a node instead of storing a dangling coverage. Cost: one lookup
+  /// per covered id.
   std::optional<std::string> coverage_problem(const Node& view);
   std::optional<Node> node(const std::string& id, bool with_covers = true);
   bool has_node(const std::string& id);
@@ -111,7 +112,7 @@ class Store {
   /// The link of node `id`, or nullopt when there is no such node. One indexed lookup.
   std::optional<NodeLink> link(const std::string& id);
   /// Appends a copy of chain (non-view) node `from` as node `to` of `session` (fork's copies,
-  /// docs/model.md "Forks"): kind, role, content and tokens are kept — the content bytes as stored,
+  /// docs/strategies.md "What a fork copies"): kind, role, content and tokens are kept — the content bytes as stored,
   /// never parsed (they are dump_json's canonical form) — and `edit` rewrites the copy's metadata
   /// and predecessor, given the stored ones. The digest is computed over the copy's canonical form
   /// (model/node.hpp canonical_node), as append does. Returns false when `from` does not exist;
@@ -131,7 +132,7 @@ class Store {
   std::vector<Node> view_nodes(const std::string& session, const std::string& kind_filter = {},
                                std::int64_t as_of = kLatest, bool with_covers = false);
   /// The active rolling summary: the newest summary node with metadata.strategy "rolling" (or no
-  /// strategy) at or before as_of (seed 000 §1: one active summary; older ones are superseded).
+  /// strategy) at or before as_of (one active summary; older ones are superseded: docs/model.md).
   /// covers_ids are not loaded (use covers_of when needed); covers_first/last/count are in
   /// Node::metadata under "covers" {"first","last","count"}.
   std::optional<Node> active_summary(const std::string& session, std::int64_t as_of = kLatest);

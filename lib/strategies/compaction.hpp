@@ -10,17 +10,16 @@
 #include "util/error.hpp"
 #include "util/json.hpp"
 
-// What every compaction strategy shares (seed 002 "harness/compaction owns shared window
-// validation, window selection, and unit chunking"): the window settings, the result printed by
-// `compact`, and the log-only bracket compact/start … compact/end (PRODUCT.md §1 "Compaction
-// bookkeeping is log-only").
+// What every compaction strategy shares (docs/strategies.md): the window settings, the result
+// printed by `compact`, and the log-only bracket compact/start … compact/end (docs/strategies.md
+// "The compaction bracket").
 namespace ctxfold {
 
-/// Settings every strategy accepts, with seed 002's names ("configure": contextWindowTokens,
-/// triggerPercent, tailPercent; "lcm": "accepts the same setting names as rolling") and defaults.
+/// Settings every strategy accepts, with the configuration file's names (contextWindowTokens,
+/// triggerPercent, tailPercent; docs/strategies.md "Settings") and defaults.
 struct CompactionOptions {
   /// contextWindowTokens: the model window (local estimate). Without it nothing compacts unless
-  /// `force` (seed 002 "configure").
+  /// `force`.
   std::optional<std::int64_t> window;
   int trigger_percent = 80;  ///< compact when the render estimate reaches this % of the window
   int tail_percent = 25;     ///< keep about this % of the window as the verbatim tail
@@ -87,7 +86,7 @@ Json compact_to_json(const CompactResult& r);
 
 /// Trims a summarizer answer in place and checks it is text: Error(environment,"summarizer.empty")
 /// for nothing but whitespace, Error(environment,"summarizer.malformed") for bytes that are not
-/// UTF-8 or hold NUL (PRODUCT.md §2: a summary that is empty or failed is rejected).
+/// UTF-8 or hold NUL (a summary that is empty or failed is rejected).
 std::optional<Error> clean_summary_text(std::string& text);
 
 /// Sets status "failed", error_code and reason from e.
@@ -96,12 +95,13 @@ void fail_result(CompactResult& res, const Error& e);
 /// ceil(total * percent / 100): the trigger and tail budgets.
 inline std::int64_t ceil_percent(std::int64_t total, int percent) { return (total * percent + 99) / 100; }
 
-/// The trigger decision every strategy and `context` share (seed 002 "configure": without a
-/// window nothing compacts automatically; a compaction is due when the request reaches
-/// triggerPercent of the window). window_eff is the window, or the estimate itself when none is
-/// known (what --force compacts against); trigger = ceil_percent(window_eff, trigger_percent);
-/// due when a window is known and shown.value reaches the trigger. reason says why it is not due,
-/// naming the config section ("rolling", "lcm", "snapcompact") that sets the window.
+/// The trigger decision every strategy and `context` share (docs/strategies.md "Triggers and the
+/// tail": without a window nothing compacts automatically; a compaction is due when the request
+/// reaches triggerPercent of the window). window_eff is the window, or the estimate itself when
+/// none is known (what --force compacts against); trigger = ceil_percent(window_eff,
+/// trigger_percent); due when a window is known and shown.value reaches the trigger. reason says
+/// why it is not due, naming the config section ("rolling", "lcm", "snapcompact") that sets the
+/// window.
 struct TriggerCheck {
   std::int64_t window_eff = 0;
   std::int64_t trigger = 0;
@@ -121,11 +121,11 @@ std::string now_rfc3339();
 /// The bracket calls it at before_start, after_start and after_summary.
 void crash_point(const char* name);
 
-/// The log-only bracket of one compaction attempt (PRODUCT.md §1; seed 001 "Blocking via a
-/// log-recorded lock"): compact/start is committed before any summarizer call; the summaries,
-/// one compact/summary record per summary, and compact/end are written in one BEGIN IMMEDIATE
-/// transaction after HEAD and the session's newest seq are rechecked; a recoverable failure
-/// writes compact/end with an "error". A crash leaves an inert compact/start without an end.
+/// The log-only bracket of one compaction attempt (docs/strategies.md "The compaction bracket"):
+/// compact/start is committed before any summarizer call; the summaries, one compact/summary record
+/// per summary, and compact/end are written in one BEGIN IMMEDIATE transaction after HEAD and the
+/// session's newest seq are rechecked; a recoverable failure writes compact/end with an "error". A
+/// crash leaves an inert compact/start without an end.
 class CompactionBracket {
  public:
   /// The attempt's identity is deterministic in the state it starts from: a hash of (session,

@@ -110,7 +110,7 @@ bool make_plan(Store& store, const std::string& session, const LcmOptions& opts,
   p.region_start = sys_end;
   // The covered prefix the render starts from: another strategy's active summary (the imported
   // compaction summary, a rolling summary) then lcm's own folds past it; new leaves start after
-  // the newest of them, so a summary is never summarized again (seed 002 "stored folds").
+  // the newest of them, so a summary is never summarized again (docs/strategies.md "lcm").
   if (p.r.summary)
     for (std::size_t i = 0; i < items.size(); ++i)
       if (items[i].id == *p.r.summary) {
@@ -125,7 +125,8 @@ bool make_plan(Store& store, const std::string& session, const LcmOptions& opts,
   }
   // Nothing covered yet: the first user message (the task statement, with any harness records
   // before it) stays verbatim ahead of the leaves when it is at most a tenth of the window
-  // (FIELD_CASES C03: "the first user message is kept"); a larger one is summarized like the rest.
+  // (docs/strategies.md "Hard cases": the first user message is kept); a larger one is summarized
+  // like the rest.
   if (!p.cursor && p.region_start == sys_end) {
     const std::int64_t pin_cap = p.window_eff > 0 ? std::max<std::int64_t>(1, p.window_eff / 10) : 2000;
     std::int64_t pinned = 0;
@@ -196,8 +197,7 @@ struct Made {
 
 /// Summarizes `transcript` (source_tokens: what the summary stands in for) into a node text whose
 /// node estimate is below source_tokens: the answer, else one retry at half the output limit,
-/// else the pointer text (seed 002 "lcm": "If a summary exceeds the size of its source, lcm
-/// retries with a smaller output limit and then stores a short source pointer").
+/// else the pointer text (docs/strategies.md "lcm").
 Made summarize_one(Summarizer& summarizer, const LcmOptions& opts, const std::string& transcript, const char* prompt,
                    std::int64_t max_output, std::int64_t source_tokens, const std::string& pointer, int calls_left) {
   Made m;

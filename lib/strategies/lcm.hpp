@@ -13,17 +13,17 @@ namespace ctxfold {
 inline constexpr const char* kLcmLeafPrompt = "lcm-leaf-v1";
 inline constexpr const char* kLcmCondensePrompt = "lcm-condense-v1";
 
-/// Settings of the lcm strategy: the shared ones with rolling's names and defaults (seed 002
-/// "lcm": "accepts the same setting names as rolling") plus the tree's shape.
+/// Settings of the lcm strategy: the shared ones with rolling's names and defaults
+/// (docs/strategies.md "Settings") plus the tree's shape.
 struct LcmOptions : CompactionOptions {
   /// fanout: a level holding this many adjacent frontier siblings is condensed into one parent
   /// (the oldest `fanout` of them); at least 2.
   int fanout = 4;
   /// leafChunkTokens: source tokens (local estimate of the covered rows) per leaf summary; whole
-  /// units are packed in order up to it, a larger unit is kept whole in its own chunk (seed 002
-  /// "Chunking preserves input order and keeps an oversized unit whole"). Also bounded by a
-  /// sixteenth of the conversation window (a 60,000-token window gives leaves of 3,750 tokens, so
-  /// one compaction makes enough leaves to condense) and by half the summarizer's window.
+  /// units are packed in order up to it, a larger unit is kept whole in its own chunk (input order
+  /// preserved). Also bounded by a sixteenth of the conversation window (a 60,000-token window
+  /// gives leaves of 3,750 tokens, so one compaction makes enough leaves to condense) and by half
+  /// the summarizer's window.
   std::int64_t leaf_chunk_tokens = 20000;
   LcmOptions() { max_calls = 4096; }
 };
@@ -36,11 +36,11 @@ void apply_lcm_config(const Json& config, LcmOptions& opts);
 /// Checks the option ranges; throws Error(usage,"compact.options").
 void validate_lcm_options(const LcmOptions& opts);
 
-/// Runs the lcm strategy once on the session's HEAD (seed 002 "lcm", PRODUCT.md §2):
+/// Runs the lcm strategy once on the session's HEAD (docs/strategies.md "lcm"):
 ///  1. render HEAD with strategy lcm at the current append boundary: the active rolling or
 ///     imported summary (render.cpp: unless an lcm fold overlaps its coverage) is a covered prefix
 ///     that is kept as it is, never summarized again; the history lcm summarizes is always the
-///     durable rows after it (seed 002 "stored folds"). No window and no force, or a labelled figure
+///     durable rows after it. No window and no force, or a labelled figure
 ///     (render's tokens: calibrated where the session has matched provider usage) below
 ///     trigger_percent of the window: noop, no summarizer call. A calibrated remainder shrinks
 ///     the tail budget as in rolling; every node made records the calibration it saw
@@ -48,12 +48,13 @@ void validate_lcm_options(const LcmOptions& opts);
 ///  2. the covered cursor is the last row covered by the newest lcm fold on the spine, else by
 ///     the rendered summary; with neither, the session's first user message (and the harness
 ///     records before it) stays verbatim ahead of the first leaf when it is at most a tenth of the
-///     window (FIELD_CASES C03; details.pinned names it); the units
-///     after it (PRODUCT.md §1 units: a user message, or a closed step with its tool results)
+///     window (details.pinned names it); the units after it (docs/model.md "Conversation
+///     units": a user message, or a closed step with its tool results)
 ///     are walked tail→head until tail_percent of the window is retained (retained_tail_start,
 ///     shared with rolling): the latest unit and an open step always stay in the verbatim tail,
 ///     and the tail starts at the latest user message whenever that keeps it within twice its
-///     budget; a longer last turn is cut between its steps (FIELD_CASES C07).
+///     budget; a longer last turn is cut between its steps (docs/strategies.md "Triggers and the
+///     tail").
 ///  3. compact/start is committed; the evicted units are packed in order into chunks of at most
 ///     leaf_chunk_tokens and each chunk is summarized into a leaf (prompt lcm-leaf-v1) covering
 ///     its exact chain segment (covers_ids, events included). Then every level of the frontier

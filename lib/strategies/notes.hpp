@@ -8,14 +8,14 @@
 #include "summarize/summarizer.hpp"
 #include "util/json.hpp"
 
-// The notes layer (seed 002 "notes", PRODUCT.md §2): a small bounded memory over any strategy,
+// The notes layer (docs/strategies.md "notes"): a small bounded memory over any strategy,
 // rewritten by the summarizer at every compaction and rendered first in every later request.
 namespace ctxfold {
 
 /// Prompt version of the notes rewrite (share/prompts/notes-v1.txt).
 inline constexpr const char* kNotesPrompt = "notes-v1";
 
-/// notes.budgetTokens (seed 002, default 2000).
+/// notes.budgetTokens (default 2000).
 struct NotesOptions {
   bool enabled = false;  ///< notes.enabled in the config file, or `compact --notes`
   std::int64_t budget_tokens = 2000;
@@ -23,7 +23,7 @@ struct NotesOptions {
   std::int64_t summarizer_window = 0;  ///< chunk to half of it (0: the summarizer's own)
 };
 
-/// Reads {"notes":{"enabled","budgetTokens"}} (seed 002 "notes": budgetTokens, default 2000)
+/// Reads {"notes":{"enabled","budgetTokens"}} (budgetTokens, default 2000)
 /// into opts, leaving absent keys as they are. Throws Error(bad_input,"config.invalid") for a
 /// section that is not an object, enabled that is not a boolean, or budgetTokens outside 64..10^6.
 void apply_notes_config(const Json& config, NotesOptions& opts);
@@ -36,8 +36,8 @@ std::optional<Node> session_notes(Store& store, const std::string& session, std:
 /// summarizer gets the previous notes and the history newly evicted since the notes' cursor
 /// (metadata.notes.cursor, the last evicted id they have read; without notes, or when the cursor is
 /// no longer on the chain, everything res covers), in chunks of at most half the summarizer
-/// window with the notes carried, prompt notes-v1, output limit budget*5/4 (seed 002: "a quarter
-/// above the budget"; nothing else truncates the notes). A new notes node (kind notes, id
+/// window with the notes carried, prompt notes-v1, output limit budget*5/4 (a quarter above
+/// the budget; nothing else truncates the notes). A new notes node (kind notes, id
 /// "notes-<compaction hex>", predecessor the last evicted id, no coverage) is appended in one
 /// transaction with a compact/notes event. A failed rewrite writes nothing but the event and
 /// keeps the old notes. Returns {"status":"rewritten"|"failed"|"skipped","id","previous","error",

@@ -7,8 +7,8 @@
 
 namespace ctxfold {
 
-/// Region summaries carry metadata.strategy "region" (seed 001 compactRegion; seed 000 §7
-/// "segmented summaries"): several may be active at once on disjoint segments, and render reads
+/// Region summaries carry metadata.strategy "region" (docs/strategies.md "region summaries"):
+/// several may be active at once on disjoint segments, and render reads
 /// them as stored folds under every strategy but raw.
 inline constexpr const char* kRegionStrategy = "region";
 

@@ -1,5 +1,5 @@
 #pragma once
-// Replayable summaries (seed 001 "testing": recorded model answers): every summarizer call a
+// Replayable summaries (recorded model answers, `ctxfold replay`): every summarizer call a
 // compaction makes is logged with its request, parameters and response, never an API key (a
 // SummaryRequest holds none), and can be answered again offline.
 #include <memory>

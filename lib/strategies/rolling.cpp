@@ -21,9 +21,9 @@
 namespace ctxfold {
 namespace {
 
-// The summary view node standing in for `covers` (seed 000 §2): role user, its predecessor the
-// splice point (the predecessor of the first covered node), the framed summary text as content.
-// The caller adds metadata and covers_ids.
+// The summary view node standing in for `covers` (docs/model.md "View nodes"): role user, its
+// predecessor the splice point (the predecessor of the first covered node), the framed summary text
+// as content. The caller adds metadata and covers_ids.
 Node summary_node(Store& store, const std::string& session, const std::string& id,
                   const std::vector<std::string>& covers, const std::string& summary) {
   Node s;
@@ -36,7 +36,7 @@ Node summary_node(Store& store, const std::string& session, const std::string& i
   return s;
 }
 
-// A summary must be smaller than what it replaces (C05): the refusal both passes give.
+// A summary must be smaller than what it replaces: the refusal both passes give.
 Error summary_not_smaller(std::int64_t summary_tokens, std::int64_t replaced) {
   return Error(Exit::environment, "compact.not_reducing",
                fmt::format("the summary ({} tokens) is not smaller than the {} tokens it replaces", summary_tokens,
@@ -54,7 +54,7 @@ Json summary_event(const Json& provenance, const std::string& raw_summary, const
               {"replaced_tokens", replaced}};
 }
 
-constexpr double kMaxCallRatio = 0.9;       // an answer over 90% of its input is non-reducing (C05)
+constexpr double kMaxCallRatio = 0.9;       // an answer over 90% of its input is non-reducing
 constexpr std::int64_t kMinChunkTokens = 256;
 
 /// Everything one pass needs, frozen at the planning boundary.
@@ -179,7 +179,7 @@ bool make_plan(Store& store, const std::string& session, const RollingOptions& o
     p.old_covers = store.covers_of(p.old_summary->seq);
     if (auto rc = rolling_recap(store, *p.old_summary)) {
       p.old_recap_tokens = rc->estimated_tokens;
-      if (!render_has_recap) p.before += p.old_recap_tokens;  // the projection includes it (seed 002)
+      if (!render_has_recap) p.before += p.old_recap_tokens;  // the projection includes it
     }
   }
   res.estimated_tokens_before = p.before;
@@ -216,8 +216,9 @@ bool make_plan(Store& store, const std::string& session, const RollingOptions& o
     p.retain_target = std::max<std::int64_t>(1, std::min(p.retain_target, tail_room));
   }
 
-  // Retention walk, tail to head (seed 001), never starting the kept tail inside a turn when it
-  // can be helped (C03, C07); a calibrated remainder lowers the bound on a tail moved back.
+  // Retention walk, tail to head (docs/strategies.md "Triggers and the tail"), never starting the
+  // kept tail inside a turn when it can be helped; a calibrated remainder lowers the bound on a
+  // tail moved back.
   std::size_t k = retained_tail_start(
       p.units, p.retain_target, opts.window ? std::min(p.trigger - 1 - extra, tail_room) : tail_room);
   p.cut_unit = k;
@@ -275,7 +276,7 @@ std::string unit_text(const Plan& p, const Unit& u, const TranscriptOptions& top
 }
 
 /// Summarizes the previous summary plus the evicted units in chunks of at most half the
-/// summarizer window, the summary carried from chunk to chunk (seed 002; C14).
+/// summarizer window, the summary carried from chunk to chunk.
 Chunked summarize_chunks(const Plan& p, Summarizer& summarizer, const RollingOptions& opts, std::int64_t max_output) {
   Chunked c;
   c.summary = p.old_summary ? unframe_summary(node_text(*p.old_summary)) : std::string();
@@ -310,7 +311,7 @@ Chunked summarize_chunks(const Plan& p, Summarizer& summarizer, const RollingOpt
       if (used + tt > budget) {
         if (end == next) {
           // One unit larger than a chunk: its text is shortened (head and tail kept), never split
-          // from its tool pairs (C04).
+          // from its tool pairs.
           t = shorten_middle(t, static_cast<std::size_t>(budget - used) * 4);
           transcript += (transcript.empty() ? "" : "\n\n") + t;
           ++end;
@@ -454,7 +455,7 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
 
   Chunked c = summarize_chunks(p, summarizer, opts, max_output);
   res.calls = c.calls;
-  // Keep what completed chunks produced (C08); without any, the attempt failed.
+  // Keep what completed chunks produced (partial); without any, the attempt failed.
   std::size_t done_units = c.units_done;
   bool partial = false;
   if (c.failure || c.capped) {
@@ -591,7 +592,7 @@ CompactResult compact_rolling(Store& store, const std::string& session, Summariz
   CompactResult total = first;
   const std::int64_t trigger = ceil_percent(*opts.window, opts.trigger_percent);
   for (int pass = 2; pass <= opts.max_passes && total.tokens_after.value >= trigger; ++pass) {
-    // Still over the trigger (seed 001 "Approximate convergence"): re-compact the head checkpoint
+    // Still over the trigger (docs/strategies.md "rolling"): re-compact the head checkpoint
     // with half the output budget, unless the kept tail alone is the problem.
     RenderOptions ro;
     ro.notes = false;

@@ -14,14 +14,14 @@
 
 namespace ctxfold {
 
-/// Settings of the rolling strategy: the shared ones (strategies/compaction.hpp, seed 002
-/// "configure" names and defaults; max_output_tokens 0 means min(4096, max(256, window/20))) plus
+/// Settings of the rolling strategy: the shared ones (strategies/compaction.hpp, the config
+/// file's names and defaults; max_output_tokens 0 means min(4096, max(256, window/20))) plus
 /// the re-compaction bound.
 struct RollingOptions : CompactionOptions {
   int max_passes = 3;  ///< one compaction plus at most two re-compactions of the head checkpoint
 };
 
-/// Reads {"rolling":{"contextWindowTokens","triggerPercent","tailPercent"}} (seed 002) into
+/// Reads {"rolling":{"contextWindowTokens","triggerPercent","tailPercent"}} into
 /// opts, leaving absent keys as they are. Throws Error(bad_input,"config.invalid") for a value of
 /// the wrong type or out of range (percentages 1..100, window > 0).
 void apply_rolling_config(const Json& config, RollingOptions& opts);
@@ -29,8 +29,7 @@ void apply_rolling_config(const Json& config, RollingOptions& opts);
 /// Checks the option ranges; throws Error(usage,"compact.options").
 void validate_rolling_options(const RollingOptions& opts);
 
-/// Runs the rolling strategy once on the session's HEAD (PRODUCT.md §1–2, seeds 000 §4, 001,
-/// 002 "rolling"):
+/// Runs the rolling strategy once on the session's HEAD (docs/strategies.md "rolling"):
 ///  1. render HEAD (strategy rolling) at the current append boundary; no window and no force, or
 ///     a figure (calibrated where usage exists, tokens_before) below trigger_percent of the window:
 ///     noop. With a calibration that adds a remainder the transcript does not hold (system prompt,
@@ -39,11 +38,11 @@ void validate_rolling_options(const RollingOptions& opts);
 ///  2. units after the system run (after the active summary when one is rendered) are walked
 ///     tail→head until tail_percent of the window is retained, rounding toward retaining more;
 ///     a cut inside a turn moves back to the turn's user message when that keeps the tail within
-///     twice the target (else the turn is cut between steps, FIELD_CASES C07); open steps are
+///     twice the target (else the turn is cut between steps); open steps are
 ///     never covered. Nothing to evict: declined with the reason (single oversized unit, open step).
 ///  3. compact/start is committed, then the previous summary plus the evicted transcript is
 ///     summarized in chunks of at most half the summarizer window with the summary carried along;
-///     every answer must be non-empty UTF-8, at most 90% of its input (C05) and at most twice
+///     every answer must be non-empty UTF-8, at most 90% of its input and at most twice
 ///     max_output_tokens. A failure after some chunks keeps the chunks done (partial).
 ///  4. the framed summary must be smaller than what it replaces and the candidate render smaller
 ///     than the current one; HEAD and the session's newest seq are rechecked inside one

@@ -67,8 +67,8 @@ CompactResult compact_snapcompact(Store& store, const std::string& session, Summ
   }
   const ModelInfo model = lookup_model(opts.model);
   if (!model.reads_images) {
-    // Seed 002: "When the catalog reports that the current model reads no image input,
-    // snapcompact uses rolling's text compaction for that model."
+    // A model that reads no image input gets rolling's text compaction (docs/strategies.md
+    // "snapcompact"); the archive stays stored for a later model that does.
     RollingOptions ro;
     static_cast<CompactionOptions&>(ro) = opts;
     CompactResult r = compact_rolling(store, session, summarizer, ro);
@@ -114,7 +114,7 @@ CompactResult compact_snapcompact(Store& store, const std::string& session, Summ
   std::size_t region_start = 0;
   while (region_start < items.size() && items[region_start].is_model_input() && items[region_start].role == role::kSystem)
     ++region_start;
-  // Other strategies' folds stay ahead of the frames (seed 002): the archive covers raw rows after
+  // Other strategies' folds stay ahead of the frames: the archive covers raw rows after
   // the last view the render substituted. It grows when that view is the archive itself;
   // otherwise (none yet, or a rolling summary or lcm fold now past it) a new archive starts there.
   std::optional<Node> old;

@@ -14,7 +14,7 @@ namespace ctxfold {
 /// Prompt-free provenance name of an archive (what made its text): the normalization below.
 inline constexpr const char* kSnapArchiveVersion = "snapcompact-archive-v1";
 
-/// Settings of snapcompact (seed 002 "snapcompact" config: contextWindowTokens, triggerPercent,
+/// Settings of snapcompact (docs/strategies.md "Settings": contextWindowTokens, triggerPercent,
 /// tailPercent default 10, archivePercent 20, maxFrames) and the model the frames are drawn for.
 struct SnapcompactOptions : CompactionOptions {
   SnapcompactOptions() { tail_percent = 10; }
@@ -26,18 +26,18 @@ struct SnapcompactOptions : CompactionOptions {
 };
 
 /// Reads {"snapcompact":{"contextWindowTokens","triggerPercent","tailPercent","archivePercent",
-/// "maxFrames"}} into opts (an "enabled" key is ignored, seed 002). archivePercent 1..100,
+/// "maxFrames"}} into opts (an "enabled" key is ignored). archivePercent 1..100,
 /// maxFrames 1..1000. Errors as apply_compaction_config.
 void apply_snapcompact_config(const Json& config, SnapcompactOptions& opts);
 
-/// The normalized archive text of one node (seed 002: "the normalized text of everything before
-/// the cut, with reasoning items left out and function calls rendered like chat-completions ones"):
+/// The normalized archive text of one node (reasoning left out, function calls written the same
+/// way for every provider):
 /// summarize/transcript.hpp node_transcript with no shortening (tool calls "[tool call NAME id=ID]
 /// <input JSON>" for every provider; thinking and opaque blocks left out; images as
 /// "[image WxH omitted]").
 std::string archive_node_text(const Node& n);
 
-/// Runs snapcompact once on the session's HEAD (seed 002 "snapcompact", PRODUCT.md §2):
+/// Runs snapcompact once on the session's HEAD (docs/strategies.md "snapcompact"):
 ///  - a model that reads no images (catalog reads_images false): rolling's text compaction runs
 ///    instead (compact_rolling with the same window settings); the result says strategy
 ///    "snapcompact", details.fallback "rolling"; the archive stays stored for a later model.

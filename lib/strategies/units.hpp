@@ -11,11 +11,11 @@
 
 namespace ctxfold {
 
-/// A conversation unit over a run of rendered items (PRODUCT.md §1, seed 001 "Retention is
-/// turn-agnostic"): what compaction may cut between. A user message starts one; a step (a run
-/// of consecutive assistant records, which render merges into one model turn, plus the tool
-/// results that follow it) is another. Units are then merged across every boundary that is not
-/// tool-pairing balanced, so a unit never separates a tool_use from its tool_result.
+/// A conversation unit over a run of rendered items (docs/model.md "Conversation units"): what
+/// compaction may cut between. A user message starts one; a step (a run of consecutive assistant
+/// records, which render merges into one model turn, plus the tool results that follow it) is
+/// another. Units are then merged across every boundary that is not tool-pairing balanced, so a
+/// unit never separates a tool_use from its tool_result.
 struct Unit {
   std::size_t begin = 0;   ///< index of the unit's first item
   std::size_t end = 0;     ///< one past its last item
@@ -24,7 +24,7 @@ struct Unit {
   /// "summary" (a view node), "system" or "other" (a lone tool record whose call is elsewhere).
   std::string kind;
   /// The step has a tool_use with no result anywhere after it and no user message follows it:
-  /// it is still running and is never compacted (seed 001: compaction declines an open tail).
+  /// it is still running and is never compacted (compaction declines an open tail).
   bool open = false;
 };
 
@@ -44,14 +44,15 @@ std::vector<Unit> split_units(const std::vector<Node>& items, std::size_t from =
 /// retaining more unless the unit that crosses it takes the tail past max_tail), so the latest
 /// unit (and an open step, always the last) is always kept. A
 /// tail that would start inside a turn (at a step) moves back to the turn's user message when
-/// that keeps it within twice retain_target and at most max_tail tokens — FIELD_CASES C03;
-/// otherwise forward to the next user message (the rest of that turn is evicted with it), and a
-/// turn with no later user message is cut between its steps (C07). Shared by rolling and lcm.
+/// that keeps it within twice retain_target and at most max_tail tokens; otherwise forward to the
+/// next user message (the rest of that turn is evicted with it), and a turn with no later user
+/// message is cut between its steps (docs/strategies.md "Triggers and the tail"). Shared by
+/// rolling and lcm.
 std::size_t retained_tail_start(const std::vector<Unit>& units, std::int64_t retain_target, std::int64_t max_tail);
 
 /// The tool_use ids called in items[begin,end) whose result lies in items after end, and the
 /// tool_result ids there whose call lies in items before begin: the pairs a range would split,
-/// checked on every summarizer chunk (FIELD_CASES C04). Both empty for a balanced range.
+/// checked on every summarizer chunk. Both empty for a balanced range.
 struct PairingGaps {
   std::vector<std::string> unanswered_calls;
   std::vector<std::string> orphan_results;

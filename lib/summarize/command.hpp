@@ -7,8 +7,8 @@
 
 namespace ctxfold {
 
-/// `command:CMD` (PRODUCT.md §2): runs CMD with /bin/sh -c for every call, writes the request
-/// JSON to its stdin and reads the summary from its stdout. The request is
+/// `command:CMD` (docs/strategies.md "Summarizers"): runs CMD with /bin/sh -c for every call,
+/// writes the request JSON to its stdin and reads the summary from its stdout. The request is
 ///   {"schema":"ctxfold.summarize-request/1","prompt_version","prompt","previous_summary",
 ///    "transcript","instructions","max_output_tokens","input_tokens"}
 /// where "prompt" is the embedded share/prompts/<prompt_version>.txt (the history is data, not
@@ -20,7 +20,7 @@ namespace ctxfold {
 /// the timeout ("summarizer.timeout": its process group is killed).
 /// SIGINT, SIGTERM or SIGHUP to ctxfold while the command runs (each unless ignored on entry):
 /// the command's process group gets SIGTERM, then SIGKILL after 500 ms, is reaped, and the
-/// process ends as the signal would (exit 128+N; PRODUCT §3 "130 interrupted"): summarize never
+/// process ends as the signal would (exit 128+N, docs/commands.md "Exit codes"): summarize never
 /// returns, so nothing after the call is committed.
 /// Environment: CTXFOLD_SUMMARIZER_TIMEOUT_MS (default 300000), CTXFOLD_SUMMARIZER_WINDOW (tokens,
 /// default 32000) — read once by the constructor.

@@ -6,9 +6,9 @@
 
 namespace ctxfold {
 
-/// The built-in summarizer (PRODUCT.md §2): offline, deterministic, no model. It extracts from
-/// the previous summary and the transcript (summarize/transcript.hpp layout) what a resuming
-/// agent needs and writes it as short bullet lists under fixed headings:
+/// The built-in summarizer (docs/strategies.md "Summarizers"): offline, deterministic, no model. It
+/// extracts from the previous summary and the transcript (summarize/transcript.hpp layout) what a
+/// resuming agent needs and writes it as short bullet lists under fixed headings:
 ///   "## User requests"   every user message, whitespace collapsed, each shortened
 ///   "## Files"           file paths mentioned anywhere
 ///   "## Commands"        shell commands from tool calls ("command"/"cmd" inputs) and "$ " lines

@@ -3,7 +3,7 @@
 
 namespace ctxfold {
 
-/// A parsed --summarizer value (PRODUCT.md §2).
+/// A parsed --summarizer value (docs/strategies.md "Summarizers").
 struct SummarizerSpec {
   std::string kind;  ///< "extractive" | "openai" | "anthropic" | "command" | "replay"
   std::string arg;   ///< the model or the command line; empty for extractive

@@ -10,11 +10,11 @@
 
 namespace ctxfold {
 
-/// What a summarizer is asked (PRODUCT.md §2). A summarizer is a pure request -> text function
-/// that knows no database. `transcript` is the evicted history already rendered as plain text
-/// (assistant turns as their text and tool calls, tool results as text, images as a placeholder
-/// notice, encrypted reasoning skipped — seed 002 "evicted capability notes"); it never exceeds
-/// the summarizer's own window (the caller chunks).
+/// What a summarizer is asked (docs/strategies.md "Summarizers"). A summarizer is a pure request ->
+/// text function that knows no database. `transcript` is the evicted history already rendered as
+/// plain text (assistant turns as their text and tool calls, tool results as text, images as a
+/// placeholder notice, encrypted reasoning skipped); it never exceeds the summarizer's own window
+/// (the caller chunks).
 struct SummaryRequest {
   std::string previous_summary;       ///< the summary being merged (empty on a first compaction)
   std::string transcript;             ///< the newly evicted history, as text
@@ -48,7 +48,7 @@ class Summarizer {
   /// The model name (or command line for command:, "extractive" for the built-in).
   virtual std::string model() const = 0;
   /// The summarizer's own input window in tokens (local estimate); inputs are chunked to at most
-  /// half of it (seed 002 "rolling").
+  /// half of it.
   virtual std::int64_t window_tokens() const = 0;
   /// How the caller renders evicted nodes into `transcript` for this summarizer (tool results
   /// and inputs shortened for a model's window by default).

@@ -16,7 +16,7 @@ struct TranscriptOptions {
   std::int64_t max_tool_input_tokens = 400;
 };
 
-/// The plain text a summarizer reads for one node (seed 002 "evicted capability notes"):
+/// The plain text a summarizer reads for one node (docs/strategies.md "Summarizers"):
 ///   user      "[user]\n<text>"
 ///   assistant "[assistant]\n<text>" then one "[tool call NAME id=ID] <input JSON>" line per call
 ///   tool      "[tool result id=ID]\n<text>" ("[tool result id=ID, error]" for is_error)
@@ -32,7 +32,7 @@ std::string node_transcript(const Node& n, const TranscriptOptions& opts = {});
 std::string shorten_middle(std::string_view text, std::size_t max_bytes);
 
 /// Removes the checkpoint framing written around a rolling summary (the preamble and the
-/// <compacted-summary>…</compacted-summary> tags, seed 001 "Checkpoint framing"), giving the raw
+/// <compacted-summary>…</compacted-summary> tags, docs/strategies.md "rolling"), giving the raw
 /// summary to merge. Text without the tags is returned whole (imported summaries).
 std::string unframe_summary(std::string_view framed);
 

@@ -17,7 +17,7 @@ std::optional<std::int64_t> measured_input_tokens(const Json& usage);
 
 /// A matched pair: what the provider measured for one request and ctxfold's estimate of exactly
 /// the context that request saw (the render of its predecessor chain at the state it was made;
-/// seed 000 §4, last paragraph).
+/// docs/model.md "Token figures").
 struct Calibration {
   std::string node;        ///< the node carrying the usage (the request's output)
   std::int64_t measured = 0;

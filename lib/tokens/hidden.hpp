@@ -27,7 +27,7 @@ std::int64_t count_between(const std::vector<std::int32_t>& counts, std::size_t 
 
 /// Online estimate of the tokens a harness sends per edit-tool result but records nowhere (the
 /// hook output of issue 9's "what is left"), learned only from a session's own earlier measured
-/// requests (seed 000 §4, last paragraph: calibration comes from the session's measured usage).
+/// requests (calibration comes from the session's measured usage: docs/model.md "Token figures").
 ///
 /// After each pair of consecutive measured requests (same model, measured growth >= 0; both
 /// checked by the caller), observe() takes the measured growth, the growth the calibrated figure

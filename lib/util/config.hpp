@@ -1,6 +1,6 @@
 #pragma once
-// The configuration file (seed 002 "configure": one JSON object with a section per strategy or
-// layer — "rolling", "lcm", "snapcompact", "notes" — holding the seed's setting names).
+// The configuration file (docs/strategies.md "Settings": one JSON object with a section per
+// strategy or layer — "rolling", "lcm", "snapcompact", "notes").
 #include <optional>
 #include <string>
 

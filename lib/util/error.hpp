@@ -4,8 +4,8 @@
 
 namespace ctxfold {
 
-/// Process exit codes of the public contract (PRODUCT.md §3). Only cmd/main.cpp turns them
-/// into an actual exit status; library code throws Error carrying one of them.
+/// Process exit codes of the public contract (docs/commands.md "Exit codes"). Only cmd/main.cpp
+/// turns them into an actual exit status; library code throws Error carrying one of them.
 enum class Exit : int {
   ok = 0,
   negative = 1,     ///< a valid negative answer (grep: no match; verify: violations)

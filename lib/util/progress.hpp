@@ -1,6 +1,7 @@
 #pragma once
-// Progress on stderr for long work (PRODUCT.md §3: "a TTY may add colour and progress bars, never
-// change the structure"): drawn only when stderr is a terminal, never on stdout, erased at the end.
+// Progress on stderr for long work (docs/commands.md "Output": a terminal may get colour and
+// progress bars, never a different structure): drawn only when stderr is a terminal, never on
+// stdout, erased at the end.
 #include <chrono>
 #include <cstdint>
 #include <string>

@@ -12,7 +12,7 @@ bool utf8_valid(std::string_view bytes);
 /// through *replaced when given.
 std::string utf8_sanitize(std::string_view bytes, std::size_t* replaced = nullptr);
 
-/// The largest prefix length <= max_bytes that does not cut a UTF-8 sequence (FIELD_CASES C18).
+/// The largest prefix length <= max_bytes that does not cut a UTF-8 sequence.
 std::size_t utf8_safe_prefix(std::string_view bytes, std::size_t max_bytes);
 
 }  // namespace ctxfold

@@ -1,5 +1,5 @@
--- ctxfold session database, schema version 3: snapcompact's frame cache (seed 002 "snapcompact":
--- frames "cached by geometry and content"). Derived data like 002: a frame is a pure function of
+-- ctxfold session database, schema version 3: snapcompact's frame cache (docs/strategies.md
+-- "snapcompact": frames are cached by geometry and content). Derived data like 002: a frame is a pure function of
 -- its key (sha256 over the geometry and the frame's rows of archive text), so rows are only ever
 -- added (compact --strategy snapcompact) and may be dropped without losing anything; renders read
 -- them and draw what is missing. No append-only triggers.

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # A database edited directly (triggers dropped, one predecessor rewritten) so that HEAD's chain
-# loops: render and log print what they can, say where the walk stopped on stderr, and exit 3
-# (bad input data, PRODUCT §3), as fork does, and so do context, tokens, prepare and export of
-# the messages (export --format ctxfold writes every node, no walk);
-# verify-invariants reports the cycle (exit 1).
+# loops: render and log print what they can, say where the walk stopped on stderr, and exit 3 (bad
+# input data, docs/commands.md "Exit codes"), as fork does, and so do context, tokens, prepare and
+# export of the messages (export --format ctxfold writes every node, no walk); verify-invariants
+# reports the cycle (exit 1).
 source "$(dirname "$0")/lib.sh"
 db="$WORK/loop.db"
 {

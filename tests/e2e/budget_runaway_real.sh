@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# Issue 11 part 2, request-local budgets (seed 000 "Compaction inside one user message",
-# "Request-local checkpoints"), on a copy of the real auto-compaction session with a runaway turn
-# appended: one user message then 150 tool steps. `prepare --budget` and `render --budget` print a
-# request within the budget with no orphan tool pairs, every user message and tool call as in the
-# plain render, and the database file unchanged byte for byte ("the runaway-turn case fits its
-# budget without writing to the database"). A budget below the protected content exits 4 and
-# prints nothing.
+# Issue 11 part 2, request-local budgets (docs/strategies.md "Request-local budgets"), on a copy of
+# the real auto-compaction session with a runaway turn appended: one user message then 150 tool
+# steps. `prepare --budget` and `render --budget` print a request within the budget with no orphan
+# tool pairs, every user message and tool call as in the plain render, and the database file
+# unchanged byte for byte ("the runaway-turn case fits its budget without writing to the database").
+# A budget below the protected content exits 4 and prints nothing.
 source "$(dirname "$0")/lib.sh"
 need_transcripts
 src="$CTXFOLD_TRANSCRIPTS/claude-code/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"

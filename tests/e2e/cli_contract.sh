@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Exit codes and error shapes of the command contract (PRODUCT.md §3).
+# Exit codes and error shapes of the command contract (docs/commands.md).
 source "$(dirname "$0")/lib.sh"
 db="$WORK/c.db"
 expect_rc "no subcommand is a usage error" 2 "$CTXFOLD"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # compact (rolling): trigger, output contract, HEAD never moves, render shrinks, re-run is a noop,
-# dry run and config file, usage errors, byte-identical render in a new process (C09).
+# dry run and config file, usage errors, byte-identical render in a new process.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/compact_helpers.inc"
 db="$WORK/c.db"
@@ -29,7 +29,7 @@ expect_rc "bad percent" 2 "$CTXFOLD" --db "$db" compact --window 20000 --tail-pe
 echo '{"rolling":{"triggerPercent":"eighty"}}' >"$WORK/bad.json"
 expect_rc "bad config" 3 "$CTXFOLD" --db "$db" compact --config "$WORK/bad.json"
 
-# The real run, configured from a file with seed 002's names.
+# The real run, configured from a file (docs/strategies.md "Settings").
 echo '{"rolling":{"contextWindowTokens":20000,"triggerPercent":80,"tailPercent":25}}' >"$WORK/cfg.json"
 expect_rc "compact" 0 "$CTXFOLD" --db "$db" compact --config "$WORK/cfg.json"
 cp "$WORK/out" "$WORK/c.json"
@@ -57,11 +57,11 @@ case "$(jq -r '.messages[0].content' "$WORK/r1.json")" in
   *) fail "summary text is not framed or lost the first request" ;;
 esac
 expect_rc "verify" 0 "$CTXFOLD" --db "$db" verify-invariants
-# C09: another process renders the same bytes, twice.
+# Another process renders the same bytes, twice.
 "$CTXFOLD" --db "$db" render >"$WORK/a1"; "$CTXFOLD" --db "$db" render >"$WORK/a2"
 cmp -s "$WORK/a1" "$WORK/a2" && ok || fail "render is not byte-identical across processes"
 
-# Compacting again right away: a noop that writes nothing (C20).
+# Compacting again right away: a noop that writes nothing.
 n_events=$(count "$db" 'select count(*) from events')
 expect_rc "second compact" 0 "$CTXFOLD" --db "$db" compact --window 20000
 expect_eq "second compact is a noop" "noop" "$(jq -r .status "$WORK/out")"
@@ -69,7 +69,7 @@ expect_eq "noop writes nothing" "$n_events" "$(count "$db" 'select count(*) from
 "$CTXFOLD" --db "$db" render >"$WORK/a3"
 cmp -s "$WORK/a1" "$WORK/a3" && ok || fail "a noop compaction changed the render"
 
-# The conversation goes on; the next compaction extends the previous summary (C12).
+# The conversation goes on; the next compaction extends the previous summary.
 gen_session 12 x | "$CTXFOLD" --db "$db" --session s append >/dev/null 2>&1
 expect_rc "third compact" 0 "$CTXFOLD" --db "$db" compact --window 20000
 expect_eq "re-compaction" "compacted" "$(jq -r .status "$WORK/out")"

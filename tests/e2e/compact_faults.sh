@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Faults lose nothing (PRODUCT.md §5): summarizer error, empty, non-reducing (C05) and garbage
-# answers (C15); SIGKILL before compact/start, during the summarizer call and after the summary
-# node (test hook CTXFOLD_TEST_CRASH_AT); a second writer appending while the summarizer runs (C16).
+# Faults lose nothing (docs/strategies.md "The compaction bracket"): summarizer error, empty,
+# non-reducing and garbage answers; SIGKILL before compact/start, during the summarizer call and
+# after the summary node (test hook CTXFOLD_TEST_CRASH_AT); a second writer appending while the
+# summarizer runs.
 # After each: exit as documented, verify-invariants passes, render is as before, a retry works.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/compact_helpers.inc"
@@ -61,7 +62,7 @@ expect_eq "during summarizer: render unchanged" "$r0" "$(reads "$db")"
 expect_rc "during summarizer: verify" 0 "$CTXFOLD" --db "$db" verify-invariants
 retry_works "$db" "during summarizer"
 
-# C16: a second process appends while the summarizer runs.
+# A second process appends while the summarizer runs.
 fresh "$db"
 "$CTXFOLD" --db "$db" compact --window 16000 --summarizer "command:cat >'$WORK/req.json'; touch '$WORK/started'; while [ ! -e '$WORK/go' ]; do sleep 0.05; done; jq -r '.transcript[0:2000]' '$WORK/req.json'" >"$WORK/race.json" 2>"$WORK/race.err" &
 pid=$!

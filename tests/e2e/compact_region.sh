@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Region compaction (issue 11 part 3; seed 001 compactRegion, seed 000 §7 segmented summaries):
+# Region compaction (issue 11 part 3; docs/strategies.md "region summaries"):
 # compact --from ID --to ID summarizes exactly that aligned segment; bad boundaries are refused
 # with exit 2 and nothing written; several region summaries stand at once; render, expand,
 # describe, fork and verify-invariants handle them; the real auto-compaction session too.

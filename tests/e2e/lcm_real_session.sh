@@ -4,8 +4,8 @@
 # gives a coverage that `expand` returns word for word (the concatenated pages equal the original
 # rows' text, computed here from the database independently of ctxfold); `grep` finds a string
 # that is only in covered history and names its covering summary; verify-invariants exits 0.
-# lcm starts from the session's imported compaction summary as its covered prefix (seed 002
-# "stored folds": it reads the other strategy's stored fold and never summarizes it), so the
+# lcm starts from the session's imported compaction summary as its covered prefix (it reads
+# the other strategy's stored fold and never summarizes it: docs/strategies.md "lcm"), so the
 # estimate is the summary plus the turns after it (~47k tokens; the raw history is ~180k), and the
 # figure is calibrated on the requests made after the boundary (they saw that summary), about
 # 76k, over the 48,000 trigger. The defaults (leaves of at most a sixteenth of the window, fanout

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # log --graph --format dot: the session DAG as Graphviz, drawn by Debian's dot. The active summary
-# is one capsule folding exactly its covers_ids on branches that carry it (seed 000 §3, §6); a fork
-# from inside the covered range keeps the raw nodes it needs.
+# is one capsule folding exactly its covers_ids on branches that carry it (docs/model.md "How a
+# render uses a summary"); a fork from inside the covered range keeps the raw nodes it needs.
 source "$(dirname "$0")/lib.sh"
 command -v dot >/dev/null || { fail "graphviz's dot is not installed (scripts/deps.sh installs it)"; finish; }
 cd "$WORK"

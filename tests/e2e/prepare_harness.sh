@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# prepare (issue 11 part 1, seed 002 compaction.prepare and "evicted capability notes"): project,
+# prepare (issue 11 part 1, docs/strategies.md "prepare"): project,
 # compact when due, project again, at most once per request; the session's own strategy; the
 # system prompt / tool set the model last knew the session by.
 source "$(dirname "$0")/lib.sh"
@@ -48,7 +48,7 @@ expect_eq "lcm ran" "lcm" "$(jq -r .strategy "$WORK/out")"
 expect_rc "back to rolling" 0 "$CTXFOLD" --db "$db" --session s compact --strategy rolling --dry-run --force
 expect_eq "dry run records nothing" "lcm" "$("$CTXFOLD" --db "$db" --session s prepare | jq -r .prepare.strategy)"
 
-# System prompt and tools (seed 002 "evicted capability notes").
+# System prompt and tools (docs/strategies.md "prepare": the prompt the model knows).
 db2="$WORK/b.db"
 gen_session 4 | "$CTXFOLD" --db "$db2" append --session t >/dev/null || fail "append b"
 Q() { "$CTXFOLD" --db "$db2" --session t prepare --format anthropic --body "$@"; }

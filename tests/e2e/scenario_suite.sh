@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The scenario suite of seed 000 §8 on a real imported database (issue 5): chat → fork → checkout
-# → compact → chat → compact → chat → a new process renders, checking HEAD and the rendered bytes
-# after every step; a retry from inside a covered range renders raw (branch isolation); FIELD_CASES
-# C13 (HEAD moves to branch B while a compaction of A is running: B's render is unchanged) and C09
-# (a new process renders the compacted session byte-identically); snapshots read back with
-# --as-of; rewind; bad input. Compaction steps are skipped, with a message, when this binary has no
+# The scenario suite on a real imported database (issue 5): chat → fork → checkout → compact → chat
+# → compact → chat → a new process renders, checking HEAD and the rendered bytes after every step; a
+# retry from inside a covered range renders raw (branch isolation); HEAD moving to branch B while a
+# compaction of A is running (B's render is unchanged), and a new process rendering the compacted
+# session byte-identically (docs/strategies.md "Hard cases"); snapshots read back with --as-of;
+# rewind; bad input. Compaction steps are skipped, with a message, when this binary has no
 # `compact`.
 source "$(dirname "$0")/lib.sh"
 need_transcripts
@@ -83,7 +83,7 @@ render_to "$WORK/r3.json"
 same_bytes "back on the main branch renders as before" "$WORK/r1.json" "$WORK/r3.json"
 
 if [ "$HAVE_COMPACT" = 1 ]; then
-  # 4. compact, then a new process renders the same bytes (C09)
+  # 4. compact, then a new process renders the same bytes
   chat t2
   chat t3
   render_to "$WORK/r4pre.json"
@@ -97,7 +97,7 @@ if [ "$HAVE_COMPACT" = 1 ]; then
   expect_eq "covered nodes are not rendered raw" 0 "$(jq --argjson c "$(cf show "$SUM1" | jq '.node.covers_ids')" \
     '[.sections[] | select(.kind != "summary" and .kind != "recap") | .ids[] | select(. as $r | $c | index($r))] | length' "$WORK/r4.json")"
   render_to "$WORK/r4c.json"
-  same_bytes "C09: a new process renders the compacted session byte-identically" "$WORK/r4.json" "$WORK/r4c.json"
+  same_bytes "a new process renders the compacted session byte-identically" "$WORK/r4.json" "$WORK/r4c.json"
   render_to "$WORK/b4.json" --head "$B"
   same_bytes "the sibling branch renders raw, unchanged by the compaction" "$WORK/b_before.json" "$WORK/b4.json"
   cf --session F1 render --format openai >"$WORK/f1b.json"
@@ -142,8 +142,8 @@ if [ "$HAVE_COMPACT" = 1 ]; then
   render_to "$WORK/r9.json"
   same_bytes "back on the compacted branch" "$WORK/r7.json" "$WORK/r9.json"
 
-  # 7. C13: a compaction of A runs while HEAD moves to B; B's render is unchanged, HEAD stays on B
-  render_to "$WORK/c13_b.json" --head "$B"
+  # 7. a compaction of A runs while HEAD moves to B; B's render is unchanged, HEAD stays on B
+  render_to "$WORK/race_b.json" --head "$B"
   SNAP_BEFORE=$(cf --session "$S" snapshot | jq -r .boundary_seq)
   mover="$WORK/mover.sh"
   cat >"$mover" <<EOF
@@ -155,16 +155,16 @@ EOF
   chmod +x "$mover"
   chat t7
   compact --summarizer "command:$mover"
-  c13_rc=$?
-  echo "C13: compaction status $(jq -r .status "$WORK/compact.out" 2>/dev/null) ($(jq -c "{reason, error}" "$WORK/compact.out" 2>/dev/null)), exit $c13_rc" >&2
-  expect_eq "C13: HEAD stays where the user moved it" "$B" "$(head_of)"
+  race_rc=$?
+  echo "race: compaction status $(jq -r .status "$WORK/compact.out" 2>/dev/null) ($(jq -c "{reason, error}" "$WORK/compact.out" 2>/dev/null)), exit $race_rc" >&2
+  expect_eq "race: HEAD stays where the user moved it" "$B" "$(head_of)"
   status=$(jq -r '.status // empty' "$WORK/compact.out" 2>/dev/null)
-  case "$status:$c13_rc" in
+  case "$status:$race_rc" in
     failed:4 | compacted:0) ok ;;
-    *) fail "C13: compaction status '$status' exit $c13_rc: $(head -c 300 "$WORK/compact.err")" ;;
+    *) fail "race: compaction status '$status' exit $race_rc: $(head -c 300 "$WORK/compact.err")" ;;
   esac
-  render_to "$WORK/c13_after.json"
-  same_bytes "C13: B's render is unchanged" "$WORK/c13_b.json" "$WORK/c13_after.json"
+  render_to "$WORK/race_after.json"
+  same_bytes "race: B's render is unchanged" "$WORK/race_b.json" "$WORK/race_after.json"
   cf --session "$S" checkout t7-a >/dev/null
 fi
 

@@ -34,7 +34,7 @@ expect_rc "render anthropic" 0 "$CTXFOLD" --db "$db" --session $s render --forma
 cp "$WORK/out" "$WORK/r.json"
 expect_eq "strategy snapcompact" "snapcompact" "$(jq -r .strategy "$WORK/r.json")"
 expect_eq "the archive rendered" "$arc" "$(jq -r .archive "$WORK/r.json")"
-# The imported Claude Code summary stays as text ahead of the frames (seed 002), in the same user turn.
+# The imported Claude Code summary stays as text ahead of the frames, in the same user turn.
 expect_eq "sections: notes, summary, frames, tail" "notes,summary,frames,tail" "$(jq -r '[.sections[].kind] | join(",")' "$WORK/r.json")"
 expect_eq "the request starts with the notes" "$notes" "$(jq -r .notes "$WORK/r.json")"
 expect_eq "the caption, then image blocks, base64 PNG" "true" \

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SIGINT, SIGTERM or SIGHUP to ctxfold while a command: summarizer runs: ctxfold kills the
-# summarizer's process group (the command and what it started), says so on stderr and ends as
-# the signal would (exit 128+N: 130 for SIGINT, PRODUCT §3). Nothing of the compaction is
-# committed: no summary, render unchanged, only the compact/start orphan a crash leaves
-# (verify-invariants passes), and a retry compacts.
+# summarizer's process group (the command and what it started), says so on stderr and ends as the
+# signal would (exit 128+N: 130 for SIGINT, docs/commands.md "Exit codes"). Nothing of the
+# compaction is committed: no summary, render unchanged, only the compact/start orphan a crash
+# leaves (verify-invariants passes), and a retry compacts.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/compact_helpers.inc"
 set -m  # background jobs keep SIGINT (a non-interactive shell would start them with it ignored)

@@ -88,7 +88,7 @@ void expect_protected_identical(const Rendered& before, const Rendered& after) {
   EXPECT_EQ(tail(before), tail(after));
 }
 
-TEST(BudgetCap, SeedRule) {
+TEST(BudgetCap, SmallestOfModelReserveAndQuarter) {
   // Smallest of the model's output capability, 16,384 and a quarter of the window.
   EXPECT_EQ(resolve_output_cap(200000, std::nullopt, "claude-opus-4-1").tokens, kStandardOutputReserve);
   EXPECT_EQ(resolve_output_cap(200000, std::nullopt, "claude-opus-4-1").source, "reserve");

@@ -121,7 +121,7 @@ class ClaudeImportTest : public ::testing::Test {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Real transcripts (counts measured by reading the files; see FORMATS.md §1).
+// Real transcripts (counts measured by reading the files; see docs/import.md "Claude Code").
 
 TEST_F(ClaudeImportTest, ShortParallelToolRejection) {
   auto res = import(kShort);
@@ -546,8 +546,9 @@ TEST_F(ClaudeImportTest, RepeatedCompactionsCoverTheWholeRawChain) {
   EXPECT_EQ(store_->active_summary("rep")->id, "s2");
 }
 
-// FIELD_CASES C10: the record after a compaction boundary names a parent never written.
-TEST_F(ClaudeImportTest, C10SummaryWhoseBoundaryWasNeverWritten) {
+// The record after a compaction boundary names a parent never written (docs/import.md "Bad input,
+// by class").
+TEST_F(ClaudeImportTest, SummaryWhoseBoundaryWasNeverWritten) {
   std::string p = write("c10.jsonl", {user("u1", "", "one"), assistant("a1", "u1", "m1", text("r1")),
                                       compact_summary("s1", "b-missing", "the summary"), user("u2", "s1", "next"),
                                       assistant("a2", "u2", "m2", text("r2"))});
@@ -569,9 +570,9 @@ TEST_F(ClaudeImportTest, C10SummaryWhoseBoundaryWasNeverWritten) {
   EXPECT_EQ(store_->node_count("c10"), 5);  // nothing dropped
 }
 
-// C10, the other way round: the summary is written but the record after it names a parent that
+// The other way round: the summary is written but the record after it names a parent that
 // is not. The render must still reach the summary and what follows it.
-TEST_F(ClaudeImportTest, C10RecordAfterSummaryNamesMissingParent) {
+TEST_F(ClaudeImportTest, RecordAfterSummaryNamesMissingParent) {
   std::string p = write("c10c.jsonl", {user("u1", "", "one"), assistant("a1", "u1", "m1", text("r1")),
                                        boundary("b1", "a1"), compact_summary("s1", "b1", "the summary"),
                                        user("u2", "ghost", "next"), assistant("a2", "u2", "m2", text("r2"))});
@@ -598,7 +599,7 @@ TEST_F(ClaudeImportTest, MissingParentOfFirstRecordStaysARoot) {
   EXPECT_EQ(store_->node("u1")->metadata["missing_predecessor"], "outside");
 }
 
-TEST_F(ClaudeImportTest, C10BoundaryWhoseLogicalParentWasNeverWritten) {
+TEST_F(ClaudeImportTest, BoundaryWhoseLogicalParentWasNeverWritten) {
   std::string p = write("c10b.jsonl", {user("u1", "", "one"), boundary("b1", "ghost"),
                                        compact_summary("s1", "b1", "the summary"), user("u2", "s1", "next")});
   auto res = import(p);
@@ -612,8 +613,8 @@ TEST_F(ClaudeImportTest, C10BoundaryWhoseLogicalParentWasNeverWritten) {
   EXPECT_EQ(store_->active_summary("c10b")->id, "s1");
 }
 
-// FIELD_CASES C11: twenty records written twice with the same ids and payloads.
-TEST_F(ClaudeImportTest, C11IdenticalDuplicatesAreCountedOnce) {
+// Twenty records written twice with the same ids and payloads.
+TEST_F(ClaudeImportTest, IdenticalDuplicatesAreCountedOnce) {
   std::vector<Json> recs;
   std::string prev;
   for (int i = 0; i < 20; ++i) {
@@ -633,8 +634,8 @@ TEST_F(ClaudeImportTest, C11IdenticalDuplicatesAreCountedOnce) {
   EXPECT_EQ(store_->head("c11"), "tail");
 }
 
-// FIELD_CASES C21: a NUL line between two runs of valid records.
-TEST_F(ClaudeImportTest, C21NulLineKeepsAllRecords) {
+// A NUL line between two runs of valid records.
+TEST_F(ClaudeImportTest, NulLineKeepsAllRecords) {
   std::string bytes;
   std::string prev;
   for (int i = 0; i < 200; ++i) {
@@ -651,8 +652,8 @@ TEST_F(ClaudeImportTest, C21NulLineKeepsAllRecords) {
   EXPECT_EQ(spine("c21").size(), 200u);
 }
 
-// FIELD_CASES C22: two records glued on one line, later records parented to the second.
-TEST_F(ClaudeImportTest, C22GluedRecordsKeepTheChain) {
+// Two records glued on one line, later records parented to the second.
+TEST_F(ClaudeImportTest, GluedRecordsKeepTheChain) {
   std::string bytes = dump_json(user("u1", "", "a } { \" tricky")) + "\n" +
                       dump_json(assistant("a1", "u1", "m1", text("x\"}{"))) +
                       dump_json(user("u2", "a1", "second of the glued pair")) + "\n" +
@@ -671,8 +672,8 @@ TEST_F(ClaudeImportTest, C22GluedRecordsKeepTheChain) {
   EXPECT_EQ(added(again), 0);
 }
 
-// FIELD_CASES C23: a, b(a), then a record with id a whose parent is b.
-TEST_F(ClaudeImportTest, C23ParentCycleTerminatesAndIsReported) {
+// Parent links that loop: a, b(a), then a record with id a whose parent is b.
+TEST_F(ClaudeImportTest, ParentCycleTerminatesAndIsReported) {
   std::string p = write("c23.jsonl", {user("a", "", "first a"), assistant("b", "a", "m1", text("b")),
                                       user("a", "b", "a again, now under b"), user("c", "b", "after")});
   auto res = import(p);
@@ -691,9 +692,10 @@ TEST_F(ClaudeImportTest, C23ParentCycleTerminatesAndIsReported) {
   EXPECT_EQ(store_->node("b")->predecessor, "a");
 }
 
-// C23 exactly (the three records): the rewrite of a is stored under a new id and keeps its parent
-// b, so HEAD (the rewrite) renders all three messages; the warning names the file and the line.
-TEST_F(ClaudeImportTest, C23DuplicateIdKeepsItsParentAndTheChain) {
+// The loop exactly (the three records): the rewrite of a is stored under a new id and keeps its
+// parent b, so HEAD (the rewrite) renders all three messages; the warning names the file and the
+// line.
+TEST_F(ClaudeImportTest, DuplicateIdKeepsItsParentAndTheChain) {
   std::string p = write("c23x.jsonl", {user("a", "", "first a"), assistant("b", "a", "m1", text("b")),
                                        user("a", "b", "a again, now under b")});
   auto res = import(p);
@@ -716,7 +718,7 @@ TEST_F(ClaudeImportTest, C23DuplicateIdKeepsItsParentAndTheChain) {
   EXPECT_EQ(render_context(*store_, "c23x", {}).items.size(), 3u);
 }
 
-TEST_F(ClaudeImportTest, C23PureCycleIsBrokenAtItsEarliestRecord) {
+TEST_F(ClaudeImportTest, PureCycleIsBrokenAtItsEarliestRecord) {
   std::string p = write("loop.jsonl", {user("x", "y", "x"), assistant("y", "x", "m1", text("y")),
                                        user("z", "y", "z"), user("self", "self", "me")});
   auto res = import(p);
@@ -728,8 +730,8 @@ TEST_F(ClaudeImportTest, C23PureCycleIsBrokenAtItsEarliestRecord) {
   EXPECT_FALSE(store_->node("self")->predecessor);
 }
 
-// FIELD_CASES C24: the last line is cut off mid-object without a newline.
-TEST_F(ClaudeImportTest, C24TruncatedLastLineIsAWarning) {
+// The last line is cut off mid-object without a newline.
+TEST_F(ClaudeImportTest, TruncatedLastLineIsAWarning) {
   std::string bytes = dump_json(user("u1", "", "hi")) + "\n" + dump_json(assistant("a1", "u1", "m1", text("yo"))) +
                       "\n" + dump_json(user("u2", "a1", "cut")).substr(0, 40);
   auto res = import(write_raw("c24.jsonl", bytes));
@@ -741,8 +743,9 @@ TEST_F(ClaudeImportTest, C24TruncatedLastLineIsAWarning) {
   EXPECT_EQ(store_->head("c24"), "a1");
 }
 
-// C24, then the agent wrote again: the next record is glued onto the fragment. It is imported.
-TEST_F(ClaudeImportTest, C24RecordWrittenAfterTheFragmentIsImported) {
+// A cut-off last line, then the agent wrote again: the next record is glued onto the fragment. It
+// is imported.
+TEST_F(ClaudeImportTest, RecordWrittenAfterTheFragmentIsImported) {
   std::string bytes = dump_json(user("u1", "", "hi")) + "\n" + dump_json(assistant("a1", "u1", "m1", text("yo"))) +
                       "\n" + dump_json(user("u2", "a1", "cut")).substr(0, 40) +
                       dump_json(user("u3", "a1", "again")) + "\n";

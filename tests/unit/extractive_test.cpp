@@ -286,12 +286,12 @@ TEST(Transcript, TurnsNodesIntoSummarizerText) {
   EXPECT_EQ(rt.find("AAAA"), std::string::npos);
   Node img;
   img.role = role::kUser;
-  img.content = Json::array({Json{{"type", "image"}, {"media_type", "image/png"}, {"data", ""}}});  // C17: corrupt
+  img.content = Json::array({Json{{"type", "image"}, {"media_type", "image/png"}, {"data", ""}}});  // corrupt
   EXPECT_EQ(node_transcript(img), "[user]\n[image omitted]");
 }
 
 TEST(Transcript, ShortenNeverCutsACharacter) {
-  std::string s = std::string(1999, 'a') + "\xF0\x9F\x98\x80" + std::string(3000, 'b');  // C18-style
+  std::string s = std::string(1999, 'a') + "\xF0\x9F\x98\x80" + std::string(3000, 'b');  // astral at 2,000
   for (std::size_t max : {100u, 1000u, 2001u, 2003u}) {
     std::string out = shorten_middle(s, max);
     EXPECT_TRUE(utf8_valid(out)) << max;

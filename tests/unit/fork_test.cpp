@@ -1,5 +1,5 @@
-// fork, rewind and invariant 9 (PRODUCT.md §3 `fork`, §4.9; seed 002 "source references";
-// seed 000 §5). Synthetic ledgers for the exact rules, then the real Claude Code transcripts
+// fork, rewind and invariant 9 (docs/strategies.md "What a fork copies", docs/invariants.md
+// "I9"). Synthetic ledgers for the exact rules, then the real Claude Code transcripts
 // that hold a branch and compactions.
 #include <gtest/gtest.h>
 #include <unistd.h>

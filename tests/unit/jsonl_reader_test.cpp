@@ -77,7 +77,7 @@ TEST_F(JsonlReaderTest, ReadsLinesWithOffsetsAndSkipsBlankLines) {
   EXPECT_EQ(r.read_at(recs[2].offset, recs[2].length)["c"], 3);
 }
 
-// FIELD_CASES C21: a line of 500 NUL bytes between 100 and 100 valid lines.
+// A line of 500 NUL bytes between 100 and 100 valid lines.
 TEST_F(JsonlReaderTest, NulLineIsReportedWithItsLineNumberAndEveryRecordKept) {
   std::string bytes;
   for (int i = 0; i < 100; ++i) bytes += "{\"i\":" + std::to_string(i) + "}\n";
@@ -100,7 +100,7 @@ TEST_F(JsonlReaderTest, NulBytesInsideALineAreStrippedAndReported) {
   EXPECT_EQ(count("line.nul"), 1);
 }
 
-// FIELD_CASES C22: two records glued on one line, split honouring strings and escapes.
+// Two records glued on one line, split honouring strings and escapes.
 TEST_F(JsonlReaderTest, GluedRecordsAreSplitHonouringStringsAndEscapes) {
   std::string line = R"({"a":"}{ \"q\" [","n":{"x":[1,2]}}{"b":"\\"}  {"c":3})";
   std::string p = write("{\"z\":0}\n" + line + "\n");
@@ -154,7 +154,7 @@ TEST_F(JsonlReaderTest, LoneSurrogateEscapesBecomeReplacementCharacters) {
   EXPECT_EQ(r.read_at(recs[0].offset, recs[0].length)["t"], "a \xEF\xBF\xBD b");
 }
 
-// FIELD_CASES C24: the last line is cut off mid-object and has no newline.
+// The last line is cut off mid-object and has no newline.
 TEST_F(JsonlReaderTest, TruncatedLastLineIsAWarningAndKeptVerbatim) {
   auto recs = read_all(write("{\"a\":1}\n{\"b\":2}\n{\"c\":\"unfinish"));
   ASSERT_EQ(recs.size(), 2u);
@@ -165,7 +165,8 @@ TEST_F(JsonlReaderTest, TruncatedLastLineIsAWarningAndKeptVerbatim) {
   EXPECT_EQ(bad[0].second, "{\"c\":\"unfinish");
 }
 
-// C24, the later write: a writer appended a whole record right after the cut-off fragment.
+// A cut-off last line, then the later write: a writer appended a whole record right after the
+// cut-off fragment.
 TEST_F(JsonlReaderTest, RecordGluedOntoACutOffFragmentIsRead) {
   auto recs = read_all(write("{\"a\":1}\n{\"c\":{\"d\":\"unfin{\"e\":{\"f\":[1,2]},\"g\":\"x\"}\n{\"h\":3}\n"));
   ASSERT_EQ(recs.size(), 3u);

@@ -1,5 +1,5 @@
-// The lcm strategy (seed 002 "lcm"): leaves, condensation, the covered cursor, failures, the
-// retry-then-pointer rule, the lcm render, switching with rolling (seed 002 "stored folds"),
+// The lcm strategy (docs/strategies.md "lcm"): leaves, condensation, the covered cursor, failures,
+// the retry-then-pointer rule, the lcm render, switching with rolling,
 // recall over the tree, and invariant 8.
 #include <gtest/gtest.h>
 
@@ -139,7 +139,7 @@ TEST_F(LcmTest, LeavesThenParentsWithChildrenKept) {
   Rendered rr = render();
   ASSERT_FALSE(rr.folds.empty());
   EXPECT_FALSE(rr.summary);
-  // The first user message stays verbatim ahead of the folds (FIELD_CASES C03).
+  // The first user message stays verbatim ahead of the folds.
   EXPECT_EQ(r.details["pinned"], "u1");
   ASSERT_GE(rr.sections.size(), 3u);
   EXPECT_EQ(rr.sections.front().kind, "prefix");
@@ -211,7 +211,7 @@ TEST(RetainedTail, TheUnitCrossingTheTargetIsDroppedWhenItTakesTheTailPastTheCap
   std::vector<Unit> units{unit("user", 100), unit("step", 100), unit("user", 5000), unit("step", 100)};
   // Without a cap the 5000-token turn start is retained whole (rounding toward retaining more).
   EXPECT_EQ(retained_tail_start(units, 150, 1000000), 2u);
-  // With a cap of 1000 it is evicted: the tail is the last step alone (cut between steps, C07).
+  // With a cap of 1000 it is evicted: the tail is the last step alone (cut between steps).
   EXPECT_EQ(retained_tail_start(units, 150, 1000), 3u);
   // The latest unit always stays, however large.
   std::vector<Unit> one{unit("user", 100), unit("user", 9000)};
@@ -232,7 +232,7 @@ TEST_F(LcmTest, TheLatestUnitStaysWholeWhenItAloneExceedsTheTail) {
   CompactResult r = compact_lcm(st(), "s", f, opts(4000));
   ASSERT_EQ(r.status, "compacted") << r.reason;
   Rendered rr = render();
-  // The turn is cut between its steps (C07): the last step, whole, is the verbatim tail.
+  // The turn is cut between its steps: the last step, whole, is the verbatim tail.
   EXPECT_EQ(rr.sections.back().kind, "tail");
   EXPECT_EQ(rr.sections.back().ids, (std::vector<std::string>{"a-last", "r-last"}));
   EXPECT_NE(r.reason.find("still"), std::string::npos) << r.reason;  // the tail alone is over the trigger
@@ -492,11 +492,11 @@ TEST_F(LcmTest, AnImportedCompactionSummaryIsLcmsCoveredPrefixAndCalibrationMatc
   expect_verifies();
 }
 
-// FIELD_CASES C03: HEAD is an assistant message whose call has no result yet, after one long
-// turn (the session's only user message, then closed steps): the open step stays in the tail, the
-// first user message is kept verbatim (not covered by a leaf), the render does not start with an
-// assistant message.
-TEST_F(LcmTest, C03TheFirstUserMessageIsKeptAndTheOpenStepStays) {
+// An open step at HEAD (docs/strategies.md "Hard cases"): HEAD is an assistant message whose call
+// has no result yet, after one long turn (the session's only user message, then closed steps): the
+// open step stays in the tail, the first user message is kept verbatim (not covered by a leaf), the
+// render does not start with an assistant message.
+TEST_F(LcmTest, TheFirstUserMessageIsKeptAndTheOpenStepStays) {
   user("u1", "THE TASK: port the importer to the new schema");
   for (int i = 1; i <= 12; ++i) {
     std::string k = std::to_string(i);

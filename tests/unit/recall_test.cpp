@@ -114,7 +114,7 @@ TEST(GraphemesTest, CountsClustersNotBytesOrCodepoints) {
   EXPECT_EQ(casefold("straße"), "strasse");           // full folding
 }
 
-TEST_F(RecallTest, C25CjkAndMixedScriptQueriesAllFound) {
+TEST_F(RecallTest, CjkAndMixedScriptQueriesAllFound) {
   Store st = Store::open(path_, Store::Mode::read_write);
   st.create_session(SessionInfo{"s"});
   chain(st, {"我们用飞书沟通", "重跑gen-itgc后再看", "plain latin word"});
@@ -135,7 +135,7 @@ TEST_F(RecallTest, C25CjkAndMixedScriptQueriesAllFound) {
   EXPECT_EQ(run(st, pat("ITGC", true)).at(0).offset, 6);
 }
 
-TEST_F(RecallTest, C26PunctuationIsLiteralAndCaseFoldingIsUnicode) {
+TEST_F(RecallTest, PunctuationIsLiteralAndCaseFoldingIsUnicode) {
   Store st = Store::open(path_, Store::Mode::read_write);
   st.create_session(SessionInfo{"s"});
   chain(st, {"TODO: fix the gateway/run.py loop", "mail user@host now", "it's the wrong-book",
@@ -241,7 +241,7 @@ TEST_F(RecallTest, PagingKeepsSeparateTotalsAndCoveredBy) {
   EXPECT_FALSE(c[0].covered_by);
 }
 
-TEST_F(RecallTest, C27ExpandReturnsExactlyTheCoveredRowsInOrderAcrossPages) {
+TEST_F(RecallTest, ExpandReturnsExactlyTheCoveredRowsInOrderAcrossPages) {
   Store st = Store::open(path_, Store::Mode::read_write);
   st.create_session(SessionInfo{"s"});
   std::vector<std::string> texts;
@@ -282,7 +282,7 @@ TEST_F(RecallTest, C27ExpandReturnsExactlyTheCoveredRowsInOrderAcrossPages) {
   EXPECT_THROW(expand(st, "t3", 0, 10), Error);
 }
 
-TEST_F(RecallTest, C28ExpandOfACutAfterT2IsT1T2AndNestedParentsExpandRecursively) {
+TEST_F(RecallTest, ExpandOfACutAfterT2IsT1T2AndNestedParentsExpandRecursively) {
   Store st = Store::open(path_, Store::Mode::read_write);
   st.create_session(SessionInfo{"s"});
   auto ids = chain(st, {"t1 text", "t2 text", "t3 text", "t4 text"});

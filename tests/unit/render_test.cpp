@@ -99,8 +99,8 @@ class RenderTest : public ::testing::Test {
   std::optional<Store> store_;
 };
 
-// C06: 200 nodes, nodes 1-150 compacted: the summary plus 151-200, covered nodes absent.
-TEST_F(RenderTest, C06SummaryReplacesCoveredSegment) {
+// 200 nodes, nodes 1-150 compacted: the summary plus 151-200, covered nodes absent.
+TEST_F(RenderTest, SummaryReplacesCoveredSegment) {
   chain(200);
   summary("S", std::nullopt, range("n", 1, 150));
   Rendered r = render();
@@ -112,8 +112,8 @@ TEST_F(RenderTest, C06SummaryReplacesCoveredSegment) {
   ASSERT_TRUE(r.summary);
   EXPECT_EQ(*r.summary, "S");
   for (const auto& id : r.reads) EXPECT_NE(id, "n150");
-  // Rolling projection (seed 002): summary, a bounded recap quoting covered user messages (the
-  // first one, FIELD_CASES C03, and the recent ones), tail.
+  // Rolling projection (docs/strategies.md "rolling"): summary, a bounded recap quoting covered
+  // user messages (the first one and the recent ones), tail.
   ASSERT_EQ(r.sections.size(), 3u);
   EXPECT_EQ(r.sections[0].kind, "summary");
   EXPECT_EQ(r.sections[0].ids, std::vector<std::string>{"S"});
@@ -258,8 +258,8 @@ TEST_F(RenderTest, HeadBetweenTwoCompactionsUsesTheEarlierSummary) {
   EXPECT_EQ(*at12.summary, "S2");
 }
 
-// C28: [t1..t4], cut after t2: render = [summary(t1,t2), t3, t4].
-TEST_F(RenderTest, C28CutAfterSecondTurn) {
+// [t1..t4], cut after t2: render = [summary(t1,t2), t3, t4].
+TEST_F(RenderTest, CutAfterSecondTurn) {
   chain(4, "t");
   summary("S", std::nullopt, {"t1", "t2"});
   Rendered r = render();
@@ -299,7 +299,8 @@ TEST_F(RenderTest, SystemPrefixSummaryTailSections) {
   EXPECT_EQ(an["summary"], "S");
 }
 
-// A summary on branch A never leaks into sibling branch B (seed 000 §3 branch isolation).
+// A summary on branch A never leaks into sibling branch B (branch isolation, docs/model.md "How a
+// render uses a summary").
 TEST_F(RenderTest, BranchIsolation) {
   text("r", std::nullopt, "user");
   text("A1", "r", "assistant");
@@ -320,8 +321,8 @@ TEST_F(RenderTest, BranchIsolation) {
   EXPECT_EQ(d.reads, (std::vector<std::string>{"r"}));
 }
 
-// C20: the same state renders to the same bytes, also from a fresh read-only connection.
-TEST_F(RenderTest, C20ByteIdenticalRenders) {
+// The same state renders to the same bytes, also from a fresh read-only connection.
+TEST_F(RenderTest, ByteIdenticalRenders) {
   chain(30);
   summary("S", std::nullopt, range("n", 1, 10));
   std::vector<std::string> first;

@@ -1,5 +1,6 @@
-// The rolling strategy: units, retention, the compaction pipeline, faults, recap and invariants
-// 3, 4 and 7. Regression tests are named after the field case they reproduce (FIELD_CASES.md).
+// The rolling strategy: units, retention, the compaction pipeline, faults, recap and invariants 3,
+// 4 and 7. Regression tests are named after what they reproduce (docs/strategies.md "Hard
+// cases").
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -62,7 +63,7 @@ class RollingTest : public SessionTest {
 
 // ------------------------------------------------------------------ units
 
-TEST_F(RollingTest, C01_CutMovesToABalancedBoundaryAcrossTurns) {
+TEST_F(RollingTest, CutMovesToABalancedBoundaryAcrossTurns) {
   std::vector<Node> items;
   auto mk = [&](const std::string& id, const std::string& role, Json content) {
     Node n;
@@ -101,7 +102,7 @@ TEST_F(RollingTest, C01_CutMovesToABalancedBoundaryAcrossTurns) {
   EXPECT_TRUE(found);
 }
 
-TEST_F(RollingTest, C02_ParallelCallsStayWithTheirResults) {
+TEST_F(RollingTest, ParallelCallsStayWithTheirResults) {
   user("u1", words(400));
   assistant("a1", "three calls", {"P1", "P2", "P3"});
   tool("r1", {"P1", "P2", "P3"}, words(2000));
@@ -144,7 +145,7 @@ TEST_F(RollingTest, NoWindowMeansNoopUnlessForced) {
   expect_clean();
 }
 
-TEST_F(RollingTest, C20_NoopChangesNothing) {
+TEST_F(RollingTest, NoopChangesNothing) {
   user("u1", "hello");
   assistant("a1", "hi");
   Json before = render_to_json(render(), RenderFormat::ctxfold);
@@ -157,7 +158,7 @@ TEST_F(RollingTest, C20_NoopChangesNothing) {
   EXPECT_TRUE(st().events("s").empty());
 }
 
-TEST_F(RollingTest, C06_TwoHundredNodesRenderSummaryPlusTail) {
+TEST_F(RollingTest, TwoHundredNodesRenderSummaryPlusTail) {
   for (int i = 1; i <= 100; ++i) {
     user("u" + std::to_string(i), words(200));
     assistant("a" + std::to_string(i), words(200));
@@ -182,7 +183,7 @@ TEST_F(RollingTest, C06_TwoHundredNodesRenderSummaryPlusTail) {
   expect_clean();
 }
 
-TEST_F(RollingTest, C28_CutAfterT2) {
+TEST_F(RollingTest, CutAfterT2) {
   user("t1", words(1000));
   assistant("t2", words(1000));
   user("t3", words(400));
@@ -201,7 +202,7 @@ TEST_F(RollingTest, C28_CutAfterT2) {
   expect_clean();
 }
 
-TEST_F(RollingTest, C03_OpenStepIsNeverCompacted) {
+TEST_F(RollingTest, OpenStepIsNeverCompacted) {
   user("u1", words(400));
   assistant("a1", words(400), {"OPEN"});  // HEAD: no result yet
   FakeSummarizer f = halving();
@@ -215,7 +216,7 @@ TEST_F(RollingTest, C03_OpenStepIsNeverCompacted) {
   EXPECT_EQ(reads(), (std::vector<std::string>{"u1", "a1"}));
 }
 
-TEST_F(RollingTest, C03_ClosedHistoryBeforeAnOpenStepCompactsAndTailStartsWithUser) {
+TEST_F(RollingTest, ClosedHistoryBeforeAnOpenStepCompactsAndTailStartsWithUser) {
   for (int i = 1; i <= 6; ++i) {
     user("u" + std::to_string(i), words(400));
     assistant("a" + std::to_string(i), words(400));
@@ -237,9 +238,10 @@ TEST_F(RollingTest, C03_ClosedHistoryBeforeAnOpenStepCompactsAndTailStartsWithUs
   expect_clean();
 }
 
-// FIELD_CASES C03 with a history long enough that the recap's recent messages would not reach
-// the first one: the first user message is still quoted verbatim in the render.
-TEST_F(RollingTest, C03_TheFirstUserMessageIsKeptInTheRender) {
+// The first user message is kept (docs/strategies.md "Hard cases"), with a history long enough that
+// the recap's recent messages would not reach the first one: the first user message is still quoted
+// verbatim in the render.
+TEST_F(RollingTest, TheFirstUserMessageIsKeptInTheRender) {
   user("u1", "THE TASK: port the importer to the new schema");
   assistant("a1", words(400));
   for (int i = 2; i <= 8; ++i) {
@@ -265,7 +267,7 @@ TEST_F(RollingTest, C03_TheFirstUserMessageIsKeptInTheRender) {
   EXPECT_NE(render_to_text(r).find("THE TASK: port the importer to the new schema"), std::string::npos);
 }
 
-TEST_F(RollingTest, C07_RunawayTurnIsCutBetweenSteps) {
+TEST_F(RollingTest, RunawayTurnIsCutBetweenSteps) {
   user("u1", "please fix every failing test in src/app.cpp");
   for (int i = 1; i <= 40; ++i) {
     assistant("a" + std::to_string(i), "step " + std::to_string(i), {"T" + std::to_string(i)});
@@ -293,7 +295,7 @@ TEST_F(RollingTest, C07_RunawayTurnIsCutBetweenSteps) {
 
 // ------------------------------------------------------------------ re-compaction
 
-TEST_F(RollingTest, C12_SecondCompactionExtendsTheFirst) {
+TEST_F(RollingTest, SecondCompactionExtendsTheFirst) {
   user("u1", words(800));
   assistant("a1", words(800));
   user("u2", words(800));
@@ -339,7 +341,7 @@ struct FaultCase {
   const char* code;
 };
 
-TEST_F(RollingTest, C05_C15_SummarizerFaultsLeaveHistoryUntouched) {
+TEST_F(RollingTest, SummarizerFaultsLeaveHistoryUntouched) {
   for (int i = 1; i <= 8; ++i) {
     user("u" + std::to_string(i), words(800));
     assistant("a" + std::to_string(i), words(800));
@@ -385,7 +387,7 @@ TEST_F(RollingTest, C05_C15_SummarizerFaultsLeaveHistoryUntouched) {
   expect_clean();
 }
 
-TEST_F(RollingTest, C14_LongEvictionIsChunkedWithTheSummaryCarried) {
+TEST_F(RollingTest, LongEvictionIsChunkedWithTheSummaryCarried) {
   for (int i = 1; i <= 30; ++i) {
     user("u" + std::to_string(i), words(1200));
     assistant("a" + std::to_string(i), words(1200));
@@ -408,7 +410,7 @@ TEST_F(RollingTest, C14_LongEvictionIsChunkedWithTheSummaryCarried) {
   expect_clean();
 }
 
-TEST_F(RollingTest, C08_FailureAfterSomeChunksKeepsCompletedWork) {
+TEST_F(RollingTest, FailureAfterSomeChunksKeepsCompletedWork) {
   for (int i = 1; i <= 40; ++i) {
     user("u" + std::to_string(i), words(1200));
     assistant("a" + std::to_string(i), words(1200));
@@ -451,7 +453,7 @@ TEST_F(RollingTest, CallCapBoundsTheWork) {
 
 // ------------------------------------------------------------------ racing writers
 
-TEST_F(RollingTest, C16_AppendWhileSummarizingCommitsNothingAndLosesNothing) {
+TEST_F(RollingTest, AppendWhileSummarizingCommitsNothingAndLosesNothing) {
   user("A", words(2000));
   assistant("B", words(2000));
   user("C", words(400));
@@ -491,7 +493,7 @@ TEST_F(RollingTest, C16_AppendWhileSummarizingCommitsNothingAndLosesNothing) {
   expect_clean();
 }
 
-TEST_F(RollingTest, C13_HeadMovedToAnotherBranchRefusesTheCommit) {
+TEST_F(RollingTest, HeadMovedToAnotherBranchRefusesTheCommit) {
   user("root", "start");
   user("A1", words(2000), std::string("root"));
   assistant("A2", words(2000));
@@ -556,7 +558,7 @@ TEST_F(RollingTest, DryRunWritesNothing) {
   EXPECT_TRUE(j["plan"].is_object());
 }
 
-TEST_F(RollingTest, ConfigUsesSeedNames) {
+TEST_F(RollingTest, ConfigUsesTheFileSettingNames) {
   RollingOptions o;
   apply_rolling_config(parse_json(R"({"rolling":{"contextWindowTokens":200000,"triggerPercent":70,"tailPercent":20}})"), o);
   EXPECT_EQ(o.window, std::optional<std::int64_t>(200000));
@@ -648,8 +650,8 @@ TEST_F(RollingTest, RecapQuotesRecentCoveredUserMessagesWithinBounds) {
   auto s = st().node(*res.summary_id);
   auto rc = rolling_recap(st(), *s);
   ASSERT_TRUE(rc);
-  // u4 stays in the tail with its turn; the first user message is always quoted (FIELD_CASES
-  // C03); u3 fills the rest of the 1,000-token budget, shortened.
+  // u4 stays in the tail with its turn; the first user message is always quoted; u3
+  // fills the rest of the 1,000-token budget, shortened.
   EXPECT_EQ(rc->quoted_ids, (std::vector<std::string>{"u1", "u3"}));
   EXPECT_NE(node_text(rc->node).find("first request"), std::string::npos);
   EXPECT_NE(node_text(rc->node).find("[…]"), std::string::npos);

@@ -1,5 +1,5 @@
 // snapcompact: font, layout, frames, PNG pixels, budget, geometry, and the strategy end to end on
-// a small session (seed 002 "snapcompact").
+// a small session (docs/strategies.md "snapcompact").
 #include <gtest/gtest.h>
 #include <png.h>
 

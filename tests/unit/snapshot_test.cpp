@@ -1,6 +1,6 @@
-// snapshot and --as-of (PRODUCT.md §3 `snapshot`): the digest names exactly the state a render
-// depends on, and a read at an earlier boundary answers as the database did then, however much
-// was appended (and compacted) since.
+// snapshot and --as-of (docs/model.md "seq and the append boundary"): the digest names exactly the
+// state a render depends on, and a read at an earlier boundary answers as the database did then,
+// however much was appended (and compacted) since.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -321,9 +321,9 @@ TEST(Tokens, ImageBlockPrefersFieldsThenDataThenUnknown) {
   EXPECT_EQ(estimate_block_tokens(by_ref), kBlockOverhead + kUnknownImageTokens);
 }
 
-// C19: a 3 MB base64 image with tiny dimensions next to 2,000 tokens of text must not trigger a
+// A 3 MB base64 image with tiny dimensions next to 2,000 tokens of text must not trigger a
 // compaction at 50% of a 200k window: the image counts by its pixels, never its base64 length.
-TEST(Tokens, C19HugeBase64TinyImageCountsByDimensions) {
+TEST(Tokens, HugeBase64TinyImageCountsByDimensions) {
   std::string data = base64(png_header(16, 16) + random_bytes(2'250'000));
   ASSERT_GT(data.size(), 3'000'000u);
   Node n;
@@ -337,10 +337,10 @@ TEST(Tokens, C19HugeBase64TinyImageCountsByDimensions) {
   EXPECT_LT(t, 100'000);
 }
 
-// C19 reverse: 45 large screenshots count heavily, so an overflow is caught. Anthropic scales a
+// The reverse: 45 large screenshots count heavily, so an overflow is caught. Anthropic scales a
 // 1920x1080 image to 1568x882 (1844 tokens); 45 of them exceed 80k, a 64k trigger (50% of 128k)
 // fires, and they are never estimated below the provider's ~1,600-token per-image ceiling.
-TEST(Tokens, C19FortyFiveLargeImagesCountHeavily) {
+TEST(Tokens, FortyFiveLargeImagesCountHeavily) {
   Node n;
   n.id = "m";
   n.role = "user";

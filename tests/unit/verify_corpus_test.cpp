@@ -1,4 +1,4 @@
-// The corrupted-database corpus of issue 6 (PRODUCT.md §4): a healthy database made from a real
+// The corrupted-database corpus of issue 6 (docs/invariants.md): a healthy database made from a real
 // Claude Code transcript (import, a fork, two rolling compactions), and for each invariant a copy
 // broken in exactly one place with raw sqlite3 (the append-only triggers dropped on the copy).
 // Each break must be caught by its own invariant and by no unrelated one; where a break
@@ -188,7 +188,7 @@ TEST_F(VerifyCorpus, HealthyDatabasePasses) {
   EXPECT_GE(r.sessions.size(), 3u);  // main, its sidechains, the fork
   for (const auto& c : r.checks) {
     EXPECT_FALSE(c.source.empty()) << c.id;
-    EXPECT_EQ(c.source.rfind("PRODUCT.md §4.", 0), 0u) << c.source;
+    EXPECT_EQ(c.source, "docs/invariants.md \"" + c.id + "\"") << c.source;
   }
   // --quick agrees and skips the render-based checks.
   Store st = healthy();
@@ -286,8 +286,8 @@ TEST_F(VerifyCorpus, GapInCoversIsI3) {
 TEST_F(VerifyCorpus, SummaryEndingOnADeadBranchIsI3) {
   // The active summary's last covered id now names a node of a dead branch. I3 reports the
   // broken segment. I5 holds, and must: the coverage is not wholly on HEAD's spine, so the
-  // summary is not applied and HEAD renders raw (PRODUCT.md §4.5 "a branch that does not hold a
-  // whole covered segment renders raw"), asserted below; I4 holds as no other summary is consulted.
+  // summary is not applied and HEAD renders raw (docs/invariants.md "I5": a branch that does not hold
+  // a whole covered segment renders raw), asserted below; I4 holds as no other summary is consulted.
   Store st = healthy();
   std::vector<std::string> cov = st.node(sum2_, true)->covers_ids;
   auto leaves = dead_leaves();
@@ -325,7 +325,8 @@ TEST_F(VerifyCorpus, SummaryCoveringADeadBranchInsideIsI3AndI5) {
 TEST_F(VerifyCorpus, TwoActiveRollingSummariesIsI4) {
   // The newer compaction claims to supersede the summary the older one had already superseded:
   // two compactions started from the same state and each made its summary active (the race the
-  // log-recorded lock of seed 001 prevents).
+  // commit-time recheck of the compaction bracket prevents, docs/strategies.md "The compaction
+  // bracket").
   Store st = healthy();
   Node s1 = *st.node(sum1_, false);
   std::string previous = json_str(s1.metadata, "supersedes");

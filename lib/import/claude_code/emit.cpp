@@ -430,7 +430,7 @@ void Importer::run() {
   for (int p = 0; p < static_cast<int>(plans_.size()); ++p)
     if (!plans_[p].emitted) emit(p);
 
-  // HEAD: per session, the newest leaf in file order (FORMATS §1.5 "walk from the newest leaf").
+  // HEAD: per session, the newest leaf in file order (docs/import.md "Claude Code").
   std::vector<char> has_child(plans_.size(), 0);
   for (const auto& pl : plans_)
     if (pl.pred >= 0) has_child[pl.pred] = 1;

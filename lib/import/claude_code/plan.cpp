@@ -6,7 +6,7 @@
 namespace ctxfold::cc_import {
 
 // An earlier line of the streamed assistant message line i continues: consecutive chain lines
-// sharing message.id form one API message (FORMATS §1.4). The walk passes transparent events
+// sharing message.id form one API message (docs/import.md "Claude Code"). The walk passes transparent events
 // and tool results, because Claude Code runs tools while the response still streams: a
 // message's later tool_use lines can hang off the result of an earlier one (seen in
 // agent-aac57f5: lines 29-31 continue message fsVEw3 after result line 28).
@@ -69,7 +69,7 @@ void Importer::plan_nodes() {
     }
     if (named_line < 0 && sink_.has(sk_.str(named))) {
       // A sub-agent or compaction-worker file names a record of the main file (imported first,
-      // FORMATS.md "Dangling parents"): a link to another session, not a missing parent.
+      // docs/import.md "Bad input, by class"): a link to another session, not a missing parent.
       p.cross_session_parent = named;
       continue;
     }
@@ -88,11 +88,12 @@ void Importer::plan_nodes() {
   attach_missing_parents();
 }
 
-// FIELD_CASES C10: a record whose parent the file never wrote. The first record of a session
-// (an excerpt, a resumed file) stays a root. A record further down is attached to the record
-// written just before it in the same session: Claude Code appends in conversation order, so that
-// is the best witness of where it belongs, and render then still reaches the summary before it
-// and everything after it. Either way metadata.missing_predecessor keeps the named id.
+// A record whose parent the file never wrote (docs/import.md "Bad input, by class"). The first
+// record of a session (an excerpt, a resumed file) stays a root. A record further down is
+// attached to the record written just before it in the same session: Claude Code appends in
+// conversation order, so that is the best witness of where it belongs, and render then still
+// reaches the summary before it and everything after it. Either way metadata.missing_predecessor
+// keeps the named id.
 void Importer::attach_missing_parents() {
   std::vector<int> last_of_session;
   for (int i = 0; i < static_cast<int>(plans_.size()); ++i) {
@@ -123,8 +124,8 @@ void Importer::attach_missing_parents() {
 
 void Importer::break_cycles() {
   const int n = static_cast<int>(plans_.size());
-  // FIELD_CASES C23: a record rewritten under an existing uuid whose parent chain reaches that
-  // uuid. By id the parent links loop (a -> b -> a); by record they do not: the rewrite is stored
+  // Parent links that loop: a record rewritten under an existing uuid whose parent chain reaches
+  // that uuid. By id the parent links loop (a -> b -> a); by record they do not: the rewrite is stored
   // under a new id (ImportSink::add, id.duplicate_conflict) after its parent, so it keeps the link
   // and HEAD's chain holds every record. The loop the ids would form is reported, with the line
   // of the duplicate and of the record whose id it reuses.
@@ -181,7 +182,7 @@ void Importer::break_cycles() {
 
 void Importer::linearize_results() {
   // Parallel tool calls (2.1.x): every result hangs off the assistant message and the
-  // conversation continues from the last one. Chain them so the spine meets each (FORMATS §1.5).
+  // conversation continues from the last one. Chain them so the spine meets each.
   std::unordered_map<int, int> last_result;                            // step -> last result plan
   std::unordered_map<int, std::unordered_set<std::uint32_t>> answered;  // step -> answered tool ids
   std::unordered_map<std::string, int> last_stored_result;  // resumed: stored step -> last result plan

@@ -4,7 +4,7 @@
 
 namespace ctxfold::cc_import {
 
-/// Resumed import: what only a whole-file read plans right (FORMATS §1.5, §1.6): a parent not
+/// Resumed import: what only a whole-file read plans right (docs/import.md "Claude Code"): a parent not
 /// found (so attached to the record before it), a compaction (its covered chain lies before the
 /// resume point) or an inline 1.0.x sidechain (its root may). Throws kResumeUnsafe.
 void Importer::check_resumable() const {

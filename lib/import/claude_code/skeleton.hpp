@@ -1,4 +1,4 @@
-// Claude Code session JSONL importer (FORMATS.md §1): the private declarations its parts share
+// Claude Code session JSONL importer (docs/import.md "Claude Code"): the private declarations its parts share
 // (lib/import/claude_code/*.cpp; import_claude_code itself is in lib/import/claude_code.cpp).
 //
 // Two passes: pass 1 streams the file through a SAX handler (ScanSax: only the handful of
@@ -134,7 +134,7 @@ inline int parent_line(const Skeleton& sk, int i) { return sk.line_of(sk.lines[i
 inline bool result_only(const Skeleton& sk, const Line& ln) { return ln.type == sk.t_user && ln.result_only; }
 
 /// An earlier line of the streamed assistant message line i continues: consecutive chain lines
-/// sharing message.id form one API message (FORMATS §1.4). The walk passes transparent events
+/// sharing message.id form one API message (docs/import.md "Claude Code"). The walk passes transparent events
 /// and tool results, because Claude Code runs tools while the response still streams: a
 /// message's later tool_use lines can hang off the result of an earlier one (seen in
 /// agent-aac57f5: lines 29-31 continue message fsVEw3 after result line 28).
