@@ -9,20 +9,23 @@ namespace ctxfold {
 namespace {
 
 // clang-format off
+// Every field is given in every row (designated, in declaration order): name, summary,
+// lcm_prefix, folds, archives, frames, recap, head_summary, notes, fold_section, text_fallback.
 constexpr ViewPolicy kPolicies[] = {
     // rolling: one active summary, then its recap and the tail; stored folds (lcm, regions,
     // snapcompact archives as text) where they fit.
-    {.name = "rolling", .summary = true, .folds = true, .archives = true, .recap = true,
-     .head_summary = true, .notes = true},
+    {.name = "rolling", .summary = true, .lcm_prefix = false, .folds = true, .archives = true, .frames = false,
+     .recap = true, .head_summary = true, .notes = true, .fold_section = "folds", .text_fallback = ""},
     // lcm: its fold tree over the prefix the active summary covers.
-    {.name = "lcm", .summary = true, .lcm_prefix = true, .folds = true, .notes = true,
-     .fold_section = "summary"},
+    {.name = "lcm", .summary = true, .lcm_prefix = true, .folds = true, .archives = false, .frames = false,
+     .recap = false, .head_summary = false, .notes = true, .fold_section = "summary", .text_fallback = ""},
     // snapcompact: rolling's walk, with its archives drawn as frames; rolling's view for a model
     // that reads no images.
-    {.name = "snapcompact", .summary = true, .folds = true, .archives = true, .frames = true,
-     .head_summary = true, .notes = true, .text_fallback = "rolling"},
+    {.name = "snapcompact", .summary = true, .lcm_prefix = false, .folds = true, .archives = true, .frames = true,
+     .recap = false, .head_summary = true, .notes = true, .fold_section = "folds", .text_fallback = "rolling"},
     // raw: every stored message on HEAD's spine, nothing substituted.
-    {.name = "raw"},
+    {.name = "raw", .summary = false, .lcm_prefix = false, .folds = false, .archives = false, .frames = false,
+     .recap = false, .head_summary = false, .notes = false, .fold_section = "folds", .text_fallback = ""},
 };
 // clang-format on
 
