@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/names.hpp"
 
 namespace ctxfold {
 
@@ -33,11 +34,7 @@ constexpr ViewPolicy kPolicies[] = {
 
 std::span<const ViewPolicy> view_policies() { return kPolicies; }
 
-const ViewPolicy* find_view_policy(std::string_view name) {
-  for (const auto& p : kPolicies)
-    if (p.name == name) return &p;
-  return nullptr;
-}
+const ViewPolicy* find_view_policy(std::string_view name) { return find_named(kPolicies, name); }
 
 const ViewPolicy& view_policy(std::string_view name) {
   if (const ViewPolicy* p = find_view_policy(name)) return *p;
@@ -45,14 +42,6 @@ const ViewPolicy& view_policy(std::string_view name) {
               "use " + view_policy_names());
 }
 
-std::string view_policy_names(std::string_view sep, std::string_view last) {
-  std::string out;
-  const std::size_t n = std::size(kPolicies);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i) out += i + 1 == n ? last : sep;
-    out += kPolicies[i].name;
-  }
-  return out;
-}
+std::string view_policy_names(std::string_view sep, std::string_view last) { return join_names(kPolicies, sep, last); }
 
 }  // namespace ctxfold

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "util/error.hpp"
+#include "util/names.hpp"
 
 namespace ctxfold {
 
@@ -34,11 +35,7 @@ const StrategyInfo kStrategies[] = {
 
 std::span<const StrategyInfo> compaction_strategies() { return kStrategies; }
 
-const StrategyInfo* find_strategy(std::string_view name) {
-  for (const auto& s : kStrategies)
-    if (s.name == name) return &s;
-  return nullptr;
-}
+const StrategyInfo* find_strategy(std::string_view name) { return find_named(kStrategies, name); }
 
 const StrategyInfo& strategy_named(std::string_view name) {
   if (const StrategyInfo* s = find_strategy(name)) return *s;
@@ -46,14 +43,6 @@ const StrategyInfo& strategy_named(std::string_view name) {
               "use " + strategy_names());
 }
 
-std::string strategy_names(std::string_view sep, std::string_view last) {
-  std::string out;
-  const std::size_t n = std::size(kStrategies);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i) out += i + 1 == n ? last : sep;
-    out += kStrategies[i].name;
-  }
-  return out;
-}
+std::string strategy_names(std::string_view sep, std::string_view last) { return join_names(kStrategies, sep, last); }
 
 }  // namespace ctxfold
