@@ -129,20 +129,22 @@ void apply_system_prompt(Store& store, const std::string& session, const RenderO
 
 using namespace render_detail;
 
-Rendered render_context(Store& store, const std::string& session, const RenderOptions& opts) {
-  const ViewPolicy* policy = &view_policy(opts.strategy);
-  Rendered r;
-  r.session = session;
-  r.strategy = opts.strategy;
-  // The view policy applied: snapcompact for a model that reads no images is rolling's
-  // (docs/strategies.md "snapcompact"; the archive stays stored).
-  if (!policy->text_fallback.empty() && !lookup_model(opts.model).reads_images) {
-    policy = &view_policy(policy->text_fallback);
-    r.fallback = std::string(policy->name);
-  }
-  const ViewPolicy& view = *policy;
-  const bool snap = view.frames;
+namespace {
 
+/// The stored views a render may substitute under one view policy, chosen before the walk.
+struct Views {
+  std::optional<Node> summary;   ///< the rolling or imported summary in force
+  std::optional<Coverage> cov;   ///< its coverage
+  /// lcm and region folds and snapcompact archives by their last covered id, largest first.
+  std::unordered_map<std::string, std::vector<Store::SummaryRange>> folds_by_last;
+  std::unordered_set<std::string> archive_folds;  ///< snapcompact archives among the folds
+  std::unordered_set<std::string> region_ids;     ///< region summaries among the folds
+  /// render --head: the older rolling summaries, by last covered id and by id.
+  std::unordered_map<std::string, Store::SummaryRange> alt_by_last, alt_by_id;
+};
+
+/// HEAD of the render: --head (checked against the session and the boundary), else the session's.
+void resolve_head(Store& store, const std::string& session, const RenderOptions& opts, Rendered& r) {
   if (opts.head) {
     auto n = store.node(*opts.head, false);
     if (!n || n->seq > opts.as_of)
@@ -159,9 +161,11 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
                   "import or append nodes first, or pass --head ID");
     r.head = *h;
   }
+}
 
-  std::optional<Node> summary;
-  std::optional<Coverage> cov;
+/// The summary, folds and archives the policy substitutes (docs/render.md "View policies").
+Views choose_views(Store& store, const std::string& session, const RenderOptions& opts, const ViewPolicy& view) {
+  Views v;
   // snapcompact reads the other strategies' stored folds as text ahead of its frames:
   // its walk is rolling's, with the archive folds drawn as frames afterwards. lcm starts from the
   // active rolling (or imported) summary as its covered prefix; when one of its own folds
@@ -169,71 +173,73 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   // summary that none overlaps, else none (below): its saved nodes decide (switching
   // back to lcm uses its saved nodes; it never summarizes the rolling summary).
   if (view.summary) {
-    summary = store.active_summary(session, opts.as_of);
-    if (summary) cov = coverage_of(*summary);
-    if (summary && !cov) summary.reset();
+    v.summary = store.active_summary(session, opts.as_of);
+    if (v.summary) v.cov = coverage_of(*v.summary);
+    if (v.summary && !v.cov) v.summary.reset();
   }
 
-  // lcm folds by their last covered id, highest tree node (largest coverage) first.
-  std::unordered_map<std::string, std::vector<Store::SummaryRange>> folds_by_last;
-  std::unordered_set<std::string> archive_folds;
-  std::unordered_set<std::string> region_ids;  // region summaries among the folds
   if (view.archives) {
     // A snapcompact archive is a stored fold: rolling reads it as text (docs/model.md "View nodes"),
     // snapcompact as frames.
     for (auto& f : store.view_ranges(session, kind::kArchive, "snapcompact", opts.as_of)) {
-      archive_folds.insert(f.id);
-      folds_by_last[f.last].push_back(std::move(f));
+      v.archive_folds.insert(f.id);
+      v.folds_by_last[f.last].push_back(std::move(f));
     }
   }
   if (view.folds) {
     for (const char* st : {"lcm", "region"})
       for (auto& f : store.summary_ranges(session, st, opts.as_of)) {
-        if (std::string_view(st) == "region") region_ids.insert(f.id);
-        folds_by_last[f.last].push_back(std::move(f));
+        if (std::string_view(st) == "region") v.region_ids.insert(f.id);
+        v.folds_by_last[f.last].push_back(std::move(f));
       }
     // lcm: the newest rolling/imported summary none of its own folds overlaps, the one its folds
     // were built after (a later rolling summary that read the lcm folds is not lcm's prefix).
-    for (int tries = 0; view.lcm_prefix && summary; ++tries) {
+    for (int tries = 0; view.lcm_prefix && v.summary; ++tries) {
       bool overlaps = false;
-      for (const auto& [last, v] : folds_by_last) {
-        for (const auto& f : v)
-          if (!region_ids.count(f.id) &&
-              (store.covers_contains(summary->seq, f.first) || store.covers_contains(f.seq, cov->first))) {
+      for (const auto& [last, ranges] : v.folds_by_last) {
+        for (const auto& f : ranges)
+          if (!v.region_ids.count(f.id) &&
+              (store.covers_contains(v.summary->seq, f.first) || store.covers_contains(f.seq, v.cov->first))) {
             overlaps = true;
             break;
           }
         if (overlaps) break;
       }
       if (!overlaps) break;
-      const std::int64_t older = summary->seq - 1;
-      summary.reset();
-      cov.reset();
+      const std::int64_t older = v.summary->seq - 1;
+      v.summary.reset();
+      v.cov.reset();
       if (tries >= 16) break;
-      summary = store.active_summary(session, older);
-      if (summary) cov = coverage_of(*summary);
-      if (summary && !cov) summary.reset();
+      v.summary = store.active_summary(session, older);
+      if (v.summary) v.cov = coverage_of(*v.summary);
+      if (v.summary && !v.cov) v.summary.reset();
     }
-    for (auto& [last, v] : folds_by_last)
-      std::sort(v.begin(), v.end(), [](const Store::SummaryRange& a, const Store::SummaryRange& b) {
+    for (auto& [last, ranges] : v.folds_by_last)
+      std::sort(ranges.begin(), ranges.end(), [](const Store::SummaryRange& a, const Store::SummaryRange& b) {
         return a.count != b.count ? a.count > b.count : a.seq > b.seq;
       });
   }
-  std::vector<RenderedFold> folds_rev;
 
   // render --head X (docs/render.md "Rendering at a node"): X's spine may hold an older rolling or
   // imported summary than the session's newest (X sits between two compactions, or on a branch the
   // newest does not reach). The first summary the walk meets, on the chain or at its last covered
   // node, is the one in force at X; the newest, when met first, wins as before.
-  std::unordered_map<std::string, Store::SummaryRange> alt_by_last, alt_by_id;
   if (opts.head && view.head_summary)
     for (auto& f : store.summary_ranges(session, "rolling", opts.as_of)) {
-      if (summary && f.id == summary->id) continue;
-      alt_by_last[f.last] = f;  // oldest first: a newer summary ending at the same node replaces it
-      alt_by_id[f.id] = std::move(f);
+      if (v.summary && f.id == v.summary->id) continue;
+      v.alt_by_last[f.last] = f;  // oldest first: a newer summary ending at the same node replaces it
+      v.alt_by_id[f.id] = std::move(f);
     }
 
-  // Walk from HEAD to the root, newest first; a cycle or a dangling predecessor ends the walk.
+  return v;
+}
+
+/// Walks HEAD's spine to the root, newest first, substituting the views whose covered segment it
+/// meets (docs/model.md "How a render uses a summary"); fills r.items, r.folds, r.summary,
+/// r.spine_length and the walk's warnings. Returns the seq of the head node (the system prompt's
+/// bound under --head). A cycle or a dangling predecessor ends the walk.
+std::int64_t walk_spine(Store& store, const RenderOptions& opts, Views& v, Rendered& r) {
+  std::vector<RenderedFold> folds_rev;
   std::vector<Node> rev;
   std::unordered_set<std::string> visited;
   const std::int64_t limit = store.max_seq() + 1;
@@ -256,58 +262,58 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
     }
     ++r.spine_length;
     if (n->id == r.head) head_seq = n->seq;
-    if (!alt_by_id.empty() && !summary_admitted && !summary_jumped && !(summary && n->id == cov->last) &&
-        !(summary && n->id == summary->id)) {
+    if (!v.alt_by_id.empty() && !summary_admitted && !summary_jumped && !(v.summary && n->id == v.cov->last) &&
+        !(v.summary && n->id == v.summary->id)) {
       const Store::SummaryRange* alt = nullptr;
-      if (auto a = alt_by_id.find(n->id); a != alt_by_id.end()) alt = &a->second;
-      else if (auto b = alt_by_last.find(n->id); b != alt_by_last.end()) alt = &b->second;
+      if (auto a = v.alt_by_id.find(n->id); a != v.alt_by_id.end()) alt = &a->second;
+      else if (auto b = v.alt_by_last.find(n->id); b != v.alt_by_last.end()) alt = &b->second;
       if (alt)
         if (auto s = store.node(alt->id, false)) {
-          cov = Coverage{alt->first, alt->last, alt->count};
-          summary = std::move(s);
-          alt_by_id.clear();
+          v.cov = Coverage{alt->first, alt->last, alt->count};
+          v.summary = std::move(s);
+          v.alt_by_id.clear();
         }
     }
-    if (summary && !summary_jumped && n->id == cov->last) {
+    if (v.summary && !summary_jumped && n->id == v.cov->last) {
       // The covered segment is on the spine; jump to its splice point (docs/model.md "How a render
       // uses a summary").
-      std::optional<Node> first = cov->first == n->id ? n : store.node(cov->first, false);
+      std::optional<Node> first = v.cov->first == n->id ? n : store.node(v.cov->first, false);
       bool spliced = first && first->seq <= opts.as_of &&
-                     (summary_admitted || first->predecessor == summary->predecessor);
+                     (summary_admitted || first->predecessor == v.summary->predecessor);
       if (spliced) {
-        if (!summary_admitted) rev.push_back(*summary);
+        if (!summary_admitted) rev.push_back(*v.summary);
         summary_admitted = summary_jumped = true;
-        r.summary = summary->id;
+        r.summary = v.summary->id;
         cur = first->predecessor;
         continue;
       }
       r.warnings.push_back(fmt::format(
-          "summary '{}' was not applied: its predecessor is not the predecessor of its first covered node '{}'",
-          summary->id, cov->first));
-      summary.reset();
+          "v.summary '{}' was not applied: its predecessor is not the predecessor of its first covered node '{}'",
+          v.summary->id, v.cov->first));
+      v.summary.reset();
     }
-    if (auto fit = folds_by_last.find(n->id); fit != folds_by_last.end()) {
+    if (auto fit = v.folds_by_last.find(n->id); fit != v.folds_by_last.end()) {
       bool applied = false;
       for (const auto& f : fit->second) {
         std::optional<Node> first = f.first == n->id ? n : store.node(f.first, false);
         if (!first || first->seq > opts.as_of || first->predecessor != f.predecessor) {
           r.warnings.push_back(fmt::format(
               "{} '{}' was not applied: its predecessor is not the predecessor of its first covered node '{}'",
-              archive_folds.count(f.id) ? "snapcompact archive" : region_ids.count(f.id) ? "region summary" : "lcm summary",
+              v.archive_folds.count(f.id) ? "snapcompact archive" : v.region_ids.count(f.id) ? "region v.summary" : "lcm v.summary",
               f.id, f.first));
           continue;
         }
         // Under rolling, a fold must not swallow the rolling summary's segment (or the summary
         // where it sits on the chain): the rolling summary already stands for that history.
-        if (summary && !summary_jumped &&
-            (store.covers_contains(f.seq, cov->last) || store.covers_contains(f.seq, summary->id)))
+        if (v.summary && !summary_jumped &&
+            (store.covers_contains(f.seq, v.cov->last) || store.covers_contains(f.seq, v.summary->id)))
           continue;
         auto fold = store.node(f.id, false);
         if (!fold) continue;
         RenderedFold rf;
         rf.id = f.id;
-        if (archive_folds.count(f.id)) rf.kind = "archive";
-        if (region_ids.count(f.id)) rf.kind = "region";
+        if (v.archive_folds.count(f.id)) rf.kind = "archive";
+        if (v.region_ids.count(f.id)) rf.kind = "region";
         if (auto d = fold->metadata.find("depth"); d != fold->metadata.end() && d->is_number_integer())
           rf.depth = d->get<std::int64_t>();
         rf.first = f.first;
@@ -328,10 +334,10 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
       if (applied) continue;
     }
     std::optional<std::string> next = n->predecessor;
-    if (summary && !summary_admitted && n->id == summary->id) {
-      rev.push_back(*summary);  // an imported summary sitting on the chain
+    if (v.summary && !summary_admitted && n->id == v.summary->id) {
+      rev.push_back(*v.summary);  // an imported summary sitting on the chain
       summary_admitted = true;
-      r.summary = summary->id;
+      r.summary = v.summary->id;
     } else if (n->is_model_input()) {
       rev.push_back(std::move(*n));
     }
@@ -339,40 +345,50 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   }
   r.items.assign(std::make_move_iterator(rev.rbegin()), std::make_move_iterator(rev.rend()));
   r.folds.assign(std::make_move_iterator(folds_rev.rbegin()), std::make_move_iterator(folds_rev.rend()));
-  if (snap) {
-    // An archive stands in the request as its frames (docs/strategies.md "snapcompact"): a caption,
-    // then one PNG image block per frame the budget keeps. r.frames describes the newest archive's.
-    for (const auto& f : r.folds)
-      if (f.kind == "archive") r.archive = f.id;
-    for (Node& n : r.items)
-      if (archive_folds.count(n.id)) {
-        if (n.content.is_array() && !n.content.empty()) n.content.erase(n.content.begin());  // the fold_header
-        SnapSettings ss;
-        const Json meta = n.metadata.value("snapcompact", Json::object());
-        if (auto w = meta.find("window"); w != meta.end() && w->is_number_integer()) ss.window = w->get<std::int64_t>();
-        if (auto a = meta.find("archive_percent"); a != meta.end() && a->is_number_integer()) ss.archive_percent = a->get<int>();
-        if (auto m = meta.find("max_frames"); m != meta.end() && m->is_number_integer()) ss.max_frames = m->get<int>();
-        if (opts.window) ss.window = opts.window;
-        if (opts.archive_percent) ss.archive_percent = *opts.archive_percent;
-        if (opts.max_frames) ss.max_frames = opts.max_frames;
-        FrameSet fs = archive_frames(&store, n, opts.model, ss, opts.encode_frames);
-        n.content = std::move(fs.content);
-        if (r.archive && n.id == *r.archive) r.frames = fs.to_json();
-      }
-  }
-  apply_system_prompt(store, session, opts, opts.head ? head_seq : opts.as_of, r);
-  if (opts.notes && view.notes)
-    if (auto notes = store.latest_of_kind(session, kind::kNotes, opts.as_of)) {
-      std::size_t at = 0;
-      while (at < r.items.size() && r.items[at].is_model_input() && r.items[at].role == role::kSystem) ++at;
-      Json content = Json::array({Json{{"type", "text"}, {"text", kNotesHeader}}});
-      for (auto& b : notes->content) content.push_back(std::move(b));
-      notes->content = std::move(content);
-      r.notes = notes->id;
-      r.items.insert(r.items.begin() + static_cast<std::ptrdiff_t>(at), std::move(*notes));
-    }
-  for (Node& n : r.items) cap_row(n, opts.max_row_bytes, r.truncated);
+  return head_seq;
+}
 
+/// An archive stands in the request as its frames (docs/strategies.md "snapcompact"): a caption,
+/// then one PNG image block per frame the budget keeps. r.frames describes the newest archive's.
+void draw_frames(Store& store, const RenderOptions& opts, const std::unordered_set<std::string>& archive_folds,
+                 Rendered& r) {
+  for (const auto& f : r.folds)
+    if (f.kind == "archive") r.archive = f.id;
+  for (Node& n : r.items)
+    if (archive_folds.count(n.id)) {
+      if (n.content.is_array() && !n.content.empty()) n.content.erase(n.content.begin());  // the fold_header
+      SnapSettings ss;
+      const Json meta = n.metadata.value("snapcompact", Json::object());
+      if (auto w = meta.find("window"); w != meta.end() && w->is_number_integer()) ss.window = w->get<std::int64_t>();
+      if (auto a = meta.find("archive_percent"); a != meta.end() && a->is_number_integer()) ss.archive_percent = a->get<int>();
+      if (auto m = meta.find("max_frames"); m != meta.end() && m->is_number_integer()) ss.max_frames = m->get<int>();
+      if (opts.window) ss.window = opts.window;
+      if (opts.archive_percent) ss.archive_percent = *opts.archive_percent;
+      if (opts.max_frames) ss.max_frames = opts.max_frames;
+      FrameSet fs = archive_frames(&store, n, opts.model, ss, opts.encode_frames);
+      n.content = std::move(fs.content);
+      if (r.archive && n.id == *r.archive) r.frames = fs.to_json();
+    }
+}
+
+/// The session's notes start the request, after the system run, under kNotesHeader.
+void insert_notes(Store& store, const std::string& session, const RenderOptions& opts, Rendered& r) {
+  auto notes = store.latest_of_kind(session, kind::kNotes, opts.as_of);
+  if (!notes) return;
+  std::size_t at = 0;
+  while (at < r.items.size() && r.items[at].is_model_input() && r.items[at].role == role::kSystem) ++at;
+  Json content = Json::array({Json{{"type", "text"}, {"text", kNotesHeader}}});
+  for (auto& b : notes->content) content.push_back(std::move(b));
+  notes->content = std::move(content);
+  r.notes = notes->id;
+  r.items.insert(r.items.begin() + static_cast<std::ptrdiff_t>(at), std::move(*notes));
+}
+
+/// The reads, rolling's recap after a ctxfold summary, the per-item estimates and the sections
+/// (system, prefix, summary, recap, folds or frames, notes, tail) with their estimates.
+void assign_sections(Store& store, const ViewPolicy& view, const std::unordered_set<std::string>& archive_folds,
+                     Rendered& r) {
+  const bool snap = view.frames;
   // The rolling projection (docs/strategies.md "rolling"): a bounded recap of the covered user
   // messages, quoted verbatim, follows the summary. It travels in the summary's own user message
   // (its blocks appended at render time, never stored), so the message list keeps one item per read
@@ -445,6 +461,32 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
     i = j;
   }
 
+}
+
+}  // namespace
+
+Rendered render_context(Store& store, const std::string& session, const RenderOptions& opts) {
+  const ViewPolicy* policy = &view_policy(opts.strategy);
+  Rendered r;
+  r.session = session;
+  r.strategy = opts.strategy;
+  // The view policy applied: snapcompact for a model that reads no images is rolling's
+  // (docs/strategies.md "snapcompact"; the archive stays stored).
+  if (!policy->text_fallback.empty() && !lookup_model(opts.model).reads_images) {
+    policy = &view_policy(policy->text_fallback);
+    r.fallback = std::string(policy->name);
+  }
+  const ViewPolicy& view = *policy;
+  const bool snap = view.frames;
+
+  resolve_head(store, session, opts, r);
+  Views v = choose_views(store, session, opts, view);
+  const std::int64_t head_seq = walk_spine(store, opts, v, r);
+  if (snap) draw_frames(store, opts, v.archive_folds, r);
+  apply_system_prompt(store, session, opts, opts.head ? head_seq : opts.as_of, r);
+  if (opts.notes && view.notes) insert_notes(store, session, opts, r);
+  for (Node& n : r.items) cap_row(n, opts.max_row_bytes, r.truncated);
+  assign_sections(store, view, v.archive_folds, r);
   build_messages(r);
   r.tokens = token_figure(store, r, opts.as_of);
   return r;
