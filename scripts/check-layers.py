@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The layers of lib/ only point down: every `#include "FOLDER/..."` between lib/ folders (and
-from cmd/, bench/, fuzz/ and tests/ into lib/) must be an edge docs/architecture.md allows.
+"""The layers of lib/ only point down: every `#include "FOLDER/..."` between lib/ folders must be
+an edge docs/architecture.md allows, and only lib/store/ writes the ledger's tables (nodes,
+covers, events, head_moves, sessions, source_records).
 
 docs/architecture.md declares the layers in a table whose rows read
     | `folder` | what it owns | `dep`, `dep`, ... |
@@ -62,6 +63,23 @@ for d in folders:
                         problems.append(f"{os.path.relpath(path, root)}:{no}: lib/{d} includes {m.group(1)}/, "
                                         f"which docs/architecture.md does not allow")
 
+# The ledger (docs/model.md "The append-only ledger") is written only through the Store: no SQL
+# that writes one of its tables outside lib/store/.
+LEDGER = ("nodes", "covers", "events", "head_moves", "sessions", "source_records")
+write = re.compile(r"\b(INSERT(?:\s+OR\s+\w+)?\s+INTO|UPDATE|DELETE\s+FROM|REPLACE\s+INTO)\s+(%s)\b" % "|".join(LEDGER), re.I)
+for top in ("lib", "cmd"):
+    for dirpath, _, files in os.walk(os.path.join(root, top)):
+        if os.path.relpath(dirpath, root).startswith(os.path.join("lib", "store")):
+            continue
+        for f in sorted(files):
+            path = os.path.join(dirpath, f)
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                for no, line in enumerate(fh, 1):
+                    m = write.search(line)
+                    if m:
+                        problems.append(f"{os.path.relpath(path, root)}:{no}: writes the ledger table {m.group(2)} "
+                                        "outside lib/store (go through Store)")
+
 # Nothing in lib/ includes the command layer.
 for dirpath, _, files in os.walk(lib):
     for f in files:
@@ -76,5 +94,6 @@ for p in problems:
 if problems:
     print(f"check-layers: {len(problems)} problem(s)", file=sys.stderr)
     sys.exit(1)
-print(f"check-layers: {len(folders)} lib/ folders, every include points down as docs/architecture.md declares",
+print(f"check-layers: {len(folders)} lib/ folders, every include points down as docs/architecture.md declares, "
+      "and only lib/store writes the ledger",
       file=sys.stderr)
