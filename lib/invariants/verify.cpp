@@ -719,8 +719,7 @@ void check_supersession(Store& store, const std::vector<std::string>& sessions, 
     for (const auto& s : store.view_nodes(session, kind::kSummary)) {
       auto it = s.metadata.find("supersedes");
       if (it == s.metadata.end() || !it->is_string()) continue;
-      auto strategy = s.metadata.find("strategy");
-      if (strategy != s.metadata.end() && strategy->is_string() && strategy->get<std::string>() != "rolling") continue;
+      if (!is_rolling_summary(s)) continue;
       auto before = store.active_summary(session, s.seq - 1);
       std::string claimed = it->get<std::string>();
       if (!before || before->id != claimed)

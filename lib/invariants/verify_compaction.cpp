@@ -105,10 +105,6 @@ std::int64_t covers_count(const Node& s) {
 
 std::uint64_t id_hash(const std::string& id) { return std::hash<std::string>{}(id); }
 
-bool is_rolling(const Node& s) {
-  auto it = s.metadata.find("strategy");
-  return it == s.metadata.end() || it->is_null() || (it->is_string() && it->get<std::string>() == "rolling");
-}
 
 std::string origin_of(const Node& s) { return json_str(s.metadata, "origin"); }
 
@@ -143,7 +139,7 @@ Check check_summary_coverage(Store& store, const std::vector<std::string>& sessi
     std::vector<Edges> edges;
     for (const auto& s : summaries_of(store, session)) {
       const bool imported = origin_of(s) == "import";
-      const bool rolling = is_rolling(s);
+      const bool rolling = is_rolling_summary(s);
       const bool region = json_str(s.metadata, "strategy") == "region";
       st.reset();
       st.bind(1, s.seq);
@@ -294,7 +290,7 @@ void check_active_summary(Store& store, const std::string& session, Check& c, co
     }
     std::vector<Node> rolling;
     for (auto& s : summaries_of(store, session))
-      if (is_rolling(s) && covers_count(s) > 0) rolling.push_back(std::move(s));
+      if (is_rolling_summary(s) && covers_count(s) > 0) rolling.push_back(std::move(s));
     auto active = store.active_summary(session);
     if (!rolling.empty() && (!active || active->id != rolling.back().id))
       add(c, false, session, {rolling.back().id},
@@ -324,7 +320,7 @@ void check_active_summary(Store& store, const std::string& session, Check& c, co
       const Rendered& r = head_render ? *head_render : own;
       std::size_t n = 0;
       for (const auto& item : r.items)
-        if (item.kind == kind::kSummary && is_rolling(item)) {
+        if (item.kind == kind::kSummary && is_rolling_summary(item)) {
           ++n;
           if (!active || item.id != active->id)
             add(c, false, session, {item.id},

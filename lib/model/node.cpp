@@ -127,6 +127,12 @@ std::string node_text(const Node& n) {
   return out;
 }
 
+bool is_rolling_summary(const Node& n) {
+  if (n.kind != kind::kSummary) return false;
+  auto it = n.metadata.find("strategy");
+  return it == n.metadata.end() || it->is_null() || (it->is_string() && it->get<std::string>() == "rolling");
+}
+
 bool is_user_turn(const Node& n) {
   if (n.is_view()) return false;
   if (n.role != role::kUser) return false;

@@ -105,6 +105,11 @@ inline std::string fork_node_id(const std::string& fork_session, const std::stri
   return fork_session + ":" + old_id;
 }
 
+/// True for a node the rolling view reads as its summary kind: a summary whose metadata.strategy
+/// is absent, null (an imported summary) or "rolling" — the rule the store's active-summary query
+/// applies (docs/strategies.md "rolling").
+bool is_rolling_summary(const Node& n);
+
 /// True when the node is a user-role message that is not only tool results (a turn start; a view
 /// node is not). Pure over the node: no metadata is read.
 bool is_user_turn(const Node& n);

@@ -51,8 +51,7 @@ bool is_frontier(Store& st, const Node& n) {
 std::string strategy_of(const Node& n) { return json_str(n.metadata, "strategy"); }
 
 bool is_active(Store& st, const Node& n) {
-  const std::string s = strategy_of(n);
-  if (n.kind == kind::kSummary && (s.empty() || s == "rolling")) {
+  if (is_rolling_summary(n)) {
     auto a = st.active_summary(n.session);
     return a && a->id == n.id;
   }
@@ -212,7 +211,7 @@ Json list_views(Store& st, const std::string& session, std::int64_t offset, std:
     auto n = st.node(ids[i], false);
     if (!n) continue;
     const std::string s = strategy_of(*n);
-    const bool rolling_like = n->kind == kind::kSummary && (s.empty() || s == "rolling");
+    const bool rolling_like = is_rolling_summary(*n);
     const bool is_act = rolling_like ? (active && active->id == n->id) : static_cast<bool>(frontier[i]);
     items.push_back({{"id", n->id},
                      {"kind", n->kind},

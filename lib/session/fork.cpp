@@ -62,11 +62,8 @@ Json drop_dangling_refs(Json& meta, const std::unordered_set<std::string>& new_i
   return dropped;
 }
 
-bool is_rolling_summary(const Node& v) {
-  if (v.kind != kind::kSummary || v.covers_ids.empty()) return false;
-  auto it = v.metadata.find("strategy");
-  return it == v.metadata.end() || it->is_null() || (it->is_string() && it->get<std::string>() == "rolling");
-}
+/// A rolling (or imported) summary with a coverage.
+bool is_covering_rolling_summary(const Node& v) { return !v.covers_ids.empty() && is_rolling_summary(v); }
 
 std::string default_fork_name(Store& store, const std::string& source, const std::string& at) {
   Sha256 h;
@@ -189,7 +186,7 @@ ForkResult fork_session(Store& store, const ForkOptions& opts) {
       r.omitted_summaries.push_back({v.id, "crosses_fork_point"});
       continue;
     }
-    if (is_rolling_summary(v) && !(applied && v.seq <= applied_seq)) {
+    if (is_covering_rolling_summary(v) && !(applied && v.seq <= applied_seq)) {
       r.omitted_summaries.push_back({v.id, "superseded"});
       continue;
     }
