@@ -111,152 +111,193 @@ struct RecentIds {
 
 void check_cycles(Store& store, const std::string& session, const std::vector<std::string>& suspects, Check& c);
 
+/// The state check_ledger's scan carries from row to row.
+struct LedgerScan {
+  const std::string& session;
+  Check& c;      ///< I1
+  Check& dag;    ///< I2
+  Chain& chain;  ///< filled for I5's spine walk
+  bool digests;
+  Stmt& st;      ///< the session's rows in seq order
+  Stmt& look;    ///< a node's session and seq by id
+  Stmt& covers;  ///< a view node's covers rows, each with whether the covered node exists
+  RecentIds recent;
+  std::vector<std::string> suspects;  // nodes whose predecessor is not older: where a cycle can close
+  std::int64_t prev = 0;              ///< the seq of the row before
+};
+
+/// Reserves chain's vectors for the session's node count.
+void reserve_chain(Store& store, const std::string& session, Chain& chain) {
+  auto n = store.db().prepare("SELECT count(*) FROM nodes WHERE session=?1");  // from the (session, seq) index
+  n.bind(1, session);
+  n.step();
+  const auto count = static_cast<std::size_t>(n.int64(0));
+  chain.seqs.reserve(count);
+  chain.pred.reserve(count);
+  chain.message.reserve(count);
+}
+
+/// I2 for a root: a parent its source names but never wrote is a warning.
+void check_root(LedgerScan& s, const Node& n) {
+  std::string_view meta = s.st.view(6);
+  if (meta.find("missing_predecessor") != std::string_view::npos) {
+    try {
+      Json m = parse_json(std::string(meta));
+      std::string missing = json_str(m, "missing_predecessor");
+      if (!missing.empty())
+        warn(s.dag, s.session, {n.id},
+             fmt::format("node '{}' is a root because its source names parent '{}', which the source never wrote",
+                         n.id, missing));
+    } catch (const std::exception&) {
+      add(s.dag, s.session, {n.id}, fmt::format("node '{}' has metadata that is not valid JSON", n.id));
+    }
+  }
+}
+
+/// I2 for a node with a predecessor; returns the predecessor's seq, or Chain::kOutside.
+std::int64_t check_predecessor(LedgerScan& s, const Node& n) {
+  const std::string& session = s.session;
+  const std::string& pred = *n.predecessor;
+  std::optional<std::string> psession;
+  std::int64_t pseq = 0;
+  if (auto hit = s.recent.find(pred)) {
+    psession = session;
+    pseq = *hit;
+  } else {
+    ResetOnExit reset(s.look);
+    s.look.bind(1, pred);
+    if (s.look.step()) {
+      psession = s.look.text(0);
+      pseq = s.look.int64(1);
+    }
+  }
+  if (!psession) {
+    add(s.dag, session, {n.id, pred},
+        fmt::format("node '{}' names predecessor '{}', which does not exist in the database", n.id, pred));
+    return Chain::kOutside;
+  }
+  if (*psession != session)
+    add(s.dag, session, {n.id, pred},
+        fmt::format("node '{}' names predecessor '{}' from another session '{}'", n.id, pred, *psession));
+  if (pseq >= n.seq) {
+    if (*psession == session) s.suspects.push_back(n.id);
+    add(s.dag, session, {n.id, pred},
+        fmt::format("predecessor '{}' (seq {}) is not older than its node '{}' (seq {})", pred, pseq, n.id,
+                    n.seq));
+  }
+  return *psession == session ? pseq : Chain::kOutside;
+}
+
+/// Hashes the node's canonical form around its stored content and metadata (a view node's form
+/// without its covers list, which check_view_covers streams in).
+void hash_stored_node(const Stmt& st, const Node& n, bool view, Sha256& hash) {
+  // The canonical form around the stored content and metadata, hashed piece by piece so the
+  // (possibly large) content is never copied: \x01 and \x02 stand in for them (control bytes
+  // never appear raw in dumped JSON). covers_ids is empty here, so a view node's form ends in
+  // ,"covers_ids":[]} and the ids are hashed between the brackets as they stream in.
+  std::string frame = canonical_node(n, "\x01", "\x02");
+  std::size_t a = frame.find('\x01'), b = frame.find('\x02');
+  if (view) frame.resize(frame.size() - 3);
+  std::string_view f(frame);
+  hash.update(f.substr(0, a));
+  hash.update(st.view(5));
+  hash.update(f.substr(a + 1, b - a - 1));
+  hash.update(st.view(6));
+  hash.update(f.substr(b + 1));
+}
+
+/// I1 for a view node: every covered node still exists and the coverage columns agree with the
+/// covers rows; the covered ids are hashed into the digest (when digests are checked).
+void check_view_covers(LedgerScan& s, const Node& n, Sha256& hash) {
+  const std::string& session = s.session;
+  const Stmt& st = s.st;
+  Stmt& covers = s.covers;
+  if (s.digests) hash.update("[");
+  std::int64_t count = 0;
+  std::string first, last;
+  covers.reset();
+  covers.bind(1, n.seq);
+  while (covers.step()) {
+    std::string id = covers.text(0);
+    if (s.digests) {
+      if (count > 0) hash.update(",");
+      hash.update(dump_json(Json(id)));
+    }
+    if (covers.int64(1) == 0)
+      add(s.c, session, {n.id, id},
+          fmt::format("node '{}', covered by view node '{}', no longer exists", id, n.id));
+    if (count == 0) first = id;
+    last = std::move(id);
+    ++count;
+  }
+  if (s.digests) hash.update("]}");
+  const bool columns = !st.is_null(7);
+  if (count > 0 && columns) {
+    if (st.text(7) != first || st.opt_text(8).value_or("") != last || st.opt_int64(9).value_or(-1) != count)
+      add(s.c, session, {n.id},
+          fmt::format("view node '{}' records coverage {}..{} ({}) but its covers list runs {}..{} ({})", n.id,
+                      st.text(7), st.opt_text(8).value_or(""),
+                      st.is_null(9) ? std::string("null") : std::to_string(st.int64(9)), first, last, count));
+  } else if ((count == 0) != !columns) {
+    add(s.c, session, {n.id},
+        fmt::format("view node '{}' has coverage columns and covers rows that disagree (one is empty)", n.id));
+  }
+}
+
+/// I1 and I2 for the scan's current row.
+void scan_ledger_row(LedgerScan& s) {
+  const Stmt& st = s.st;
+  Node n;
+  n.seq = st.int64(0);
+  n.id = st.text(1);
+  n.session = s.session;
+  n.predecessor = st.opt_text(2);
+  n.kind = st.text(3);
+  n.role = st.opt_text(4).value_or("");
+  const std::string stored_digest = st.text(10);
+  if (n.seq <= s.prev)
+    add(s.c, s.session, {n.id},
+        fmt::format("node '{}' has seq {} after seq {}: seq must strictly increase", n.id, n.seq, s.prev));
+  s.prev = n.seq;
+  // I2: the predecessor exists, lies in this session and is older.
+  std::int64_t pred_seq = Chain::kRoot;
+  if (!n.predecessor)
+    check_root(s, n);
+  else
+    pred_seq = check_predecessor(s, n);
+  s.recent.add(n.id, n.seq);
+  s.chain.seqs.push_back(n.seq);
+  s.chain.pred.push_back(pred_seq);
+  s.chain.message.push_back(n.kind == kind::kMessage);
+  const bool view = n.is_view();
+  Sha256 hash;
+  if (s.digests) hash_stored_node(st, n, view, hash);
+  if (view) check_view_covers(s, n, hash);
+  if (!s.digests) return;
+  std::string digest = hash.hex();
+  if (digest != stored_digest)
+    add(s.c, s.session, {n.id},
+        fmt::format("node '{}' (seq {}) changed after it was written: its content digest is {} but {} was recorded "
+                    "when it was appended",
+                    n.id, n.seq, short_digest(digest), short_digest(stored_digest)));
+}
+
 /// I1 (digests, seq order, coverage rows) and I2 (predecessor exists, same session, older; cycles)
 /// in one scan of the session's rows in seq order; fills chain for I5's spine walk.
 void check_ledger(Store& store, const std::string& session, Check& c, Check& dag, Chain& chain, bool digests = true) {
   chain = Chain{};
-  {
-    auto n = store.db().prepare("SELECT count(*) FROM nodes WHERE session=?1");  // from the (session, seq) index
-    n.bind(1, session);
-    n.step();
-    const auto count = static_cast<std::size_t>(n.int64(0));
-    chain.seqs.reserve(count);
-    chain.pred.reserve(count);
-    chain.message.reserve(count);
-  }
+  reserve_chain(store, session, chain);
   auto st = store.db().prepare(
       "SELECT seq, id, predecessor, kind, role, content, metadata, covers_first, covers_last, covers_count, digest "
       "FROM nodes WHERE session=?1 ORDER BY seq");
   st.bind(1, session);
   auto& look = store.db().cached("SELECT session, seq FROM nodes WHERE id=?1");
-  RecentIds recent;
-  std::vector<std::string> suspects;  // nodes whose predecessor is not older: where a cycle can close
   auto covers = store.db().prepare(
       "SELECT c.node_id, EXISTS(SELECT 1 FROM nodes n WHERE n.id = c.node_id) FROM covers c "
       "WHERE c.summary_seq=?1 ORDER BY c.pos");
-  std::int64_t prev = 0;
-  while (st.step()) {
-    Node n;
-    n.seq = st.int64(0);
-    n.id = st.text(1);
-    n.session = session;
-    n.predecessor = st.opt_text(2);
-    n.kind = st.text(3);
-    n.role = st.opt_text(4).value_or("");
-    const std::string stored_digest = st.text(10);
-    if (n.seq <= prev)
-      add(c, session, {n.id}, fmt::format("node '{}' has seq {} after seq {}: seq must strictly increase", n.id, n.seq,
-                                          prev));
-    prev = n.seq;
-    // I2: the predecessor exists, lies in this session and is older.
-    std::int64_t pred_seq = Chain::kRoot;
-    if (!n.predecessor) {
-      std::string_view meta = st.view(6);
-      if (meta.find("missing_predecessor") != std::string_view::npos) {
-        try {
-          Json m = parse_json(std::string(meta));
-          std::string missing = json_str(m, "missing_predecessor");
-          if (!missing.empty())
-            warn(dag, session, {n.id},
-                 fmt::format("node '{}' is a root because its source names parent '{}', which the source never wrote",
-                             n.id, missing));
-        } catch (const std::exception&) {
-          add(dag, session, {n.id}, fmt::format("node '{}' has metadata that is not valid JSON", n.id));
-        }
-      }
-    } else {
-      const std::string& pred = *n.predecessor;
-      std::optional<std::string> psession;
-      std::int64_t pseq = 0;
-      if (auto hit = recent.find(pred)) {
-        psession = session;
-        pseq = *hit;
-      } else {
-        ResetOnExit reset(look);
-        look.bind(1, pred);
-        if (look.step()) {
-          psession = look.text(0);
-          pseq = look.int64(1);
-        }
-      }
-      if (!psession) {
-        add(dag, session, {n.id, pred},
-            fmt::format("node '{}' names predecessor '{}', which does not exist in the database", n.id, pred));
-        pred_seq = Chain::kOutside;
-      } else {
-        if (*psession != session)
-          add(dag, session, {n.id, pred},
-              fmt::format("node '{}' names predecessor '{}' from another session '{}'", n.id, pred, *psession));
-        if (pseq >= n.seq) {
-          if (*psession == session) suspects.push_back(n.id);
-          add(dag, session, {n.id, pred},
-              fmt::format("predecessor '{}' (seq {}) is not older than its node '{}' (seq {})", pred, pseq, n.id,
-                          n.seq));
-        }
-        pred_seq = *psession == session ? pseq : Chain::kOutside;
-      }
-    }
-    recent.add(n.id, n.seq);
-    chain.seqs.push_back(n.seq);
-    chain.pred.push_back(pred_seq);
-    chain.message.push_back(n.kind == kind::kMessage);
-    const bool view = n.is_view();
-    Sha256 hash;
-    if (digests) {
-      // The canonical form around the stored content and metadata, hashed piece by piece so the
-      // (possibly large) content is never copied: \x01 and \x02 stand in for them (control bytes
-      // never appear raw in dumped JSON). covers_ids is empty here, so a view node's form ends in
-      // ,"covers_ids":[]} and the ids are hashed between the brackets as they stream in.
-      std::string frame = canonical_node(n, "\x01", "\x02");
-      std::size_t a = frame.find('\x01'), b = frame.find('\x02');
-      if (view) frame.resize(frame.size() - 3);
-      std::string_view f(frame);
-      hash.update(f.substr(0, a));
-      hash.update(st.view(5));
-      hash.update(f.substr(a + 1, b - a - 1));
-      hash.update(st.view(6));
-      hash.update(f.substr(b + 1));
-    }
-    if (view) {
-      if (digests) hash.update("[");
-      std::int64_t count = 0;
-      std::string first, last;
-      covers.reset();
-      covers.bind(1, n.seq);
-      while (covers.step()) {
-        std::string id = covers.text(0);
-        if (digests) {
-          if (count > 0) hash.update(",");
-          hash.update(dump_json(Json(id)));
-        }
-        if (covers.int64(1) == 0)
-          add(c, session, {n.id, id}, fmt::format("node '{}', covered by view node '{}', no longer exists", id, n.id));
-        if (count == 0) first = id;
-        last = std::move(id);
-        ++count;
-      }
-      if (digests) hash.update("]}");
-      const bool columns = !st.is_null(7);
-      if (count > 0 && columns) {
-        if (st.text(7) != first || st.opt_text(8).value_or("") != last || st.opt_int64(9).value_or(-1) != count)
-          add(c, session, {n.id},
-              fmt::format("view node '{}' records coverage {}..{} ({}) but its covers list runs {}..{} ({})", n.id,
-                          st.text(7), st.opt_text(8).value_or(""),
-                          st.is_null(9) ? std::string("null") : std::to_string(st.int64(9)), first, last, count));
-      } else if ((count == 0) != !columns) {
-        add(c, session, {n.id},
-            fmt::format("view node '{}' has coverage columns and covers rows that disagree (one is empty)", n.id));
-      }
-    }
-    if (!digests) continue;
-    std::string digest = hash.hex();
-    if (digest != stored_digest)
-      add(c, session, {n.id},
-          fmt::format("node '{}' (seq {}) changed after it was written: its content digest is {} but {} was recorded "
-                      "when it was appended",
-                      n.id, n.seq, short_digest(digest), short_digest(stored_digest)));
-  }
-  check_cycles(store, session, suspects, dag);
+  LedgerScan scan{session, c, dag, chain, digests, st, look, covers, RecentIds{}, {}, 0};
+  while (st.step()) scan_ledger_row(scan);
+  check_cycles(store, session, scan.suspects, dag);
 }
 
 // ---------------------------------------------------------------- I2
@@ -492,120 +533,180 @@ std::optional<HeadRender> render_head(Store& store, const std::string& session, 
   return h;
 }
 
-/// I5 for the render in hr (made by render_head with the same strategy).
-void check_render(Store& store, const std::string& session, const Chain& chain, Check& c, const HeadRender& hr,
-                  const std::string& strategy = "rolling") {
-  const std::size_t v0 = c.violations.size(), w0 = c.warnings.size();
-  const Rendered& r = hr.r;
-  struct Label {
-    Check& c;
-    std::size_t v0, w0;
-    bool on;
-    ~Label() {
-      if (!on) return;
-      for (std::size_t i = v0; i < c.violations.size(); ++i) c.violations[i].message = "lcm render: " + c.violations[i].message;
-      for (std::size_t i = w0; i < c.warnings.size(); ++i) c.warnings[i].message = "lcm render: " + c.warnings[i].message;
-    }
-  } label{c, v0, w0, strategy == "lcm"};
-  // Render warnings (an unapplied summary or fold) are the rolling render's to report, once.
-  if (strategy != "lcm")
-    for (const auto& w : r.warnings) warn(c, session, {r.head}, w);
+/// Prefixes "lcm render: " to the findings added to c after v0 and w0, when on, as it goes out of scope.
+struct LcmLabel {
+  Check& c;
+  std::size_t v0, w0;
+  bool on;
+  ~LcmLabel() {
+    if (!on) return;
+    for (std::size_t i = v0; i < c.violations.size(); ++i) c.violations[i].message = "lcm render: " + c.violations[i].message;
+    for (std::size_t i = w0; i < c.warnings.size(); ++i) c.warnings[i].message = "lcm render: " + c.warnings[i].message;
+  }
+};
 
+/// What check_render's parts share.
+struct RenderCheck {
+  Store& store;
+  const std::string& session;
+  const Chain& chain;
+  Check& c;
+  const Rendered& r;
+};
+
+/// A render's reads sorted for I5.
+struct RenderReads {
+  std::unordered_set<std::string> quoted;  ///< ids a rolling recap quotes
+  std::vector<std::string> views;          ///< the view nodes the render substituted
+  std::unordered_set<std::string> raw;     ///< raw reads: what the render holds, small
+};
+
+/// Sorts the render's reads into quoted ids, substituted views and raw reads; a raw read twice is
+/// a violation.
+RenderReads sort_reads(const RenderCheck& k) {
+  const Rendered& r = k.r;
+  RenderReads rr;
   // Ids a rolling recap quotes are read through the recap, not rendered raw: they must be covered
   // by the rendered summary (checked below) and are not counted as raw renders.
-  std::unordered_set<std::string> quoted;
   for (const auto& sec : r.sections)
-    if (sec.kind == "recap") quoted.insert(sec.ids.begin(), sec.ids.end());
+    if (sec.kind == "recap") rr.quoted.insert(sec.ids.begin(), sec.ids.end());
   // Every view node the render substituted: the rolling summary and the lcm folds.
-  std::vector<std::string> views;
-  if (r.summary) views.push_back(*r.summary);
-  for (const auto& f : r.folds) views.push_back(f.id);
-  std::unordered_set<std::string> view_set(views.begin(), views.end());
+  if (r.summary) rr.views.push_back(*r.summary);
+  for (const auto& f : r.folds) rr.views.push_back(f.id);
+  std::unordered_set<std::string> view_set(rr.views.begin(), rr.views.end());
   if (r.notes) view_set.insert(*r.notes);  // the notes cover nothing: they are read, not substituted
   if (r.system.node) view_set.insert(*r.system.node);  // a recorded system prompt: read, off the spine
-  std::unordered_set<std::string> raw;  // raw reads: what the render holds, small
   for (const auto& id : r.reads) {
     if (view_set.count(id)) continue;
-    if (quoted.count(id)) continue;
-    if (!raw.insert(id).second) add(c, session, {id}, fmt::format("node '{}' is rendered more than once", id));
+    if (rr.quoted.count(id)) continue;
+    if (!rr.raw.insert(id).second)
+      add(k.c, k.session, {id}, fmt::format("node '{}' is rendered more than once", id));
   }
-  Spine spine = walk_spine(store, chain, session, r.head, raw);
-  {
-    std::unordered_set<std::string> said;
-    for (const auto& id : r.reads)
-      if (raw.count(id) && !spine.raw_on_spine.count(id) && said.insert(id).second)
-        add(c, session, {id}, fmt::format("node '{}' is rendered but is not on HEAD's spine", id));
-  }
+  return rr;
+}
+
+/// Each raw read off HEAD's spine, reported once.
+void check_raw_on_spine(const RenderCheck& k, const RenderReads& reads, const Spine& spine) {
+  std::unordered_set<std::string> said;
+  for (const auto& id : k.r.reads)
+    if (reads.raw.count(id) && !spine.raw_on_spine.count(id) && said.insert(id).second)
+      add(k.c, k.session, {id}, fmt::format("node '{}' is rendered but is not on HEAD's spine", id));
+}
+
+/// Every rendered view node covers spine nodes only, none rendered raw, none covered twice, and
+/// the rendered summary covers what the recap quotes. Returns covered_by (below).
+std::vector<std::uint32_t> check_view_coverage(const RenderCheck& k, const RenderReads& reads,
+                                               const Spine& spine) {
+  const Rendered& r = k.r;
+  const Chain& chain = k.chain;
+  const std::string& session = k.session;
+  Check& c = k.c;
   // For each node of the session (by Chain index): 1 + the index in views of the first rendered view
   // node covering it, 0 for none. 4 bytes a node; a second coverer is reported once per node.
   std::vector<std::uint32_t> covered_by(chain.seqs.size(), 0);
   std::vector<bool> twice(chain.seqs.size(), false);
   std::unordered_set<std::string> quoted_covered;
-  for (std::uint32_t vi = 0; vi < views.size(); ++vi) {
-    const std::string& view_id = views[vi];
-    auto s = store.node(view_id, false);
+  for (std::uint32_t vi = 0; vi < reads.views.size(); ++vi) {
+    const std::string& view_id = reads.views[vi];
+    auto s = k.store.node(view_id, false);
     if (!s) continue;
     const bool is_summary = r.summary && *r.summary == view_id;
-    for_each_covered(store, s->seq, session, [&](const std::string& id, std::optional<std::int64_t> seq) {
+    for_each_covered(k.store, s->seq, session, [&](const std::string& id, std::optional<std::int64_t> seq) {
       if (!seq || !spine.has(chain, *seq))
         add(c, session, {s->id, id},
             fmt::format("summary '{}' was rendered but covers node '{}', which is not on HEAD's spine: its coverage "
                         "is not wholly on the spine, so it must not be applied",
                         s->id, id));
-      if (raw.count(id))
+      if (reads.raw.count(id))
         add(c, session, {s->id, id},
             fmt::format("node '{}' is rendered raw and also inside rendered summary '{}'", id, s->id));
-      if (is_summary && quoted.count(id)) quoted_covered.insert(id);
-      const std::size_t k = seq ? chain.find(*seq) : std::string::npos;
-      if (k == std::string::npos) return;
-      if (covered_by[k] == 0) {
-        covered_by[k] = vi + 1;
-      } else if (!twice[k]) {
-        twice[k] = true;
+      if (is_summary && reads.quoted.count(id)) quoted_covered.insert(id);
+      const std::size_t i = seq ? chain.find(*seq) : std::string::npos;
+      if (i == std::string::npos) return;
+      if (covered_by[i] == 0) {
+        covered_by[i] = vi + 1;
+      } else if (!twice[i]) {
+        twice[i] = true;
         add(c, session, {view_id, id},
-            covered_by[k] == vi + 1
+            covered_by[i] == vi + 1
                 ? fmt::format("summary '{}' covers node '{}' twice", view_id, id)
                 : fmt::format("node '{}' is covered twice in the render (again by summary '{}')", id, view_id));
       }
     });
   }
-  for (const auto& id : quoted)
+  for (const auto& id : reads.quoted)
     if (!quoted_covered.count(id))
       add(c, session, {id}, fmt::format("the recap quotes node '{}', which the rendered summary does not cover", id));
+  return covered_by;
+}
+
+/// Every message node on HEAD's spine is rendered raw or inside a rendered view node.
+void check_spine_covered(const RenderCheck& k, const Spine& spine,
+                         const std::vector<std::uint32_t>& covered_by) {
   for (std::int64_t seq : spine.uncovered)
-    if (covered_by[chain.find(seq)] == 0) {
-      std::string id = id_at(store, seq);
-      add(c, session, {id},
+    if (covered_by[k.chain.find(seq)] == 0) {
+      std::string id = id_at(k.store, seq);
+      add(k.c, k.session, {id},
           fmt::format("node '{}' on HEAD's spine is neither rendered nor inside the rendered summary", id));
     }
+}
+
+/// Warns of an active summary whose whole coverage is on the spine but that the render did not apply.
+void check_unapplied_summary(const RenderCheck& k, const Spine& spine) {
+  const std::string& session = k.session;
+  auto active = k.store.active_summary(session);
+  if (active && k.r.summary != std::optional<std::string>(active->id)) {
+    bool any = false, all_on = true;
+    for_each_covered(k.store, active->seq, session, [&](const std::string&, std::optional<std::int64_t> seq) {
+      any = true;
+      all_on = all_on && seq && spine.has(k.chain, *seq);
+    });
+    if (any && all_on)
+      warn(k.c, session, {active->id},
+           fmt::format("active summary '{}' covers a segment of HEAD's spine but was not applied (its predecessor is "
+                       "not the segment's splice point); HEAD renders raw",
+                       active->id));
+  }
+}
+
+/// Warns of each tool-pairing repair the render made.
+void warn_repairs(const RenderCheck& k) {
+  for (const auto& rp : k.r.repairs) {
+    if (rp.kind == "synthetic_result")
+      warn(k.c, k.session, {rp.node},
+           fmt::format("tool call '{}' in node '{}' has no result in the rendered context: the render adds a synthetic "
+                       "error result",
+                       rp.tool_use_id, rp.node));
+    else
+      warn(k.c, k.session, {rp.node},
+           fmt::format("tool result for '{}' in node '{}' has no call in the rendered context: rendered as text",
+                       rp.tool_use_id, rp.node));
+  }
+}
+
+/// I5 for the render in hr (made by render_head with the same strategy).
+void check_render(Store& store, const std::string& session, const Chain& chain, Check& c, const HeadRender& hr,
+                  const std::string& strategy = "rolling") {
+  const std::size_t v0 = c.violations.size(), w0 = c.warnings.size();
+  const Rendered& r = hr.r;
+  LcmLabel label{c, v0, w0, strategy == "lcm"};
+  // Render warnings (an unapplied summary or fold) are the rolling render's to report, once.
+  if (strategy != "lcm")
+    for (const auto& w : r.warnings) warn(c, session, {r.head}, w);
+
+  const RenderCheck k{store, session, chain, c, r};
+  const RenderReads reads = sort_reads(k);
+  Spine spine = walk_spine(store, chain, session, r.head, reads.raw);
+  check_raw_on_spine(k, reads, spine);
+  const std::vector<std::uint32_t> covered_by = check_view_coverage(k, reads, spine);
+  check_spine_covered(k, spine, covered_by);
   if (strategy == "lcm") {
     check_pairing(hr.openai["messages"], hr.anthropic["messages"], session, c);
     return;
   }
   // An active summary whose whole coverage is on the spine but that the render did not apply.
-  if (auto active = store.active_summary(session); active && r.summary != std::optional<std::string>(active->id)) {
-    bool any = false, all_on = true;
-    for_each_covered(store, active->seq, session, [&](const std::string&, std::optional<std::int64_t> seq) {
-      any = true;
-      all_on = all_on && seq && spine.has(chain, *seq);
-    });
-    if (any && all_on)
-      warn(c, session, {active->id},
-           fmt::format("active summary '{}' covers a segment of HEAD's spine but was not applied (its predecessor is "
-                       "not the segment's splice point); HEAD renders raw",
-                       active->id));
-  }
-  for (const auto& rp : r.repairs) {
-    if (rp.kind == "synthetic_result")
-      warn(c, session, {rp.node},
-           fmt::format("tool call '{}' in node '{}' has no result in the rendered context: the render adds a synthetic "
-                       "error result",
-                       rp.tool_use_id, rp.node));
-    else
-      warn(c, session, {rp.node},
-           fmt::format("tool result for '{}' in node '{}' has no call in the rendered context: rendered as text",
-                       rp.tool_use_id, rp.node));
-  }
+  check_unapplied_summary(k, spine);
+  warn_repairs(k);
   check_pairing(hr.openai["messages"], hr.anthropic["messages"], session, c);
 }
 
@@ -824,6 +925,77 @@ struct Profile {
   }
 };
 
+/// A check --quick leaves out, reported as skipped.
+Check skipped_check(const char* id, const char* name) {
+  Check c{id, name, true, {}, {}};
+  c.skipped = true;
+  c.skipped_reason = "--quick: render-based check not run";
+  return c;
+}
+
+/// The checks verify_invariants fills; the database-wide ones (I3, I7, I8, I11) may be filled by
+/// the second thread.
+struct Checks {
+  Check i1{"I1", "append-only ledger", true, {}, {}};
+  Check i2{"I2", "well-formed DAG", true, {}, {}};
+  Check i4{"I4", "one active rolling summary", true, {}, {}};  // per session in the loop, then the chain
+  Check i5{"I5", "render completeness", true, {}, {}};
+  Check i6{"I6", "HEAD integrity", true, {}, {}};
+  Check i10{"I10", "determinism", true, {}, {}};
+  Check i11{"I11", "SQLite integrity", true, {}, {}};
+  Check i3, i7, i8, i9;
+};
+
+/// The database-wide checks that read through their own statements (I11, I3, I7, I8) over st;
+/// cpu receives the CPU seconds of each.
+void check_db_wide(Store& st, const std::vector<std::string>& sessions, bool quick, bool profile, Checks& k,
+                   std::map<std::string, double>& cpu) {
+  Profile p;
+  p.on = profile;
+  p.lap("-");
+  check_sqlite(st, k.i11, quick);
+  p.lap("I11");
+  k.i3 = check_summary_coverage(st, sessions);
+  p.lap("I3");
+  k.i7 = check_compaction_log(st, sessions);
+  p.lap("I7");
+  k.i8 = check_lcm_tree(st, sessions);
+  p.lap("I8");
+  cpu = p.seconds;
+}
+
+/// The per-session checks of session s: I1, I2, I6 and, unless quick, I5, I10 and I4's
+/// per-session part. An unknown session is an I6 violation.
+void check_session(Store& store, const std::string& s, bool quick, Checks& k, Profile& prof,
+                   std::optional<NodeCacheScope>& node_cache) {
+  if (!store.session(s)) {
+    add(k.i6, s, {}, fmt::format("session '{}' does not exist", s));
+    return;
+  }
+  Chain chain;
+  check_ledger(store, s, k.i1, k.i2, chain, !quick);
+  prof.lap("I1 I2");
+  check_head(store, s, k.i6);
+  prof.lap("I6");
+  if (quick) return;
+  // One render of HEAD serves I5 and I10; the node cache lets I10's second render and its
+  // predecessor's render reuse the parsed nodes (bounded: kVerifyNodeCacheBytes).
+  node_cache->clear();
+  std::optional<HeadRender> hr;
+  if (auto head = store.head(s)) {  // no HEAD: I6 reports a session with nodes and none
+    hr = render_head(store, s, *head, k.i5, "rolling");
+    if (hr) check_render(store, s, chain, k.i5, *hr);
+    if (!store.summary_ranges(s, "lcm").empty())
+      if (auto lr = render_head(store, s, *head, k.i5, "lcm"))
+        check_render(store, s, chain, k.i5, *lr, "lcm");
+    prof.lap("I5");
+    if (hr) check_determinism(store, s, *head, *hr, k.i10);
+    prof.lap("I10");
+  }
+  check_active_summary(store, s, k.i4, hr ? &hr->r : nullptr);  // renders HEAD itself when that failed
+  prof.lap("I4");
+}
+
 }  // namespace
 
 std::string invariant_source(const std::string& id) {
@@ -852,19 +1024,7 @@ VerifyReport verify_invariants(Store& store, const std::vector<std::string>& ses
   VerifyReport report;
   report.sessions = sessions;
   report.quick = opts.quick;
-  Check i1{"I1", "append-only ledger", true, {}, {}};
-  Check i2{"I2", "well-formed DAG", true, {}, {}};
-  Check i4{"I4", "one active rolling summary", true, {}, {}};  // per session in the loop, then the chain
-  Check i5{"I5", "render completeness", true, {}, {}};
-  Check i6{"I6", "HEAD integrity", true, {}, {}};
-  Check i10{"I10", "determinism", true, {}, {}};
-  Check i11{"I11", "SQLite integrity", true, {}, {}};
-  auto skip = [](const char* id, const char* name) {
-    Check c{id, name, true, {}, {}};
-    c.skipped = true;
-    c.skipped_reason = "--quick: render-based check not run";
-    return c;
-  };
+  Checks k;
 
   // CTXFOLD_VERIFY_PROFILE=1: CPU seconds per check on stderr (bench/verify.sh, bench/README.md).
   Profile prof;
@@ -881,22 +1041,8 @@ VerifyReport verify_invariants(Store& store, const std::vector<std::string>& ses
   // per-session checks: on a database file they run on a second read-only connection in a second
   // thread, beside the per-session checks (2 cores: verify's time is then about the longer of the
   // two, bench/verify.sh). Each thread records its own CPU seconds per check.
-  Check i3, i7, i8;
   std::map<std::string, double> wide_cpu;
-  auto db_wide = [&](Store& st) {
-    Profile p;
-    p.on = prof.on;
-    p.lap("-");
-    check_sqlite(st, i11, opts.quick);
-    p.lap("I11");
-    i3 = check_summary_coverage(st, sessions);
-    p.lap("I3");
-    i7 = check_compaction_log(st, sessions);
-    p.lap("I7");
-    i8 = check_lcm_tree(st, sessions);
-    p.lap("I8");
-    wide_cpu = p.seconds;
-  };
+  auto db_wide = [&](Store& st) { check_db_wide(st, sessions, opts.quick, prof.on, k, wide_cpu); };
   std::thread wide_thread;
   std::exception_ptr wide_error;
   const bool apart = store.path() != ":memory:" && !store.path().empty();
@@ -917,45 +1063,20 @@ VerifyReport verify_invariants(Store& store, const std::vector<std::string>& ses
   } join_wide{wide_thread};
   std::optional<NodeCacheScope> node_cache;
   if (!opts.quick) node_cache.emplace(store, kVerifyNodeCacheBytes);
-  check_seq_continuity(store, i1);
+  check_seq_continuity(store, k.i1);
   prof.lap("I1");
   for (const auto& s : sessions) {
     step("sessions", done_sessions++, n_sessions);
-    if (!store.session(s)) {
-      add(i6, s, {}, fmt::format("session '{}' does not exist", s));
-      continue;
-    }
-    Chain chain;
-    check_ledger(store, s, i1, i2, chain, !opts.quick);
-    prof.lap("I1 I2");
-    check_head(store, s, i6);
-    prof.lap("I6");
-    if (!opts.quick) {
-      // One render of HEAD serves I5 and I10; the node cache lets I10's second render and its
-      // predecessor's render reuse the parsed nodes (bounded: kVerifyNodeCacheBytes).
-      node_cache->clear();
-      std::optional<HeadRender> hr;
-      if (auto head = store.head(s)) {  // no HEAD: I6 reports a session with nodes and none
-        hr = render_head(store, s, *head, i5, "rolling");
-        if (hr) check_render(store, s, chain, i5, *hr);
-        if (!store.summary_ranges(s, "lcm").empty())
-          if (auto lr = render_head(store, s, *head, i5, "lcm")) check_render(store, s, chain, i5, *lr, "lcm");
-        prof.lap("I5");
-        if (hr) check_determinism(store, s, *head, *hr, i10);
-        prof.lap("I10");
-      }
-      check_active_summary(store, s, i4, hr ? &hr->r : nullptr);  // renders HEAD itself when that failed
-      prof.lap("I4");
-    }
+    check_session(store, s, opts.quick, k, prof, node_cache);
   }
   node_cache.reset();
   step("I3 I4 I7 I8 I9 I11", n_sessions, n_sessions);
   if (opts.quick)
-    i4 = skip("I4", "one active rolling summary");
+    k.i4 = skipped_check("I4", "one active rolling summary");
   else
-    check_supersession(store, sessions, i4);
+    check_supersession(store, sessions, k.i4);
   prof.lap("I4");
-  Check i9 = opts.quick ? skip("I9", "fork closure") : check_fork_closure(store, sessions);
+  k.i9 = opts.quick ? skipped_check("I9", "fork closure") : check_fork_closure(store, sessions);
   prof.lap("I9");
   if (apart) {
     wide_thread.join();
@@ -967,11 +1088,11 @@ VerifyReport verify_invariants(Store& store, const std::vector<std::string>& ses
   for (const auto& [id, sec] : wide_cpu) prof.seconds[apart ? id + " (second thread)" : id] += sec;
   prof.print();
   if (opts.quick) {
-    i5 = skip("I5", "render completeness");
-    i10 = skip("I10", "determinism");
+    k.i5 = skipped_check("I5", "render completeness");
+    k.i10 = skipped_check("I10", "determinism");
   }
 
-  for (Check* c : {&i1, &i2, &i3, &i4, &i5, &i6, &i7, &i8, &i9, &i10, &i11}) {
+  for (Check* c : {&k.i1, &k.i2, &k.i3, &k.i4, &k.i5, &k.i6, &k.i7, &k.i8, &k.i9, &k.i10, &k.i11}) {
     c->ok = c->violations.empty();
     if (c->source.empty()) c->source = invariant_source(c->id);
     report.ok = report.ok && c->ok;
