@@ -118,6 +118,154 @@ void add(Check& c, bool warning, const std::string& session, std::vector<std::st
   }
 }
 
+/// One summary's unbalanced edge candidates: a result inside whose call is not inside, a call
+/// inside whose result is not inside.
+struct Edges {
+  std::string summary;
+  bool imported = false;
+  std::set<std::string> left, right;
+};
+
+/// What I3 gathers from one summary's covers list.
+struct CoverWalk {
+  std::size_t rows = 0;  ///< covers rows read
+  bool structural = true;
+  std::string first;                  ///< the first covered id
+  std::optional<std::string> splice;  ///< the predecessor of the first covered node
+  std::vector<std::int64_t> seqs;     ///< of the covered nodes of the session, in covers order
+  std::unordered_set<std::string> open_calls, pending_results;
+  std::vector<std::uint64_t> calls_inside, results_inside;
+};
+
+/// Streams summary s's covers list (st: check_summary_coverage's statement) with what I3 needs of
+/// each covered node: a node of another session, a view node under a rolling or region summary, a
+/// break in the chain and a start at a tool record are reported as they come.
+CoverWalk walk_covers(Stmt& st, const std::string& session, const Node& s, Check& c) {
+  const bool imported = origin_of(s) == "import";
+  const bool rolling = is_rolling_summary(s);
+  const bool region = json_str(s.metadata, "strategy") == "region";
+  st.reset();
+  st.bind(1, s.seq);
+  CoverWalk w;
+  std::size_t& i = w.rows;
+  bool started = false;
+  std::string prev;
+  std::vector<std::string> calls, results;
+  for (; st.step(); ++i) {
+    std::string id = st.text(0);
+    std::string before = std::exchange(prev, id);
+    if (i == 0) w.first = id;
+    if (st.is_null(1) || st.text(1) != session) {
+      add(c, false, session, {s.id, id},
+          fmt::format("summary '{}' covers '{}', which is not a node of session '{}'", s.id, id, session));
+      w.structural = false;
+      continue;
+    }
+    auto pred = st.opt_text(2);
+    std::string kind = st.text(3);
+    std::string role = st.opt_text(4).value_or("");
+    w.seqs.push_back(st.int64(6));
+    if (i == 0) w.splice = pred;
+    if ((rolling || region) && (kind == kind::kSummary || kind == kind::kArchive || kind == kind::kNotes)) {
+      add(c, false, session, {s.id, id},
+          fmt::format("{} summary '{}' covers view node '{}': coverage must name real turns",
+                      region ? "region" : "rolling", s.id, id));
+      w.structural = false;
+    }
+    if (i > 0 && pred != before) {
+      add(c, false, session, {s.id, id},
+          fmt::format("summary '{}' coverage is not a contiguous chain segment: the predecessor of '{}' is not '{}'",
+                      s.id, id, before));
+      w.structural = false;
+    }
+    if (!started && kind != kind::kEvent) {
+      started = true;
+      if (role == role::kTool)
+        add(c, imported, session, {s.id, id},
+            fmt::format("summary '{}' coverage starts with tool record '{}', not at a unit boundary", s.id, id));
+    }
+    if (kind != kind::kMessage) continue;
+    tool_ids(st.view(5), calls, results);
+    for (auto& r : results) {
+      w.results_inside.push_back(id_hash(r));
+      if (!w.open_calls.erase(r)) w.pending_results.insert(std::move(r));
+    }
+    for (auto& call : calls) {
+      w.calls_inside.push_back(id_hash(call));
+      if (!w.pending_results.erase(call)) w.open_calls.insert(std::move(call));
+    }
+  }
+  return w;
+}
+
+/// Reports each node summary s covers more than once (seqs: the walk's, sorted here); false when any is.
+bool check_covered_once(Store& store, const std::string& session, const Node& s,
+                        std::vector<std::int64_t>& seqs, Check& c) {
+  bool structural = true;
+  std::sort(seqs.begin(), seqs.end());
+  for (std::size_t k = 1; k < seqs.size(); ++k)
+    if (seqs[k] == seqs[k - 1] && (k < 2 || seqs[k - 2] != seqs[k])) {
+      auto& look = store.db().cached("SELECT id FROM nodes WHERE seq=?1");
+      ResetOnExit reset(look);
+      look.bind(1, seqs[k]);
+      std::string id = look.step() ? look.text(0) : std::to_string(seqs[k]);
+      add(c, false, session, {s.id, id}, fmt::format("summary '{}' covers '{}' twice", s.id, id));
+      structural = false;
+    }
+  return structural;
+}
+
+/// The edge candidates of a structurally sound walk: the calls and results left unmatched inside.
+Edges edge_candidates(const Node& s, CoverWalk& w) {
+  // A duplicated call or result (the same exchange twice in one source) leaves its second copy
+  // unmatched above; the hashes of everything inside settle those.
+  std::sort(w.calls_inside.begin(), w.calls_inside.end());
+  std::sort(w.results_inside.begin(), w.results_inside.end());
+  auto inside = [](const std::vector<std::uint64_t>& v, const std::string& id) {
+    return std::binary_search(v.begin(), v.end(), id_hash(id));
+  };
+  Edges e{s.id, origin_of(s) == "import", {}, {}};
+  for (const auto& r : w.pending_results)
+    if (!inside(w.calls_inside, r)) e.left.insert(r);
+  for (const auto& call : w.open_calls)
+    if (!inside(w.results_inside, call)) e.right.insert(call);
+  return e;
+}
+
+/// Reports the edge candidates whose other half exists in the session at all (one scan of its
+/// message nodes settles that).
+void check_edges(Store& store, const std::string& session, const std::vector<Edges>& edges, Check& c) {
+  // Which of the candidates' other halves exist in the session at all.
+  std::unordered_set<std::string> want_calls, want_results, have_calls, have_results;
+  for (const auto& e : edges) {
+    want_calls.insert(e.left.begin(), e.left.end());
+    want_results.insert(e.right.begin(), e.right.end());
+  }
+  {
+    auto scan = store.db().prepare("SELECT content FROM nodes WHERE session=?1 AND kind=?2 ORDER BY seq");
+    scan.bind(1, session).bind(2, kind::kMessage);
+    std::vector<std::string> calls, results;
+    while (scan.step()) {
+      tool_ids(scan.view(0), calls, results);
+      for (const auto& x : calls)
+        if (want_calls.count(x)) have_calls.insert(x);
+      for (const auto& x : results)
+        if (want_results.count(x)) have_results.insert(x);
+    }
+  }
+  for (const auto& e : edges) {
+    for (const auto& id : e.left)
+      if (have_calls.count(id))
+        add(c, e.imported, session, {e.summary},
+            fmt::format("summary '{}' covers the result of tool call '{}' but not the call (unbalanced first edge)",
+                        e.summary, id));
+    for (const auto& id : e.right)
+      if (have_results.count(id))
+        add(c, e.imported, session, {e.summary},
+            fmt::format("summary '{}' covers tool call '{}' but not its result (unbalanced last edge)", e.summary, id));
+  }
+}
+
 }  // namespace
 
 Check check_summary_coverage(Store& store, const std::vector<std::string>& sessions) {
@@ -131,133 +279,24 @@ Check check_summary_coverage(Store& store, const std::vector<std::string>& sessi
     // Edge candidates of every summary: a result inside whose call is not inside, a call inside
     // whose result is not inside. They count only when the other half exists in the session,
     // which one scan settles afterwards (and only when there is a candidate at all).
-    struct Edges {
-      std::string summary;
-      bool imported = false;
-      std::set<std::string> left, right;
-    };
     std::vector<Edges> edges;
     for (const auto& s : summaries_of(store, session)) {
-      const bool imported = origin_of(s) == "import";
-      const bool rolling = is_rolling_summary(s);
-      const bool region = json_str(s.metadata, "strategy") == "region";
-      st.reset();
-      st.bind(1, s.seq);
-      std::size_t i = 0;
-      bool structural = true, started = false;
-      std::string prev, first;
-      std::optional<std::string> splice;
-      std::vector<std::int64_t> seqs;
-      std::unordered_set<std::string> open_calls, pending_results;
-      std::vector<std::uint64_t> calls_inside, results_inside;
-      std::vector<std::string> calls, results;
-      for (; st.step(); ++i) {
-        std::string id = st.text(0);
-        std::string before = std::exchange(prev, id);
-        if (i == 0) first = id;
-        if (st.is_null(1) || st.text(1) != session) {
-          add(c, false, session, {s.id, id},
-              fmt::format("summary '{}' covers '{}', which is not a node of session '{}'", s.id, id, session));
-          structural = false;
-          continue;
-        }
-        auto pred = st.opt_text(2);
-        std::string kind = st.text(3);
-        std::string role = st.opt_text(4).value_or("");
-        seqs.push_back(st.int64(6));
-        if (i == 0) splice = pred;
-        if ((rolling || region) && (kind == kind::kSummary || kind == kind::kArchive || kind == kind::kNotes)) {
-          add(c, false, session, {s.id, id},
-              fmt::format("{} summary '{}' covers view node '{}': coverage must name real turns",
-                          region ? "region" : "rolling", s.id, id));
-          structural = false;
-        }
-        if (i > 0 && pred != before) {
-          add(c, false, session, {s.id, id},
-              fmt::format("summary '{}' coverage is not a contiguous chain segment: the predecessor of '{}' is not '{}'",
-                          s.id, id, before));
-          structural = false;
-        }
-        if (!started && kind != kind::kEvent) {
-          started = true;
-          if (role == role::kTool)
-            add(c, imported, session, {s.id, id},
-                fmt::format("summary '{}' coverage starts with tool record '{}', not at a unit boundary", s.id, id));
-        }
-        if (kind != kind::kMessage) continue;
-        tool_ids(st.view(5), calls, results);
-        for (auto& r : results) {
-          results_inside.push_back(id_hash(r));
-          if (!open_calls.erase(r)) pending_results.insert(std::move(r));
-        }
-        for (auto& call : calls) {
-          calls_inside.push_back(id_hash(call));
-          if (!pending_results.erase(call)) open_calls.insert(std::move(call));
-        }
-      }
-      if (i == 0) {
+      CoverWalk w = walk_covers(st, session, s, c);
+      if (w.rows == 0) {
         add(c, false, session, {s.id}, fmt::format("summary '{}' covers nothing", s.id));
         continue;
       }
-      std::sort(seqs.begin(), seqs.end());
-      for (std::size_t k = 1; k < seqs.size(); ++k)
-        if (seqs[k] == seqs[k - 1] && (k < 2 || seqs[k - 2] != seqs[k])) {
-          auto& look = store.db().cached("SELECT id FROM nodes WHERE seq=?1");
-          ResetOnExit reset(look);
-          look.bind(1, seqs[k]);
-          std::string id = look.step() ? look.text(0) : std::to_string(seqs[k]);
-          add(c, false, session, {s.id, id}, fmt::format("summary '{}' covers '{}' twice", s.id, id));
-          structural = false;
-        }
-      if (!structural) continue;
-      if (s.predecessor != splice)
-        add(c, false, session, {s.id, first},
+      if (!check_covered_once(store, session, s, w.seqs, c)) w.structural = false;
+      if (!w.structural) continue;
+      if (s.predecessor != w.splice)
+        add(c, false, session, {s.id, w.first},
             fmt::format("summary '{}' has predecessor '{}' but its splice point (the predecessor of '{}') is '{}'", s.id,
-                        s.predecessor.value_or("null"), first, splice.value_or("null")));
-      // A duplicated call or result (the same exchange twice in one source) leaves its second copy
-      // unmatched above; the hashes of everything inside settle those.
-      std::sort(calls_inside.begin(), calls_inside.end());
-      std::sort(results_inside.begin(), results_inside.end());
-      auto inside = [](const std::vector<std::uint64_t>& v, const std::string& id) {
-        return std::binary_search(v.begin(), v.end(), id_hash(id));
-      };
-      Edges e{s.id, imported, {}, {}};
-      for (const auto& r : pending_results)
-        if (!inside(calls_inside, r)) e.left.insert(r);
-      for (const auto& call : open_calls)
-        if (!inside(results_inside, call)) e.right.insert(call);
+                        s.predecessor.value_or("null"), w.first, w.splice.value_or("null")));
+      Edges e = edge_candidates(s, w);
       if (!e.left.empty() || !e.right.empty()) edges.push_back(std::move(e));
     }
     if (edges.empty()) continue;
-    // Which of the candidates' other halves exist in the session at all.
-    std::unordered_set<std::string> want_calls, want_results, have_calls, have_results;
-    for (const auto& e : edges) {
-      want_calls.insert(e.left.begin(), e.left.end());
-      want_results.insert(e.right.begin(), e.right.end());
-    }
-    {
-      auto scan = store.db().prepare("SELECT content FROM nodes WHERE session=?1 AND kind=?2 ORDER BY seq");
-      scan.bind(1, session).bind(2, kind::kMessage);
-      std::vector<std::string> calls, results;
-      while (scan.step()) {
-        tool_ids(scan.view(0), calls, results);
-        for (const auto& x : calls)
-          if (want_calls.count(x)) have_calls.insert(x);
-        for (const auto& x : results)
-          if (want_results.count(x)) have_results.insert(x);
-      }
-    }
-    for (const auto& e : edges) {
-      for (const auto& id : e.left)
-        if (have_calls.count(id))
-          add(c, e.imported, session, {e.summary},
-              fmt::format("summary '{}' covers the result of tool call '{}' but not the call (unbalanced first edge)",
-                          e.summary, id));
-      for (const auto& id : e.right)
-        if (have_results.count(id))
-          add(c, e.imported, session, {e.summary},
-              fmt::format("summary '{}' covers tool call '{}' but not its result (unbalanced last edge)", e.summary, id));
-    }
+    check_edges(store, session, edges, c);
   }
   return c;
 }
