@@ -45,102 +45,125 @@ bool is_prompt(const std::string& t) {
   return true;
 }
 
-}  // namespace
-
-std::vector<SessionIndexEntry> session_index(Store& store, const SessionFilter& filter) {
-  Db& db = store.db();
-  std::vector<SessionInfo> all = store.sessions();
-  std::set<std::string> ids;
-  for (const auto& s : all) ids.insert(s.id);
-
-  // Claude `summary` lines are titles; their leafUuid names the session they belong to, which
-  // can be another file's (docs/import.md "Claude Code", issue #2597). The newest title record wins.
+/// Claude `summary` lines are titles; their leafUuid names the session they belong to, which
+/// can be another file's (docs/import.md "Claude Code", issue #2597). The newest title record wins.
+std::map<std::string, std::string> agent_titles(Db& db) {
   std::map<std::string, std::string> agent_title;
-  {
+  Stmt q = db.prepare(
+      "SELECT r.session, json_extract(r.raw,'$.summary'), n.session FROM source_records r "
+      "LEFT JOIN nodes n ON n.id = json_extract(r.raw,'$.leafUuid') "
+      "WHERE r.type='summary' AND json_valid(r.raw) ORDER BY r.seq");
+  while (q.step()) {
+    if (q.is_null(1)) continue;
+    std::string owner = q.is_null(2) ? q.text(0) : q.text(2);
+    agent_title[owner] = q.text(1);
+  }
+  return agent_title;
+}
+
+/// The entry's node count, timestamp range and summary counts.
+void read_counts(Db& db, const SessionInfo& s, SessionIndexEntry& e) {
+  Stmt q = db.prepare(
+      "SELECT count(*), min(json_extract(metadata,'$.timestamp')), max(json_extract(metadata,'$.timestamp')), "
+      "sum(kind='summary' AND json_extract(metadata,'$.origin')='import'), "
+      "sum(kind='summary' AND coalesce(json_extract(metadata,'$.origin'),'')<>'import') "
+      "FROM nodes WHERE session=?1");
+  q.bind(1, s.id);
+  q.step();
+  e.node_count = q.int64(0);
+  e.first_timestamp = q.opt_text(1);
+  e.last_timestamp = q.opt_text(2);
+  e.compactions_imported = q.opt_int64(3).value_or(0);
+  e.compactions_ctxfold = q.opt_int64(4).value_or(0);
+}
+
+void read_models(Db& db, const SessionInfo& s, SessionIndexEntry& e) {
+  // Models in first-seen order: node metadata (Claude, Gemini), then Codex turn_context records.
+  Stmt q = db.prepare(
+      "SELECT m FROM (SELECT json_extract(metadata,'$.model') AS m, min(seq) AS s FROM nodes "
+      "WHERE session=?1 AND role='assistant' GROUP BY m) WHERE m IS NOT NULL ORDER BY s");
+  q.bind(1, s.id);
+  while (q.step()) e.models.push_back(q.text(0));
+  Stmt r = db.prepare(
+      "SELECT m FROM (SELECT json_extract(raw,'$.payload.model') AS m, min(seq) AS s FROM source_records "
+      "WHERE session=?1 AND type='turn_context' AND json_valid(raw) GROUP BY m) WHERE m IS NOT NULL ORDER BY s");
+  r.bind(1, s.id);
+  while (r.step())
+    if (std::find(e.models.begin(), e.models.end(), r.text(0)) == e.models.end()) e.models.push_back(r.text(0));
+}
+
+/// The session's cwd, else the first record's, else Gemini's projectHash.
+void read_project(Db& db, const SessionInfo& s, SessionIndexEntry& e) {
+  e.project = opt_str(s.metadata, "cwd");
+  if (!e.project) {
     Stmt q = db.prepare(
-        "SELECT r.session, json_extract(r.raw,'$.summary'), n.session FROM source_records r "
-        "LEFT JOIN nodes n ON n.id = json_extract(r.raw,'$.leafUuid') "
-        "WHERE r.type='summary' AND json_valid(r.raw) ORDER BY r.seq");
-    while (q.step()) {
-      if (q.is_null(1)) continue;
-      std::string owner = q.is_null(2) ? q.text(0) : q.text(2);
-      agent_title[owner] = q.text(1);
-    }
+        "SELECT json_extract(metadata,'$.source.parts[0].record.cwd') AS c FROM nodes "
+        "WHERE session=?1 AND c IS NOT NULL ORDER BY seq LIMIT 1");
+    q.bind(1, s.id);
+    if (q.step()) e.project = q.text(0);
   }
+  if (!e.project) e.project = opt_str(s.metadata, "projectHash");
+}
 
-  std::map<std::string, SessionIndexEntry> by_id;
-  for (const SessionInfo& s : all) {
-    SessionIndexEntry e;
-    e.info = s;
-    e.agent = s.format.value_or("ctxfold");
-    {
-      Stmt q = db.prepare(
-          "SELECT count(*), min(json_extract(metadata,'$.timestamp')), max(json_extract(metadata,'$.timestamp')), "
-          "sum(kind='summary' AND json_extract(metadata,'$.origin')='import'), "
-          "sum(kind='summary' AND coalesce(json_extract(metadata,'$.origin'),'')<>'import') "
-          "FROM nodes WHERE session=?1");
-      q.bind(1, s.id);
-      q.step();
-      e.node_count = q.int64(0);
-      e.first_timestamp = q.opt_text(1);
-      e.last_timestamp = q.opt_text(2);
-      e.compactions_imported = q.opt_int64(3).value_or(0);
-      e.compactions_ctxfold = q.opt_int64(4).value_or(0);
+/// The agent's title for the session, else its first prompt.
+void read_title(Db& db, const SessionInfo& s, const std::map<std::string, std::string>& agent_title,
+                SessionIndexEntry& e) {
+  if (auto t = agent_title.find(s.id); t != agent_title.end()) {
+    e.title = title_line(t->second);
+    e.title_source = "agent";
+  } else if (auto t2 = opt_str(s.metadata, "summary")) {  // Gemini's session summary
+    e.title = title_line(*t2);
+    e.title_source = "agent";
+  } else {
+    Stmt q = db.prepare(
+        "SELECT content FROM nodes WHERE session=?1 AND kind='message' AND role='user' "
+        "AND coalesce(json_extract(metadata,'$.is_meta'),0)=0 AND json_extract(metadata,'$.codex_role') IS NULL "
+        "ORDER BY seq LIMIT 64");
+    q.bind(1, s.id);
+    while (q.step() && !e.title) {
+      Json content = parse_json(q.view(0));
+      if (!content.is_array()) continue;
+      for (const auto& b : content)
+        if (b.is_object() && b.value("type", "") == "text" && b.contains("text") && b["text"].is_string() &&
+            is_prompt(b["text"].get<std::string>())) {
+          e.title = title_line(b["text"].get<std::string>());
+          break;
+        }
     }
-    {
-      // Models in first-seen order: node metadata (Claude, Gemini), then Codex turn_context records.
-      Stmt q = db.prepare(
-          "SELECT m FROM (SELECT json_extract(metadata,'$.model') AS m, min(seq) AS s FROM nodes "
-          "WHERE session=?1 AND role='assistant' GROUP BY m) WHERE m IS NOT NULL ORDER BY s");
-      q.bind(1, s.id);
-      while (q.step()) e.models.push_back(q.text(0));
-      Stmt r = db.prepare(
-          "SELECT m FROM (SELECT json_extract(raw,'$.payload.model') AS m, min(seq) AS s FROM source_records "
-          "WHERE session=?1 AND type='turn_context' AND json_valid(raw) GROUP BY m) WHERE m IS NOT NULL ORDER BY s");
-      r.bind(1, s.id);
-      while (r.step())
-        if (std::find(e.models.begin(), e.models.end(), r.text(0)) == e.models.end()) e.models.push_back(r.text(0));
-    }
-    e.project = opt_str(s.metadata, "cwd");
-    if (!e.project) {
-      Stmt q = db.prepare(
-          "SELECT json_extract(metadata,'$.source.parts[0].record.cwd') AS c FROM nodes "
-          "WHERE session=?1 AND c IS NOT NULL ORDER BY seq LIMIT 1");
-      q.bind(1, s.id);
-      if (q.step()) e.project = q.text(0);
-    }
-    if (!e.project) e.project = opt_str(s.metadata, "projectHash");
-
-    if (auto t = agent_title.find(s.id); t != agent_title.end()) {
-      e.title = title_line(t->second);
-      e.title_source = "agent";
-    } else if (auto t2 = opt_str(s.metadata, "summary")) {  // Gemini's session summary
-      e.title = title_line(*t2);
-      e.title_source = "agent";
-    } else {
-      Stmt q = db.prepare(
-          "SELECT content FROM nodes WHERE session=?1 AND kind='message' AND role='user' "
-          "AND coalesce(json_extract(metadata,'$.is_meta'),0)=0 AND json_extract(metadata,'$.codex_role') IS NULL "
-          "ORDER BY seq LIMIT 64");
-      q.bind(1, s.id);
-      while (q.step() && !e.title) {
-        Json content = parse_json(q.view(0));
-        if (!content.is_array()) continue;
-        for (const auto& b : content)
-          if (b.is_object() && b.value("type", "") == "text" && b.contains("text") && b["text"].is_string() &&
-              is_prompt(b["text"].get<std::string>())) {
-            e.title = title_line(b["text"].get<std::string>());
-            break;
-          }
-      }
-      e.title_source = e.title ? "first_prompt" : "none";
-    }
-    if (s.kind == "fork" && s.parent_session) e.forked_from = s.parent_session;
-    if (auto f = opt_str(s.metadata, "forked_from_id")) e.forked_from = f;
-    if (s.kind == "main") e.resumed_from = opt_str(s.metadata, "inner_session_id");
-    by_id.emplace(s.id, std::move(e));
+    e.title_source = e.title ? "first_prompt" : "none";
   }
+}
 
+/// One session's row of the index (depth and an inherited project are set by the tree walk).
+SessionIndexEntry index_entry(Db& db, const SessionInfo& s,
+                              const std::map<std::string, std::string>& agent_title) {
+  SessionIndexEntry e;
+  e.info = s;
+  e.agent = s.format.value_or("ctxfold");
+  read_counts(db, s, e);
+  read_models(db, s, e);
+  read_project(db, s, e);
+  read_title(db, s, agent_title, e);
+  if (s.kind == "fork" && s.parent_session) e.forked_from = s.parent_session;
+  if (auto f = opt_str(s.metadata, "forked_from_id")) e.forked_from = f;
+  if (s.kind == "main") e.resumed_from = opt_str(s.metadata, "inner_session_id");
+  return e;
+}
+
+bool matches(const SessionFilter& filter, const SessionIndexEntry& e) {
+  if (filter.agent && e.agent != *filter.agent) return false;
+  if (filter.project && (!e.project || e.project->find(*filter.project) == std::string::npos)) return false;
+  if (filter.since && (!e.last_timestamp || *e.last_timestamp < *filter.since)) return false;
+  if (filter.until && (!e.first_timestamp || e.first_timestamp->substr(0, filter.until->size()) > *filter.until))
+    return false;
+  return true;
+}
+
+/// The entries depth-first from the roots, children after their parent, filtered.
+std::vector<SessionIndexEntry> walk_tree(const std::vector<SessionInfo>& all,
+                                         const std::set<std::string>& ids,
+                                         std::map<std::string, SessionIndexEntry>& by_id,
+                                         const SessionFilter& filter) {
   // Tree: sub-agents (sidechains) and forks under their parent session, when it is stored.
   std::map<std::string, std::vector<std::string>> children;
   std::vector<std::string> roots;
@@ -155,26 +178,32 @@ std::vector<SessionIndexEntry> session_index(Store& store, const SessionFilter& 
   // Sub-agent projects come from the parent when they name none.
   std::vector<SessionIndexEntry> out;
   std::set<std::string> seen;
-  auto matches = [&](const SessionIndexEntry& e) {
-    if (filter.agent && e.agent != *filter.agent) return false;
-    if (filter.project && (!e.project || e.project->find(*filter.project) == std::string::npos)) return false;
-    if (filter.since && (!e.last_timestamp || *e.last_timestamp < *filter.since)) return false;
-    if (filter.until && (!e.first_timestamp || e.first_timestamp->substr(0, filter.until->size()) > *filter.until))
-      return false;
-    return true;
-  };
   std::function<void(const std::string&, int, const std::optional<std::string>&)> visit =
       [&](const std::string& id, int depth, const std::optional<std::string>& parent_project) {
         if (!seen.insert(id).second) return;
         SessionIndexEntry& e = by_id[id];
         e.depth = depth;
         if (!e.project) e.project = parent_project;
-        if (matches(e)) out.push_back(e);
+        if (matches(filter, e)) out.push_back(e);
         for (const auto& c : children[id]) visit(c, depth + 1, e.project);
       };
   for (const auto& r : roots) visit(r, 0, std::nullopt);
   for (const SessionInfo& s : all) visit(s.id, 0, std::nullopt);  // cycles in parent links, if any
   return out;
+}
+
+}  // namespace
+
+std::vector<SessionIndexEntry> session_index(Store& store, const SessionFilter& filter) {
+  Db& db = store.db();
+  std::vector<SessionInfo> all = store.sessions();
+  std::set<std::string> ids;
+  for (const auto& s : all) ids.insert(s.id);
+
+  const std::map<std::string, std::string> agent_title = agent_titles(db);
+  std::map<std::string, SessionIndexEntry> by_id;
+  for (const SessionInfo& s : all) by_id.emplace(s.id, index_entry(db, s, agent_title));
+  return walk_tree(all, ids, by_id, filter);
 }
 
 }  // namespace ctxfold
