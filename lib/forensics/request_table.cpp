@@ -61,21 +61,16 @@ std::int64_t sum_prefix(const std::vector<std::int64_t>& v, std::size_t end) {
   return t;
 }
 
-}  // namespace
+/// One measured request on the raw spine.
+struct Req {
+  std::size_t first, node;
+  std::int64_t measured;
+  std::string active;  // the active summary when the request was made
+};
 
-RequestTable request_table(Store& store, const std::string& session, std::int64_t min_growth) {
-  RequestTable t;
-  t.session = session;
-  RenderOptions raw;
-  raw.strategy = "raw";
-  Rendered spine = render_context(store, session, raw);
-  const auto& items = spine.items;
-
-  struct Req {
-    std::size_t first, node;
-    std::int64_t measured;
-    std::string active;  // the active summary when the request was made
-  };
+/// The measured requests on the raw spine's items, in order; counts the ones without usage in t.
+std::vector<Req> find_requests(Store& store, const std::string& session, const std::vector<Node>& items,
+                               RequestTable& t) {
   std::vector<Req> reqs;
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (items[i].role != role::kAssistant || !items[i].is_model_input()) continue;
@@ -93,7 +88,28 @@ RequestTable request_table(Store& store, const std::string& session, std::int64_
     auto act = store.active_summary(session, as_of);
     reqs.push_back({first, i, *m, act ? act->id : std::string()});
   }
+  return reqs;
+}
 
+/// The context request q was made in; nullopt when its first node's predecessor is missing.
+std::optional<Ctx> render_for(Store& store, const std::string& session, const std::vector<Node>& items,
+                              const Req& q) {
+  const Node& f = items[q.first];
+  if (!f.predecessor) return Ctx{};
+  // The state the request was made in: up to its first output node (or its predecessor, should
+  // an import have appended that later).
+  auto pred = store.node(*f.predecessor, false);
+  if (!pred) return std::nullopt;
+  return context_at(store, session, *f.predecessor, std::max(f.seq, pred->seq));
+}
+
+/// The content and bytes4 estimates of each request's context, by request.
+struct Estimates {
+  std::vector<std::int64_t> est, b4;
+};
+
+Estimates estimate_requests(Store& store, const std::string& session, const std::vector<Node>& items,
+                            const std::vector<Req>& reqs) {
   // One render per run of requests sharing the active summary: the latest one's context; earlier
   // requests of the run are prefixes of it. A request missing from that render gets its own.
   std::vector<std::int64_t> est(reqs.size()), b4(reqs.size());
@@ -101,16 +117,7 @@ RequestTable request_table(Store& store, const std::string& session, std::int64_
   while (g < reqs.size()) {
     std::size_t h = g;
     while (h + 1 < reqs.size() && reqs[h + 1].active == reqs[g].active) ++h;
-    auto render_for = [&](const Req& q) -> std::optional<Ctx> {
-      const Node& f = items[q.first];
-      if (!f.predecessor) return Ctx{};
-      // The state the request was made in: up to its first output node (or its predecessor, should
-      // an import have appended that later).
-      auto pred = store.node(*f.predecessor, false);
-      if (!pred) return std::nullopt;
-      return context_at(store, session, *f.predecessor, std::max(f.seq, pred->seq));
-    };
-    std::optional<Ctx> c = render_for(reqs[h]);
+    std::optional<Ctx> c = render_for(store, session, items, reqs[h]);
     for (std::size_t k = g; k <= h; ++k) {
       const Node& f = items[reqs[k].first];
       auto at = [&](const Ctx& cx) -> std::optional<std::size_t> {
@@ -123,19 +130,19 @@ RequestTable request_table(Store& store, const std::string& session, std::int64_
       if (end) {
         est[k] = prefix_estimate(c->items, c->totals, c->prior, *end);
         b4[k] = sum_prefix(c->b4, *end);
-      } else if (auto own = render_for(reqs[k])) {
+      } else if (auto own = render_for(store, session, items, reqs[k])) {
         est[k] = prefix_estimate(own->items, own->totals, own->prior, own->items.size());
         b4[k] = sum_prefix(own->b4, own->items.size());
       }
     }
     g = h + 1;
   }
+  return Estimates{std::move(est), std::move(b4)};
+}
 
-  for (std::size_t k = 0; k < reqs.size(); ++k) {
-    const Node& n = items[reqs[k].node];
-    t.requests.push_back(RequestRow{n.id, items[reqs[k].first].id, json_str(n.metadata, "model"), n.seq,
-                                    reqs[k].measured, est[k], b4[k]});
-  }
+/// The growth pairs of t's consecutive requests, kept and skipped (counted in t).
+void growth_pairs(RequestTable& t, const std::vector<Node>& items, const std::vector<Req>& reqs,
+                  std::int64_t min_growth) {
   // The learned hidden output per edit result (tokens/hidden.hpp): pair k is predicted with what
   // pairs before it taught, then teaches; resets and model switches teach nothing; pairs under
   // min_growth teach but are not kept (a session's own measurements, whatever their size).
@@ -181,6 +188,26 @@ RequestTable request_table(Store& store, const std::string& session, std::int64_
                               : p.estimated;
     t.pairs.push_back(p);
   }
+}
+
+}  // namespace
+
+RequestTable request_table(Store& store, const std::string& session, std::int64_t min_growth) {
+  RequestTable t;
+  t.session = session;
+  RenderOptions raw;
+  raw.strategy = "raw";
+  Rendered spine = render_context(store, session, raw);
+  const auto& items = spine.items;
+
+  const std::vector<Req> reqs = find_requests(store, session, items, t);
+  const Estimates e = estimate_requests(store, session, items, reqs);
+  for (std::size_t k = 0; k < reqs.size(); ++k) {
+    const Node& n = items[reqs[k].node];
+    t.requests.push_back(RequestRow{n.id, items[reqs[k].first].id, json_str(n.metadata, "model"), n.seq,
+                                    reqs[k].measured, e.est[k], e.b4[k]});
+  }
+  growth_pairs(t, items, reqs, min_growth);
   return t;
 }
 
