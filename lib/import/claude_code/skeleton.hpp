@@ -186,6 +186,19 @@ class Importer {
 
  private:
   void setup_sessions();
+  /// A sub-agent file's session: its id under the main session, and the Task call it runs for
+  /// (found by scanning the main file).
+  void link_subagent(SessionSlot& main, const fs::path& p);
+  /// One session per inline sidechain root of a main file (session_of_line_).
+  void assign_sidechains();
+  /// The root of the sidechain line i is on (memo: line -> root, -2 not walked yet).
+  int sidechain_root(int i, std::vector<int>& memo) const;
+  /// Task prompt hash -> the tool_use ids of the calls with that prompt, file order.
+  using PromptCalls = std::unordered_map<std::string, std::vector<std::string>>;
+  /// The session of the sidechain rooted at line r, linked to the first Task call not linked yet
+  /// (used_calls) whose prompt it starts with.
+  SessionSlot sidechain_session(int r, const PromptCalls& prompts,
+                                std::unordered_set<std::string>& used_calls);
   void plan_nodes();
   void check_resumable() const;
   std::string stored_node_of_uuid(const std::string& uuid, const std::string& session);
