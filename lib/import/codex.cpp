@@ -258,113 +258,134 @@ class CodexImporter {
   void handle_item(const JsonlRecord& rec, const Json& item) {
     std::string type = json_str(item, "type");
     if (type == "message") {
-      std::string r = json_str(item, "role");
       turn_active_ = true;
-      if (r == "assistant") {
-        Node& n = assistant(rec);
-        Json parts = convert_parts(item.contains("content") ? item["content"] : Json());
-        for (auto& b : parts) n.content.push_back(b);
-        Json entry = {{"type", "message"}};
-        if (item.contains("phase")) entry["phase"] = item["phase"];
-        if (item.contains("id")) entry["id"] = item["id"];
-        if (item.contains("status")) entry["status"] = item["status"];
-        entry["parts"] = parts.size();
-        n.metadata["codex_items"].push_back(entry);
-        if (compaction_output(rec)) n.metadata["codex_compaction_output"] = true;
-        return;
-      }
-      flush();
-      if (r != "user" && r != "developer" && r != "system" && warned_roles_.insert(r).second)
-        sink_.warn(rec.line, "record.unknown_role",
-                   "codex message with role '" + (r.empty() ? std::string("(none)") : r) +
-                       "' kept as a system node (metadata.codex_role)");
-      Node n = make_node(rec, r == "user" ? role::kUser : role::kSystem);
-      if (r != "user") n.metadata["codex_role"] = r.empty() ? std::string("unknown") : r;
-      n.content = convert_parts(item.contains("content") ? item["content"] : Json());
-      Json extra = import_detail::extra_keys(item, {"type", "role", "content"});
-      if (!extra.empty()) n.metadata["codex_extra"] = extra;
-      append(std::move(n), rec.line);
+      handle_message(rec, item);
     } else if (type == "reasoning") {
       turn_active_ = true;
-      Node& n = assistant(rec);
-      bool encrypted = item.contains("encrypted_content") && item["encrypted_content"].is_string();
-      std::string summary;
-      if (item.contains("summary") && item["summary"].is_array())
-        for (const auto& s : item["summary"]) {
-          std::string t = json_str(s, "text");
-          if (t.empty()) continue;
-          if (!summary.empty()) summary += "\n\n";
-          summary += t;
-        }
-      if (!encrypted && !summary.empty() && !(item.contains("content") && item["content"].is_array()))
-        n.content.push_back(Json{{"type", "thinking"}, {"thinking", summary}});
-      else
-        n.content.push_back(opaque_block("openai", item));
-      Json entry = {{"type", "reasoning"}};
-      if (item.contains("id")) entry["id"] = item["id"];
-      n.metadata["codex_items"].push_back(entry);
+      handle_reasoning(rec, item);
     } else if (type == "function_call" || type == "custom_tool_call" || type == "local_shell_call") {
       turn_active_ = true;
-      Node& n = assistant(rec);
-      Json input;
-      std::optional<std::string> raw_args;  // the arguments string, when re-encoding would differ
-      if (type == "function_call") {
-        bool parsed = false;
-        std::string args = json_str(item, "arguments");
-        input = parse_arguments(args, &parsed);
-        if (!parsed) {
-          if (raw_arguments_++ == 0) first_raw_line_ = rec.line;
-        } else if (dump_json(input) != args) {
-          raw_args = args;
-        }
-      } else if (type == "custom_tool_call") {
-        input = Json{{"raw", json_str(item, "input")}};
-      } else {
-        input = item.contains("action") ? item["action"] : Json::object();
-      }
-      std::string call_id = json_str(item, "call_id", json_str(item, "id"));
-      std::string name = json_str(item, "name", type == "local_shell_call" ? "local_shell" : "");
-      n.content.push_back(Json{{"type", "tool_use"}, {"id", call_id}, {"name", name}, {"input", input}});
-      Json entry = {{"type", type}};
-      if (item.contains("status")) entry["status"] = item["status"];
-      if (item.contains("id")) entry["id"] = item["id"];
-      if (raw_args) entry["arguments"] = *raw_args;
-      n.metadata["codex_items"].push_back(entry);
+      handle_call(rec, item, type);
     } else if (type == "web_search_call") {
       Node& n = assistant(rec);
       n.content.push_back(opaque_block("openai", item));
       n.metadata["codex_items"].push_back(Json{{"type", type}});
     } else if (type == "function_call_output" || type == "custom_tool_call_output" ||
                type == "local_shell_call_output") {
-      flush();
-      Node n = make_node(rec, role::kTool);
-      Json content;
-      bool is_error = false;
-      const Json out = item.contains("output") ? item["output"] : Json();
-      if (out.is_string()) {
-        content = out;
-      } else if (out.is_array()) {
-        content = convert_parts(out);
-      } else if (out.is_object() && out.contains("content")) {
-        content = out["content"].is_string() ? out["content"] : convert_parts(out["content"]);
-        if (out.contains("success") && out["success"].is_boolean()) is_error = !out["success"].get<bool>();
-      } else {
-        content = dump_json(out);
-      }
-      n.content.push_back(Json{{"type", "tool_result"},
-                               {"tool_use_id", json_str(item, "call_id")},
-                               {"content", content},
-                               {"is_error", is_error}});
-      n.metadata["codex_items"] = Json::array({Json{{"type", type}}});
-      Json extra = import_detail::extra_keys(item, {"type", "call_id", "output"});
-      if (!extra.empty()) n.metadata["codex_extra"] = extra;
-      append(std::move(n), rec.line);
+      handle_output(rec, item, type);
     } else if (type == "ghost_snapshot") {
       keep(rec, "response_item/ghost_snapshot");
     } else {
       warn_unknown(rec, "response_item/" + type);
       keep(rec, "response_item/" + type);
     }
+  }
+
+  /// A message item: an assistant one joins the current assistant node, any other role closes
+  /// it and becomes a node of its own.
+  void handle_message(const JsonlRecord& rec, const Json& item) {
+    std::string r = json_str(item, "role");
+    if (r == "assistant") {
+      Node& n = assistant(rec);
+      Json parts = convert_parts(item.contains("content") ? item["content"] : Json());
+      for (auto& b : parts) n.content.push_back(b);
+      Json entry = {{"type", "message"}};
+      if (item.contains("phase")) entry["phase"] = item["phase"];
+      if (item.contains("id")) entry["id"] = item["id"];
+      if (item.contains("status")) entry["status"] = item["status"];
+      entry["parts"] = parts.size();
+      n.metadata["codex_items"].push_back(entry);
+      if (compaction_output(rec)) n.metadata["codex_compaction_output"] = true;
+      return;
+    }
+    flush();
+    if (r != "user" && r != "developer" && r != "system" && warned_roles_.insert(r).second)
+      sink_.warn(rec.line, "record.unknown_role",
+                 "codex message with role '" + (r.empty() ? std::string("(none)") : r) +
+                     "' kept as a system node (metadata.codex_role)");
+    Node n = make_node(rec, r == "user" ? role::kUser : role::kSystem);
+    if (r != "user") n.metadata["codex_role"] = r.empty() ? std::string("unknown") : r;
+    n.content = convert_parts(item.contains("content") ? item["content"] : Json());
+    Json extra = import_detail::extra_keys(item, {"type", "role", "content"});
+    if (!extra.empty()) n.metadata["codex_extra"] = extra;
+    append(std::move(n), rec.line);
+  }
+
+  /// A reasoning item: a thinking block (summary text, nothing encrypted) or an opaque one.
+  void handle_reasoning(const JsonlRecord& rec, const Json& item) {
+    Node& n = assistant(rec);
+    bool encrypted = item.contains("encrypted_content") && item["encrypted_content"].is_string();
+    std::string summary;
+    if (item.contains("summary") && item["summary"].is_array())
+      for (const auto& s : item["summary"]) {
+        std::string t = json_str(s, "text");
+        if (t.empty()) continue;
+        if (!summary.empty()) summary += "\n\n";
+        summary += t;
+      }
+    if (!encrypted && !summary.empty() && !(item.contains("content") && item["content"].is_array()))
+      n.content.push_back(Json{{"type", "thinking"}, {"thinking", summary}});
+    else
+      n.content.push_back(opaque_block("openai", item));
+    Json entry = {{"type", "reasoning"}};
+    if (item.contains("id")) entry["id"] = item["id"];
+    n.metadata["codex_items"].push_back(entry);
+  }
+
+  /// A function_call, custom_tool_call or local_shell_call: a tool_use of the assistant node.
+  void handle_call(const JsonlRecord& rec, const Json& item, const std::string& type) {
+    Node& n = assistant(rec);
+    Json input;
+    std::optional<std::string> raw_args;  // the arguments string, when re-encoding would differ
+    if (type == "function_call") {
+      bool parsed = false;
+      std::string args = json_str(item, "arguments");
+      input = parse_arguments(args, &parsed);
+      if (!parsed) {
+        if (raw_arguments_++ == 0) first_raw_line_ = rec.line;
+      } else if (dump_json(input) != args) {
+        raw_args = args;
+      }
+    } else if (type == "custom_tool_call") {
+      input = Json{{"raw", json_str(item, "input")}};
+    } else {
+      input = item.contains("action") ? item["action"] : Json::object();
+    }
+    std::string call_id = json_str(item, "call_id", json_str(item, "id"));
+    std::string name = json_str(item, "name", type == "local_shell_call" ? "local_shell" : "");
+    n.content.push_back(Json{{"type", "tool_use"}, {"id", call_id}, {"name", name}, {"input", input}});
+    Json entry = {{"type", type}};
+    if (item.contains("status")) entry["status"] = item["status"];
+    if (item.contains("id")) entry["id"] = item["id"];
+    if (raw_args) entry["arguments"] = *raw_args;
+    n.metadata["codex_items"].push_back(entry);
+  }
+
+  /// A *_output item: a role "tool" node of its own.
+  void handle_output(const JsonlRecord& rec, const Json& item, const std::string& type) {
+    flush();
+    Node n = make_node(rec, role::kTool);
+    Json content;
+    bool is_error = false;
+    const Json out = item.contains("output") ? item["output"] : Json();
+    if (out.is_string()) {
+      content = out;
+    } else if (out.is_array()) {
+      content = convert_parts(out);
+    } else if (out.is_object() && out.contains("content")) {
+      content = out["content"].is_string() ? out["content"] : convert_parts(out["content"]);
+      if (out.contains("success") && out["success"].is_boolean()) is_error = !out["success"].get<bool>();
+    } else {
+      content = dump_json(out);
+    }
+    n.content.push_back(Json{{"type", "tool_result"},
+                             {"tool_use_id", json_str(item, "call_id")},
+                             {"content", content},
+                             {"is_error", is_error}});
+    n.metadata["codex_items"] = Json::array({Json{{"type", type}}});
+    Json extra = import_detail::extra_keys(item, {"type", "call_id", "output"});
+    if (!extra.empty()) n.metadata["codex_extra"] = extra;
+    append(std::move(n), rec.line);
   }
 
   /// `compacted` → summary view node. With replacement_history (docs/formats/codex.md) its content is

@@ -69,8 +69,11 @@ std::vector<ListedMessage> listed(const Json& messages, std::int64_t line, const
   return out;
 }
 
-void import_gemini_jsonl(const std::string& path, ImportSink& sink) {
-  const std::string session = file_stem(path);
+/// A JSON Lines recording as it is read: the session's header fields, the list the client holds
+/// and what is kept verbatim, until the session is written.
+struct JsonlRecording {
+  ImportSink& sink;
+  std::string session;
   Json meta = Json::object();
   Json resumes = Json::array();
   std::vector<ListedMessage> state;  // the list the client holds after each record
@@ -78,97 +81,135 @@ void import_gemini_jsonl(const std::string& path, ImportSink& sink) {
   std::vector<std::pair<std::int64_t, Json>> unknown;     // other records, kept verbatim
   std::size_t anonymous = 0;
   std::int64_t messages_seen = 0;
-  History history(sink, session, file_name(path));
-  auto upsert = [&](const Json& m, std::int64_t line) {
+  History history;
+
+  JsonlRecording(ImportSink& s, const std::string& path)
+      : sink(s), session(file_stem(path)), history(sink, session, file_name(path)) {}
+
+  void upsert(const Json& m, std::int64_t line) {
     std::string id = json_str(m, "id");
     auto at = std::find_if(state.begin(), state.end(), [&](const ListedMessage& x) { return x.id == id; });
     if (at != state.end()) *at = ListedMessage{id, m, line, false};  // written again: the newest wins
     else state.push_back(ListedMessage{id, m, line, false});
-  };
-  JsonlReader reader(
-      path, [&](std::int64_t line, const std::string& code, const std::string& msg) { sink.warn(line, code, msg); },
-      [&](std::int64_t line, const std::string& raw) { bad.emplace_back(line, raw); });
-  JsonlRecord rec;
-  bool first = true;
-  while (reader.next(rec)) {
-    const Json& v = rec.value;
+  }
+
+  /// A header record (the first, or one a resume writes again).
+  void header(const Json& v, std::int64_t line, bool first) {
+    if (!first && meta.contains("startTime")) {
+      // A resume writes the header again: the first start time stays, the others are listed.
+      resumes.push_back(Json{{"line", line}, {"startTime", v.value("startTime", Json())}});
+      for (auto it = v.begin(); it != v.end(); ++it)
+        if (it.key() != "startTime") meta[it.key()] = it.value();
+    } else {
+      for (auto it = v.begin(); it != v.end(); ++it) meta[it.key()] = it.value();
+    }
+  }
+
+  /// A `$set`: header fields, and `messages` replacing the whole list.
+  void set(const Json& fields, std::int64_t line) {
+    for (auto it = fields.begin(); it != fields.end(); ++it) {
+      if (it.key() == "messages" && it.value().is_array()) {
+        rewrite(listed(it.value(), line, session, sink, anonymous, true));
+      } else {
+        meta[it.key()] = it.value();
+      }
+    }
+  }
+
+  /// A `$set.messages` list replacing the one the client held.
+  void rewrite(std::vector<ListedMessage> list) {
+    messages_seen += static_cast<std::int64_t>(list.size());
+    // What the client held before the rewrite is merged first, except the new messages
+    // the rewrite moves ahead of one the client held before them: a compression records
+    // its snapshot and acknowledgement at the end, then lists them before the kept turns.
+    std::map<std::string, std::size_t> pos;
+    for (std::size_t k = 0; k < list.size(); ++k) pos.emplace(list[k].id, k);
+    std::vector<ListedMessage> before;
+    std::optional<std::size_t> furthest;  // the latest list position of a message held so far
+    for (const auto& m : state) {
+      auto p = pos.find(m.id);
+      const bool moved = p != pos.end() && !history.knows(m.id) && furthest && *furthest > p->second;
+      if (p != pos.end()) furthest = std::max(furthest.value_or(0), p->second);
+      if (!moved) before.push_back(m);
+    }
+    history.merge(before, false);
+    history.merge(list, true);
+    state = std::move(list);
+  }
+
+  /// A `$rewindTo`: that message and everything after it leave the list.
+  void rewind(const Json& v, std::int64_t line) {
+    const std::string to = v["$rewindTo"].is_string() ? v["$rewindTo"].get<std::string>() : std::string();
+    auto at = std::find_if(state.begin(), state.end(), [&](const ListedMessage& x) { return x.id == to; });
+    if (at == state.end()) {
+      sink.warn(line, "record.rewind_unknown", "rewind to message '" + to + "', which the file never wrote");
+    } else {
+      history.merge(state, false);  // the rewound turns stay in the ledger, off HEAD's branch
+      state.erase(at, state.end());
+      history.merge(state, false);
+    }
+  }
+
+  /// One record of the file, by its shape.
+  void record(const Json& v, std::int64_t line, bool first) {
     if (is_header(v) || (first && v.is_object() && v.contains("sessionId") && !v.contains("type"))) {
-      if (!first && meta.contains("startTime")) {
-        // A resume writes the header again: the first start time stays, the others are listed.
-        resumes.push_back(Json{{"line", rec.line}, {"startTime", v.value("startTime", Json())}});
-        for (auto it = v.begin(); it != v.end(); ++it)
-          if (it.key() != "startTime") meta[it.key()] = it.value();
-      } else {
-        for (auto it = v.begin(); it != v.end(); ++it) meta[it.key()] = it.value();
-      }
+      header(v, line, first);
     } else if (v.is_object() && v.contains("$set") && v["$set"].is_object()) {
-      for (auto it = v["$set"].begin(); it != v["$set"].end(); ++it) {
-        if (it.key() == "messages" && it.value().is_array()) {
-          std::vector<ListedMessage> list = listed(it.value(), rec.line, session, sink, anonymous, true);
-          messages_seen += static_cast<std::int64_t>(list.size());
-          // What the client held before the rewrite is merged first, except the new messages
-          // the rewrite moves ahead of one the client held before them: a compression records
-          // its snapshot and acknowledgement at the end, then lists them before the kept turns.
-          std::map<std::string, std::size_t> pos;
-          for (std::size_t k = 0; k < list.size(); ++k) pos.emplace(list[k].id, k);
-          std::vector<ListedMessage> before;
-          std::optional<std::size_t> furthest;  // the latest list position of a message held so far
-          for (const auto& m : state) {
-            auto p = pos.find(m.id);
-            const bool moved = p != pos.end() && !history.knows(m.id) && furthest && *furthest > p->second;
-            if (p != pos.end()) furthest = std::max(furthest.value_or(0), p->second);
-            if (!moved) before.push_back(m);
-          }
-          history.merge(before, false);
-          history.merge(list, true);
-          state = std::move(list);
-        } else {
-          meta[it.key()] = it.value();
-        }
-      }
+      set(v["$set"], line);
     } else if (v.is_object() && v.contains("$rewindTo")) {
-      const std::string to = v["$rewindTo"].is_string() ? v["$rewindTo"].get<std::string>() : std::string();
-      auto at = std::find_if(state.begin(), state.end(), [&](const ListedMessage& x) { return x.id == to; });
-      if (at == state.end()) {
-        sink.warn(rec.line, "record.rewind_unknown", "rewind to message '" + to + "', which the file never wrote");
-      } else {
-        history.merge(state, false);  // the rewound turns stay in the ledger, off HEAD's branch
-        state.erase(at, state.end());
-        history.merge(state, false);
-      }
+      rewind(v, line);
     } else if (v.is_object() && v.contains("id") && v["id"].is_string()) {
-      upsert(v, rec.line);
+      upsert(v, line);
       ++messages_seen;
     } else if (v.is_object() && v.contains("type") && v.contains("content")) {
       Json m = v;
       m["id"] = session + ":" + std::to_string(anonymous++);
-      upsert(m, rec.line);
+      upsert(m, line);
       ++messages_seen;
     } else {
-      unknown.emplace_back(rec.line, v);
+      unknown.emplace_back(line, v);
     }
+  }
+
+  /// The session row: the header fields, and a sub-agent's link to its parent session.
+  SessionInfo session_info(const std::string& path) {
+    if (!resumes.empty()) meta["resumes"] = resumes;
+    SessionInfo info;
+    info.id = session;
+    info.source = path;
+    info.format = kFormat;
+    info.metadata = meta;
+    if (json_str(meta, "kind") == "subagent") {
+      // chats/<parent sessionId>/<id>.jsonl: the parent is the session recorded with that id.
+      const std::string parent_id = fs::path(path).parent_path().filename().string();
+      info.kind = "sidechain";
+      info.metadata["parent_session_id"] = parent_id;
+      if (auto parent = stored_session_with_id(sink.store(), parent_id))
+        info.parent_session = *parent;
+      else
+        sink.warn(1, "session.parent_missing", "sub-agent session of '" + parent_id + "', which is not imported");
+    }
+    return info;
+  }
+};
+
+void import_gemini_jsonl(const std::string& path, ImportSink& sink) {
+  JsonlRecording r(sink, path);
+  JsonlReader reader(
+      path, [&](std::int64_t line, const std::string& code, const std::string& msg) { sink.warn(line, code, msg); },
+      [&](std::int64_t line, const std::string& raw) { r.bad.emplace_back(line, raw); });
+  JsonlRecord rec;
+  bool first = true;
+  while (reader.next(rec)) {
+    r.record(rec.value, rec.line, first);
     first = false;
   }
-  history.merge(state, false);
-  if (!resumes.empty()) meta["resumes"] = resumes;
-  SessionInfo info;
-  info.id = session;
-  info.source = path;
-  info.format = kFormat;
-  info.metadata = meta;
-  if (json_str(meta, "kind") == "subagent") {
-    // chats/<parent sessionId>/<id>.jsonl: the parent is the session recorded with that id.
-    const std::string parent_id = fs::path(path).parent_path().filename().string();
-    info.kind = "sidechain";
-    info.metadata["parent_session_id"] = parent_id;
-    if (auto parent = stored_session_with_id(sink.store(), parent_id)) info.parent_session = *parent;
-    else sink.warn(1, "session.parent_missing", "sub-agent session of '" + parent_id + "', which is not imported");
-  }
-  sink.begin_session(info);
-  if (messages_seen == 0) sink.warn(1, "session.empty", "a Gemini CLI recording without any message");
-  for (auto& [line, raw] : bad) sink.keep_record(session, line, "line.bad", raw);
-  for (auto& [line, v] : unknown) sink.keep_record(session, line, "record.unknown", dump_json(v));
-  history.emit();
+  r.history.merge(r.state, false);
+  sink.begin_session(r.session_info(path));
+  if (r.messages_seen == 0) sink.warn(1, "session.empty", "a Gemini CLI recording without any message");
+  for (auto& [line, raw] : r.bad) sink.keep_record(r.session, line, "line.bad", raw);
+  for (auto& [line, v] : r.unknown) sink.keep_record(r.session, line, "record.unknown", dump_json(v));
+  r.history.emit();
 }
 
 }  // namespace

@@ -184,8 +184,11 @@ std::vector<std::string> agent_home_roots(const std::string& agent) {
   return roots;
 }
 
-HomeResult import_home(Store& store, const HomeOptions& opts) {
-  HomeResult res;
+namespace {
+
+/// The files to import: opts.dir walked (formats detected), else the agents' roots; main files
+/// before their sub-agent files, each path once.
+std::vector<Candidate> candidates(const HomeOptions& opts, HomeResult& res) {
   std::vector<std::string> roots = agent_home_roots(opts.from);  // validates --from
   std::vector<Candidate> cands;
   if (opts.dir) {
@@ -212,7 +215,187 @@ HomeResult import_home(Store& store, const HomeOptions& opts) {
   cands.erase(std::unique(cands.begin(), cands.end(),
                           [](const Candidate& a, const Candidate& b) { return a.path == b.path; }),
               cands.end());
+  return cands;
+}
 
+/// One file being imported: what the last run recorded of it and what this run finds.
+struct FileImport {
+  Store& store;
+  const HomeOptions& opts;
+  HomeResult& res;
+  const Candidate& c;
+  HomeFile hf{};
+  std::int64_t size = 0, mtime = 0;
+  std::optional<Known> k{};
+  std::size_t first_session = 0, first_warning = 0;
+
+  void fail(const std::string& code, const std::string& msg) {
+    hf.outcome = "failed";
+    hf.error = msg;
+    res.import.warnings.push_back(ImportWarning{c.path, 0, code, msg});
+  }
+};
+
+/// The format of a file found in a folder walked, or "ignored" (hf.reason says why).
+std::string detect_agent(FileImport& f) {
+  // A folder walked: each file's format is detected. --from all imports every format
+  // ctxfold reads (the interchange ones too: OpenAI/Anthropic messages, OpenHands,
+  // ctxfold JSONL); --from AGENT only that agent's. Any other file is named with why.
+  std::string agent;
+  try {
+    agent = detect_format(f.c.path, f.c.path);
+    if (f.opts.from != "all" && f.opts.from != agent) {
+      f.hf.reason =
+          fmt::format("detected as {}, not {} (import it with --from all or by name)", agent, f.opts.from);
+      agent = "ignored";
+    }
+  } catch (const Error& e) {
+    if (e.exit() != Exit::bad_input) throw;
+    f.hf.reason = e.what();
+    agent = "ignored";
+  }
+  return agent;
+}
+
+/// What became of a file since the last run: ignored, new, touched, appended or rewritten.
+std::string classify(FileImport& f, File& file, const std::string& agent, bool by_tail, bool grew) {
+  const std::optional<Known>& k = f.k;
+  if (agent == "ignored") return "ignored";
+  if (!k || k->agent == "ignored") return "new";
+  if (grew) return f.size == k->size ? "touched" : "appended";
+  if (!by_tail) {
+    // Recorded before resume points (or no newline read yet): the full prefix digest decides.
+    Span prefix = read_span(file.f, f.c.path, 0, k->read_bytes);
+    return prefix.bytes == k->read_bytes && prefix.digest == k->digest
+               ? (f.size == k->read_bytes ? "touched" : "appended")
+               : "rewritten";
+  }
+  return "rewritten";
+}
+
+/// Runs the file's importer, from resume when set; a resume the importer refuses is dropped
+/// (resume reset) and the whole file read instead.
+void run_importer(FileImport& f, const std::string& agent, std::optional<ResumePoint>& resume) {
+  HomeResult& res = f.res;
+  auto run = [&](const std::optional<ResumePoint>& at) {
+    ImportSink sink(f.store, res.import, f.c.path);
+    if (at) sink.set_resume(*at);
+    importer_for(agent)(f.c.path, sink);
+  };
+  if (resume) {
+    try {
+      run(resume);
+      f.hf.resumed_at = static_cast<std::int64_t>(resume->offset);
+    } catch (const Error& e) {
+      if (e.code() != kResumeUnsafe) throw;
+      // Planned nothing written yet: read the whole file instead (deduplicated).
+      res.import.sessions.resize(f.first_session);
+      res.import.warnings.resize(f.first_warning);
+      f.hf.resume_refused = e.what();
+      resume.reset();
+      run(std::nullopt);
+    }
+  } else {
+    run(std::nullopt);
+  }
+  for (std::size_t i = f.first_session; i < res.import.sessions.size(); ++i)
+    if (res.import.sessions[i].format.empty()) res.import.sessions[i].format = agent;
+}
+
+/// What this run read of the file, for the next one (and hf.bytes_read).
+Seen what_was_read(FileImport& f, File& file, const std::string& outcome, bool grew,
+                   const std::optional<ResumePoint>& resume) {
+  const std::optional<Known>& k = f.k;
+  Seen seen;
+  if (resume) {
+    // Read from the resume point: only the appended bytes.
+    Span added = read_span(file.f, f.c.path, k->resume_offset, f.size);
+    seen = resume_after(file.f, f.c.path, added, k->resume_offset, k->read_lines);
+    f.hf.bytes_read = added.bytes;
+  } else if (outcome == "touched" && grew) {
+    seen = Seen{k->read_bytes, k->digest, k->resume_offset, k->read_lines, k->tail_digest};
+    f.hf.bytes_read = 0;
+  } else {
+    Span whole = read_span(file.f, f.c.path, 0, f.size);
+    seen = resume_after(file.f, f.c.path, whole, 0, 0);
+    seen.read_bytes = whole.bytes;
+    seen.digest = whole.digest;
+    f.hf.bytes_read = whole.bytes;
+  }
+  return seen;
+}
+
+/// Imports a file that changed since the last run (or is new), in one write transaction.
+void import_changed(FileImport& f) {
+  const std::optional<Known>& k = f.k;
+  std::string agent = f.c.agent;
+  if (agent.empty()) agent = detect_agent(f);
+  f.hf.agent = agent;
+  File file(f.c.path);
+  // A file that only grew since a run that left a resume point: the bytes before it are
+  // checked by the tail digest only, and a Claude Code file is read from there on.
+  const bool by_tail = k && !k->tail_digest.empty() && k->resume_offset > 0;
+  bool grew = by_tail && k->agent == agent && f.size >= k->resume_offset &&
+              tail_digest(file.f, f.c.path, k->resume_offset) == k->tail_digest;
+  std::optional<ResumePoint> resume;
+  std::string outcome = classify(f, file, agent, by_tail, grew);
+  if (outcome == "appended" && agent == "claude-code" && grew && k->resume_offset > 0)
+    resume = ResumePoint{static_cast<std::uint64_t>(k->resume_offset), k->read_lines};
+  Txn txn(f.store.db());
+  if (outcome == "new" || outcome == "appended" || outcome == "rewritten") run_importer(f, agent, resume);
+  Seen seen = what_was_read(f, file, outcome, grew, resume);
+  record(f.store, f.c.path, agent, f.size, f.mtime, seen, outcome);
+  txn.commit();
+  f.hf.outcome = outcome;
+  if (outcome == "ignored")
+    f.res.import.warnings.push_back(
+        ImportWarning{f.c.path, 0, "source.ignored", fmt::format("not imported: {}", f.hf.reason)});
+}
+
+/// One file's outcome: unchanged files are not opened, a file that fails is reported and what
+/// it added undone (a database error is thrown on).
+HomeFile import_file(Store& store, const HomeOptions& opts, const Candidate& c, HomeResult& res) {
+  FileImport f{store, opts, res, c};
+  f.hf.path = c.path;
+  f.hf.agent = c.agent;
+  struct stat sb {};
+  if (::stat(c.path.c_str(), &sb) != 0) {
+    f.fail("source.vanished", fmt::format("'{}' vanished before it was read", c.path));
+    return std::move(f.hf);
+  }
+  f.size = sb.st_size;
+  f.mtime = static_cast<std::int64_t>(sb.st_mtim.tv_sec) * 1000000000 + sb.st_mtim.tv_nsec;
+  f.k = known(store, c.path);
+  if (opts.after_stat) opts.after_stat(c.path);
+  // A file an earlier run ignored is looked at again: this run may take its format (--from all
+  // takes every importable one) and otherwise names it and why.
+  if (f.k && f.k->size == f.size && f.k->mtime_ns == f.mtime && f.k->agent != "ignored") {
+    f.hf.agent = f.k->agent;
+    f.hf.outcome = "unchanged";
+    return std::move(f.hf);
+  }
+  f.first_session = res.import.sessions.size();
+  f.first_warning = res.import.warnings.size();
+  try {
+    import_changed(f);
+  } catch (const std::exception& e) {
+    if (auto* err = dynamic_cast<const Error*>(&e); err && err->code().rfind("db.", 0) == 0) throw;
+    res.import.sessions.resize(f.first_session);
+    res.import.warnings.resize(f.first_warning);
+    std::error_code ec;
+    bool gone = !fs::exists(c.path, ec);
+    f.fail(gone ? "source.vanished" : "source.unreadable",
+           gone ? fmt::format("'{}' vanished while it was read; nothing of it imported", c.path)
+                : fmt::format("'{}' could not be imported: {}", c.path, e.what()));
+  }
+  return std::move(f.hf);
+}
+
+}  // namespace
+
+HomeResult import_home(Store& store, const HomeOptions& opts) {
+  HomeResult res;
+  std::vector<Candidate> cands = candidates(opts, res);
   Progress progress("import");  // util/progress: a terminal only, erased at the end
   std::size_t done = 0;
   for (const Candidate& c : cands) {
@@ -220,133 +403,7 @@ HomeResult import_home(Store& store, const HomeOptions& opts) {
       progress.update(static_cast<std::int64_t>(done), static_cast<std::int64_t>(cands.size()),
                       fs::path(c.path).filename().string());
     ++done;
-    HomeFile hf;
-    hf.path = c.path;
-    hf.agent = c.agent;
-    auto fail = [&](const std::string& code, const std::string& msg) {
-      hf.outcome = "failed";
-      hf.error = msg;
-      res.import.warnings.push_back(ImportWarning{c.path, 0, code, msg});
-    };
-    struct stat sb {};
-    if (::stat(c.path.c_str(), &sb) != 0) {
-      fail("source.vanished", fmt::format("'{}' vanished before it was read", c.path));
-      res.files.push_back(std::move(hf));
-      continue;
-    }
-    std::int64_t size = sb.st_size;
-    std::int64_t mtime = static_cast<std::int64_t>(sb.st_mtim.tv_sec) * 1000000000 + sb.st_mtim.tv_nsec;
-    std::optional<Known> k = known(store, c.path);
-    if (opts.after_stat) opts.after_stat(c.path);
-    // A file an earlier run ignored is looked at again: this run may take its format (--from all
-    // takes every importable one) and otherwise names it and why.
-    if (k && k->size == size && k->mtime_ns == mtime && k->agent != "ignored") {
-      hf.agent = k->agent;
-      hf.outcome = "unchanged";
-      res.files.push_back(std::move(hf));
-      continue;
-    }
-    std::size_t first_session = res.import.sessions.size();
-    std::size_t first_warning = res.import.warnings.size();
-    try {
-      std::string agent = c.agent;
-      if (agent.empty()) {
-        // A folder walked: each file's format is detected. --from all imports every format
-        // ctxfold reads (the interchange ones too: OpenAI/Anthropic messages, OpenHands,
-        // ctxfold JSONL); --from AGENT only that agent's. Any other file is named with why.
-        try {
-          agent = detect_format(c.path, c.path);
-          if (opts.from != "all" && opts.from != agent) {
-            hf.reason = fmt::format("detected as {}, not {} (import it with --from all or by name)", agent, opts.from);
-            agent = "ignored";
-          }
-        } catch (const Error& e) {
-          if (e.exit() != Exit::bad_input) throw;
-          hf.reason = e.what();
-          agent = "ignored";
-        }
-      }
-      hf.agent = agent;
-      File file(c.path);
-      std::string outcome;
-      // A file that only grew since a run that left a resume point: the bytes before it are
-      // checked by the tail digest only, and a Claude Code file is read from there on.
-      const bool by_tail = k && !k->tail_digest.empty() && k->resume_offset > 0;
-      bool grew = by_tail && k->agent == agent && size >= k->resume_offset &&
-                  tail_digest(file.f, c.path, k->resume_offset) == k->tail_digest;
-      Seen seen;
-      std::optional<ResumePoint> resume;
-      if (agent == "ignored") outcome = "ignored";
-      else if (!k || k->agent == "ignored") outcome = "new";
-      else if (grew) outcome = size == k->size ? "touched" : "appended";
-      else if (!by_tail) {
-        // Recorded before resume points (or no newline read yet): the full prefix digest decides.
-        Span prefix = read_span(file.f, c.path, 0, k->read_bytes);
-        outcome = prefix.bytes == k->read_bytes && prefix.digest == k->digest
-                      ? (size == k->read_bytes ? "touched" : "appended")
-                      : "rewritten";
-      } else {
-        outcome = "rewritten";
-      }
-      if (outcome == "appended" && agent == "claude-code" && grew && k->resume_offset > 0)
-        resume = ResumePoint{static_cast<std::uint64_t>(k->resume_offset), k->read_lines};
-      Txn txn(store.db());
-      if (outcome == "new" || outcome == "appended" || outcome == "rewritten") {
-        auto run = [&](const std::optional<ResumePoint>& at) {
-          ImportSink sink(store, res.import, c.path);
-          if (at) sink.set_resume(*at);
-          importer_for(agent)(c.path, sink);
-        };
-        if (resume) {
-          try {
-            run(resume);
-            hf.resumed_at = static_cast<std::int64_t>(resume->offset);
-          } catch (const Error& e) {
-            if (e.code() != kResumeUnsafe) throw;
-            // Planned nothing written yet: read the whole file instead (deduplicated).
-            res.import.sessions.resize(first_session);
-            res.import.warnings.resize(first_warning);
-            hf.resume_refused = e.what();
-            resume.reset();
-            run(std::nullopt);
-          }
-        } else {
-          run(std::nullopt);
-        }
-        for (std::size_t i = first_session; i < res.import.sessions.size(); ++i)
-          if (res.import.sessions[i].format.empty()) res.import.sessions[i].format = agent;
-      }
-      if (resume) {
-        // Read from the resume point: only the appended bytes.
-        Span added = read_span(file.f, c.path, k->resume_offset, size);
-        seen = resume_after(file.f, c.path, added, k->resume_offset, k->read_lines);
-        hf.bytes_read = added.bytes;
-      } else if (outcome == "touched" && grew) {
-        seen = Seen{k->read_bytes, k->digest, k->resume_offset, k->read_lines, k->tail_digest};
-        hf.bytes_read = 0;
-      } else {
-        Span whole = read_span(file.f, c.path, 0, size);
-        seen = resume_after(file.f, c.path, whole, 0, 0);
-        seen.read_bytes = whole.bytes;
-        seen.digest = whole.digest;
-        hf.bytes_read = whole.bytes;
-      }
-      record(store, c.path, agent, size, mtime, seen, outcome);
-      txn.commit();
-      hf.outcome = outcome;
-      if (outcome == "ignored")
-        res.import.warnings.push_back(ImportWarning{c.path, 0, "source.ignored", fmt::format("not imported: {}", hf.reason)});
-    } catch (const std::exception& e) {
-      if (auto* err = dynamic_cast<const Error*>(&e); err && err->code().rfind("db.", 0) == 0) throw;
-      res.import.sessions.resize(first_session);
-      res.import.warnings.resize(first_warning);
-      std::error_code ec;
-      bool gone = !fs::exists(c.path, ec);
-      fail(gone ? "source.vanished" : "source.unreadable",
-           gone ? fmt::format("'{}' vanished while it was read; nothing of it imported", c.path)
-                : fmt::format("'{}' could not be imported: {}", c.path, e.what()));
-    }
-    res.files.push_back(std::move(hf));
+    res.files.push_back(import_file(store, opts, c, res));
   }
   return res;
 }

@@ -119,21 +119,78 @@ struct JsonlReader::Impl {
   std::ifstream at;  ///< second handle for read_at, so next() keeps its position
   Parse parser;      ///< next() only: replaces the DOM parse when set
 
+  /// One physical line being processed: where it is, and whether to report.
+  struct LineCtx {
+    const Impl& m;
+    std::string_view raw_line;
+    std::int64_t line;
+    std::uint64_t off;
+    bool last_unterminated;
+    bool quiet;
+    const Parse* parse;
+
+    void report(const std::string& code, const std::string& msg) const {
+      if (!quiet && m.warn) m.warn(line, code, msg);
+    }
+    void bad(std::string_view bytes) const {
+      if (!quiet && m.on_bad) m.on_bad(line, utf8_sanitize(bytes));
+    }
+  };
+
   /// Applies every recovery rule to one physical line. `last_unterminated` marks a final line
   /// with no newline (where an incomplete value is a truncation, not corruption). With quiet
   /// set nothing is reported (read_at: the first pass already did).
   void process(std::string_view raw_line, std::int64_t line, std::uint64_t off, bool last_unterminated, bool quiet,
                std::vector<JsonlRecord>& out, const Parse* parse = nullptr) {
-    auto report = [&](const std::string& code, const std::string& msg) {
-      if (!quiet && warn) warn(line, code, msg);
-    };
-    auto bad = [&](std::string_view bytes) {
-      if (!quiet && on_bad) on_bad(line, utf8_sanitize(bytes));
-    };
-    std::string_view text = raw_line;
+    const LineCtx lc{*this, raw_line, line, off, last_unterminated, quiet, parse};
+    std::string owned, clean;
+    std::string_view text;
+    if (!clean_text(lc, owned, clean, text)) return;
+
+    std::vector<Segment> segs = split_values(text, kMaxDepth);
+    if (segs.size() > 1)
+      lc.report("line.glued", fmt::format("{} records glued on one line were split", segs.size()));
+    int part = 0;
+    for (std::size_t k = 0; k < segs.size(); ++k) {
+      const Segment& sg = segs[k];
+      std::string_view piece = text.substr(sg.begin, sg.end - sg.begin);
+      bool is_last = k + 1 == segs.size();
+      if (sg.too_deep) {
+        lc.report("line.too_deep", fmt::format("JSON nested deeper than {} levels refused", kMaxDepth));
+        lc.bad(piece);
+        continue;
+      }
+      Json value;
+      bool ok = sg.complete && parse_piece(lc, piece, value);
+      if (!ok) {
+        if (resync(lc, text, sg, piece, part, out)) break;
+        if (is_last && last_unterminated) {
+          lc.report("line.truncated", fmt::format("last line cut off ({} byte(s) without a newline) "
+                                                  "kept verbatim",
+                                                  piece.size()));
+        } else {
+          lc.report("line.malformed",
+                    fmt::format("unparseable text ({} byte(s)) kept verbatim", piece.size()));
+        }
+        lc.bad(piece);
+        continue;
+      }
+      JsonlRecord r;
+      r.line = line;
+      r.offset = off;
+      r.length = raw_line.size();
+      r.part = part++;
+      r.value = std::move(value);
+      out.push_back(std::move(r));
+    }
+  }
+
+  /// The line's text to split into values (text: raw_line, or owned / clean when NUL bytes or
+  /// invalid UTF-8 had to go); false when nothing is left to read (blank, or only NUL bytes).
+  static bool clean_text(const LineCtx& lc, std::string& owned, std::string& clean, std::string_view& text) {
+    text = lc.raw_line;
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
 
-    std::string owned;
     if (text.find('\0') != std::string_view::npos) {
       owned.reserve(text.size());
       std::size_t nuls = 0;
@@ -147,10 +204,10 @@ struct JsonlReader::Impl {
       for (char c : owned)
         if (!is_ws(c)) only_ws = false;
       if (only_ws) {
-        report("line.nul", fmt::format("line of {} NUL byte(s) skipped", nuls));
-        return;
+        lc.report("line.nul", fmt::format("line of {} NUL byte(s) skipped", nuls));
+        return false;
       }
-      report("line.nul", fmt::format("{} NUL byte(s) removed from the line", nuls));
+      lc.report("line.nul", fmt::format("{} NUL byte(s) removed from the line", nuls));
       text = owned;
     }
     bool blank = true;
@@ -159,94 +216,66 @@ struct JsonlReader::Impl {
         blank = false;
         break;
       }
-    if (blank) return;
+    if (blank) return false;
 
-    std::string clean;
     if (!utf8_valid(text)) {
       std::size_t replaced = 0;
       clean = utf8_sanitize(text, &replaced);
-      report("utf8.invalid", fmt::format("{} invalid UTF-8 sequence(s) replaced by U+FFFD", replaced));
+      lc.report("utf8.invalid", fmt::format("{} invalid UTF-8 sequence(s) replaced by U+FFFD", replaced));
       text = clean;
     }
+    return true;
+  }
 
-    std::vector<Segment> segs = split_values(text, kMaxDepth);
-    if (segs.size() > 1) report("line.glued", fmt::format("{} records glued on one line were split", segs.size()));
-    int part = 0;
-    for (std::size_t k = 0; k < segs.size(); ++k) {
-      const Segment& sg = segs[k];
-      std::string_view piece = text.substr(sg.begin, sg.end - sg.begin);
-      bool is_last = k + 1 == segs.size();
-      if (sg.too_deep) {
-        report("line.too_deep", fmt::format("JSON nested deeper than {} levels refused", kMaxDepth));
-        bad(piece);
-        continue;
-      }
-      Json value;
-      bool ok = false;
-      if (sg.complete && parse) {
-        ok = (*parse)(piece);
-      } else if (sg.complete) {
-        try {
-          value = parse_json(piece);
-          ok = true;
-        } catch (const std::exception&) {
-          ok = false;
-        }
-      }
-      if (!ok && sg.complete) {
-        // JSON.stringify writes a string cut inside a surrogate pair as a lone `\uD800` escape,
-        // which nlohmann::json refuses: read it with U+FFFD in its place.
-        std::string fixed;
-        if (std::size_t n = replace_lone_surrogate_escapes(piece, fixed); n > 0) {
-          if (parse) {
-            ok = (*parse)(fixed);
-          } else {
-            try {
-              value = parse_json(fixed);
-              ok = true;
-            } catch (const std::exception&) {
-              ok = false;
-            }
-          }
-          if (ok) report("json.lone_surrogate", fmt::format("{} lone UTF-16 surrogate escape(s) replaced by U+FFFD", n));
-        }
-      }
-      if (!ok) {
-        // A writer that appended after a cut-off record glues a whole record
-        // onto the fragment. Read the record; keep only the fragment verbatim.
-        if (std::size_t at = resync_point(piece); at != 0) {
-          report("line.fragment", fmt::format("cut-off record ({} byte(s)) with a record glued after it: fragment "
-                                              "kept verbatim, the rest read",
-                                              at));
-          bad(piece.substr(0, at));
-          std::string_view rest = text.substr(sg.begin + at);
-          std::vector<JsonlRecord> more;
-          process(rest, line, off, last_unterminated, quiet, more, parse);
-          for (auto& r : more) {
-            r.offset = off;
-            r.length = raw_line.size();
-            r.part = part++;
-            out.push_back(std::move(r));
-          }
-          break;
-        }
-        if (is_last && last_unterminated) {
-          report("line.truncated", fmt::format("last line cut off ({} byte(s) without a newline) kept verbatim",
-                                               piece.size()));
-        } else {
-          report("line.malformed", fmt::format("unparseable text ({} byte(s)) kept verbatim", piece.size()));
-        }
-        bad(piece);
-        continue;
-      }
-      JsonlRecord r;
-      r.line = line;
-      r.offset = off;
-      r.length = raw_line.size();
+  /// Parses one complete value's text with the caller's parser, else into value.
+  static bool parse_one(const Parse* parse, std::string_view text, Json& value) {
+    if (parse) return (*parse)(text);
+    try {
+      value = parse_json(text);
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+
+  /// Parses one complete value, retried with its lone surrogate escapes replaced.
+  static bool parse_piece(const LineCtx& lc, std::string_view piece, Json& value) {
+    if (parse_one(lc.parse, piece, value)) return true;
+    // JSON.stringify writes a string cut inside a surrogate pair as a lone `\uD800` escape,
+    // which nlohmann::json refuses: read it with U+FFFD in its place.
+    std::string fixed;
+    bool ok = false;
+    if (std::size_t n = replace_lone_surrogate_escapes(piece, fixed); n > 0) {
+      ok = parse_one(lc.parse, fixed, value);
+      if (ok)
+        lc.report("json.lone_surrogate",
+                  fmt::format("{} lone UTF-16 surrogate escape(s) replaced by U+FFFD", n));
+    }
+    return ok;
+  }
+
+  /// An unparseable value that is a cut-off record with a whole record glued after it: the
+  /// fragment is kept verbatim and the rest of the line read into out. False when it is not one.
+  bool resync(const LineCtx& lc, std::string_view text, const Segment& sg, std::string_view piece, int& part,
+              std::vector<JsonlRecord>& out) {
+    // A writer that appended after a cut-off record glues a whole record
+    // onto the fragment. Read the record; keep only the fragment verbatim.
+    std::size_t at = resync_point(piece);
+    if (at == 0) return false;
+    lc.report("line.fragment", fmt::format("cut-off record ({} byte(s)) with a record glued after it: fragment "
+                                           "kept verbatim, the rest read",
+                                           at));
+    lc.bad(piece.substr(0, at));
+    std::string_view rest = text.substr(sg.begin + at);
+    std::vector<JsonlRecord> more;
+    process(rest, lc.line, lc.off, lc.last_unterminated, lc.quiet, more, lc.parse);
+    for (auto& r : more) {
+      r.offset = lc.off;
+      r.length = lc.raw_line.size();
       r.part = part++;
-      r.value = std::move(value);
       out.push_back(std::move(r));
     }
+    return true;
   }
 };
 

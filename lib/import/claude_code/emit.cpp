@@ -171,24 +171,10 @@ void Importer::read_request_shapes() {
       sessions_[0].info.metadata[it.key()] = it.value();
 }
 
-Node Importer::build(int p) {
-  const Plan& pl = plans_[p];
-  const bool own_attachment = own_attachment_.count(p) > 0;
+/// What build() gathers from a plan's lines before the node is finished.
+struct Importer::Built {
   Node n;
-  n.id = plan_id(p);
-  n.session = sessions_[pl.session].info.id;
-  n.kind = own_attachment ? kind::kEvent : kind_name(pl.kind);
-  const Line& first = sk_.lines[pl.first];
-
-  Json source = Json::object();
-  source["format"] = kFormat;
-  source["file"] = first.injected ? injected_[first.offset].file : base_;
-  source["line"] = first.line;
-  if (first.glued) source["part"] = first.part;
-  source["uuid"] = sk_.str(first.uuid);
   Json meta = Json::object();
-  meta["source"] = source;
-
   Json content = Json::array();
   Json extras = Json::array();
   Json parts = Json::array();
@@ -196,86 +182,107 @@ Node Importer::build(int p) {
   bool all_result = true;
   Json usage;
   std::string stop_reason;
+};
 
-  for (int li = pl.first; li >= 0; li = sk_.lines[li].next) {
-    const Line& ln = sk_.lines[li];
-    const std::string_view ln_type = sk_.ids.view(ln.type);
-    Json v = ln.injected ? injected_[ln.offset].record : reader_->read_at(ln.offset, ln.length, ln.part);
-    if (!v.is_object()) v = Json::object();
-    if (parts.empty()) {
-      if (v.contains("timestamp")) meta["timestamp"] = v["timestamp"];
-    }
-    if (n.kind == kind::kEvent) {
-      std::string sub = str_at(v, "subtype");
-      if (sub.empty() && is_obj(v, "data")) sub = str_at(v["data"], "type");
-      meta["event"] = sub.empty() ? std::string(ln_type) : fmt::format("{}/{}", ln_type, sub);
-      if (ln.type == sk_.t_system) {
-        auto c = v.find("content");
-        if (c != v.end() && c->is_string() && !c->get<std::string>().empty())
-          content.push_back(Json{{"type", "text"}, {"text", c->get<std::string>()}});
-      }
-      if (ln.boundary) {
-        meta["logical_parent"] = ln.logical_parent == 0 ? Json(nullptr) : Json(sk_.str(ln.logical_parent));
-        if (is_obj(v, "compactMetadata")) meta["compact"] = v["compactMetadata"];
-      }
-      meta["raw"] = std::move(v);
-      continue;
-    }
-    static const Json kNull;
-    auto mit = v.find("message");
-    const Json& msg = mit == v.end() ? kNull : *mit;
-    const Json* c = msg.is_object() && msg.contains("content") ? &msg["content"] : nullptr;
-    if (c && c->is_string()) {
-      content.push_back(Json{{"type", "text"}, {"text", c->get<std::string>()}});
-      all_result = false;
-    } else if (c && c->is_array()) {
-      for (const auto& b : *c) {
-        bool is_result = b.is_object() && str_at(b, "type") == "tool_result";
-        any_result = any_result || is_result;
-        all_result = all_result && is_result;
-        content.push_back(convert_block(b, ln.line, extras, content.size()));
-      }
-    } else if (c && !c->is_null()) {
-      content.push_back(Json{{"type", "opaque"}, {"provider", "anthropic"}, {"data", *c}});
-      all_result = false;
-    }
-    if (ln.type == sk_.t_assistant) {
-      if (msg.contains("usage")) usage = msg["usage"];
-      std::string sr = str_at(msg, "stop_reason");
-      if (!sr.empty()) stop_reason = sr;
-      if (!meta.contains("model") && msg.contains("model")) meta["model"] = msg["model"];
-      if (!meta.contains("message_id")) meta["message_id"] = sk_.str(ln.msg_id);
-      if (!meta.contains("request_id") && v.contains("requestId")) meta["request_id"] = v["requestId"];
-      if (!meta.contains("request_ref") && v.contains("requestRef") && v["requestRef"].is_string()) {
-        meta["request_ref"] = v["requestRef"];
-        auto sh = shape_of_request_.find(v["requestRef"].get<std::string>());
-        if (sh != shape_of_request_.end()) {
-          meta["request_shape"] = sh->second;
-          auto full = shapes_.find(sh->second);
-          if (sh->second != last_shape_ && full != shapes_.end())
-            for (auto it = full->second.begin(); it != full->second.end(); ++it) meta[it.key()] = it.value();
-          last_shape_ = sh->second;
-        }
-      }
-    }
-    if (v.value("isMeta", false) == true) meta["is_meta"] = true;
-    if (v.value("isSidechain", false) == true) meta["is_sidechain"] = true;
-    if (v.contains("agentId")) meta["agent_id"] = v["agentId"];
-    if (ln.injected) meta["spliced_from_worker"] = true;
-    if (c && c->is_array() && ln.type == sk_.t_user) note_hook_blocked(*c, v, meta);
-    if (v.contains("toolUseResult")) {
-      meta["tool_use_result"] = v["toolUseResult"];
-      v.erase("toolUseResult");
-    }
-    Json env = std::move(v);
-    if (env["message"].is_object()) env["message"].erase("content");
-    Json part = Json::object();
-    part["line"] = ln.line;
-    if (ln.glued) part["part"] = ln.part;
-    part["record"] = std::move(env);
-    parts.push_back(std::move(part));
+Json Importer::source_of(const Line& first) {
+  Json source = Json::object();
+  source["format"] = kFormat;
+  source["file"] = first.injected ? injected_[first.offset].file : base_;
+  source["line"] = first.line;
+  if (first.glued) source["part"] = first.part;
+  source["uuid"] = sk_.str(first.uuid);
+  return source;
+}
+
+void Importer::add_event_line(const Line& ln, Json v, Built& b) {
+  Json& meta = b.meta;
+  const std::string_view ln_type = sk_.ids.view(ln.type);
+  std::string sub = str_at(v, "subtype");
+  if (sub.empty() && is_obj(v, "data")) sub = str_at(v["data"], "type");
+  meta["event"] = sub.empty() ? std::string(ln_type) : fmt::format("{}/{}", ln_type, sub);
+  if (ln.type == sk_.t_system) {
+    auto c = v.find("content");
+    if (c != v.end() && c->is_string() && !c->get<std::string>().empty())
+      b.content.push_back(Json{{"type", "text"}, {"text", c->get<std::string>()}});
   }
+  if (ln.boundary) {
+    meta["logical_parent"] = ln.logical_parent == 0 ? Json(nullptr) : Json(sk_.str(ln.logical_parent));
+    if (is_obj(v, "compactMetadata")) meta["compact"] = v["compactMetadata"];
+  }
+  meta["raw"] = std::move(v);
+}
 
+void Importer::add_message_content(const Json* c, const Line& ln, Built& b) {
+  Json& content = b.content;
+  if (c && c->is_string()) {
+    content.push_back(Json{{"type", "text"}, {"text", c->get<std::string>()}});
+    b.all_result = false;
+  } else if (c && c->is_array()) {
+    for (const auto& blk : *c) {
+      bool is_result = blk.is_object() && str_at(blk, "type") == "tool_result";
+      b.any_result = b.any_result || is_result;
+      b.all_result = b.all_result && is_result;
+      content.push_back(convert_block(blk, ln.line, b.extras, content.size()));
+    }
+  } else if (c && !c->is_null()) {
+    content.push_back(Json{{"type", "opaque"}, {"provider", "anthropic"}, {"data", *c}});
+    b.all_result = false;
+  }
+}
+
+void Importer::note_assistant_line(const Line& ln, const Json& v, const Json& msg, Built& b) {
+  Json& meta = b.meta;
+  if (msg.contains("usage")) b.usage = msg["usage"];
+  std::string sr = str_at(msg, "stop_reason");
+  if (!sr.empty()) b.stop_reason = sr;
+  if (!meta.contains("model") && msg.contains("model")) meta["model"] = msg["model"];
+  if (!meta.contains("message_id")) meta["message_id"] = sk_.str(ln.msg_id);
+  if (!meta.contains("request_id") && v.contains("requestId")) meta["request_id"] = v["requestId"];
+  if (!meta.contains("request_ref") && v.contains("requestRef") && v["requestRef"].is_string()) {
+    meta["request_ref"] = v["requestRef"];
+    auto sh = shape_of_request_.find(v["requestRef"].get<std::string>());
+    if (sh != shape_of_request_.end()) {
+      meta["request_shape"] = sh->second;
+      auto full = shapes_.find(sh->second);
+      if (sh->second != last_shape_ && full != shapes_.end())
+        for (auto it = full->second.begin(); it != full->second.end(); ++it) meta[it.key()] = it.value();
+      last_shape_ = sh->second;
+    }
+  }
+}
+
+void Importer::add_message_line(const Line& ln, Json v, Built& b) {
+  Json& meta = b.meta;
+  static const Json kNull;
+  auto mit = v.find("message");
+  const Json& msg = mit == v.end() ? kNull : *mit;
+  const Json* c = msg.is_object() && msg.contains("content") ? &msg["content"] : nullptr;
+  add_message_content(c, ln, b);
+  if (ln.type == sk_.t_assistant) note_assistant_line(ln, v, msg, b);
+  if (v.value("isMeta", false) == true) meta["is_meta"] = true;
+  if (v.value("isSidechain", false) == true) meta["is_sidechain"] = true;
+  if (v.contains("agentId")) meta["agent_id"] = v["agentId"];
+  if (ln.injected) meta["spliced_from_worker"] = true;
+  if (c && c->is_array() && ln.type == sk_.t_user) note_hook_blocked(*c, v, meta);
+  if (v.contains("toolUseResult")) {
+    meta["tool_use_result"] = v["toolUseResult"];
+    v.erase("toolUseResult");
+  }
+  Json env = std::move(v);
+  if (env["message"].is_object()) env["message"].erase("content");
+  Json part = Json::object();
+  part["line"] = ln.line;
+  if (ln.glued) part["part"] = ln.part;
+  part["record"] = std::move(env);
+  b.parts.push_back(std::move(part));
+}
+
+void Importer::finish_message(int p, bool own_attachment, Built& b) {
+  const Plan& pl = plans_[p];
+  const Line& first = sk_.lines[pl.first];
+  Node& n = b.n;
+  Json& meta = b.meta;
+  Json& content = b.content;
   if (own_attachment) {
     // An attachment the client sends as a user message of its own.
     n.kind = kind::kMessage;
@@ -288,56 +295,85 @@ Node Importer::build(int p) {
     meta["delivered_in"] = final_id(h->second);
   }
   if (n.kind != kind::kEvent && !own_attachment) {
-    meta["source"]["parts"] = std::move(parts);
+    meta["source"]["parts"] = std::move(b.parts);
     if (first.type == sk_.t_assistant) {
       n.role = role::kAssistant;
-      if (!usage.is_null()) meta["usage"] = usage;
-      if (!stop_reason.empty()) meta["stop_reason"] = stop_reason;
+      if (!b.usage.is_null()) meta["usage"] = b.usage;
+      if (!b.stop_reason.empty()) meta["stop_reason"] = b.stop_reason;
     } else {
-      n.role = any_result && all_result && !content.empty() ? role::kTool : role::kUser;
+      n.role = b.any_result && b.all_result && !content.empty() ? role::kTool : role::kUser;
     }
-    if (!extras.empty()) meta["block_extras"] = std::move(extras);
+    if (!b.extras.empty()) meta["block_extras"] = std::move(b.extras);
     if (Json kept = persisted_outputs(content); !kept.empty()) meta["persisted_outputs"] = std::move(kept);
     deliver_attachments(p, content, meta);
     if (seam_.count(p) && n.role == role::kUser) end_with_newline(content);
   }
+}
 
-  if (pl.kind == PlanKind::summary) {
-    Json summary = Json::object();
-    summary["strategy"] = "rolling";
-    summary["origin"] = "import";
-    summary["format"] = kFormat;
-    // The client sends its summary as written: no rolling recap is quoted after it.
-    summary["recap"] = false;
-    if (pl.boundary >= 0) {
-      const Line& b = first_line(pl.boundary);
-      Json bv = reader_->read_at(b.offset, b.length, b.part);
-      Json cm = is_obj(bv, "compactMetadata") ? bv["compactMetadata"] : Json::object();
-      summary["trigger"] = cm.contains("trigger") ? cm["trigger"] : Json(nullptr);
-      summary["preTokens"] = cm.contains("preTokens") ? cm["preTokens"] : Json(nullptr);
-      summary["postTokens"] = cm.contains("postTokens") ? cm["postTokens"] : Json(nullptr);
-      if (std::vector<std::string> kept = preserved_ids(pl.boundary); !kept.empty()) summary["preserved"] = kept;
-      summary["compact_metadata"] = cm;
-      summary["boundary"] = sk_.str(b.uuid);
-    }
-    summary["logical_parent"] = plan_id(pl.cover_last);
-    for (auto it = meta.begin(); it != meta.end(); ++it) summary[it.key()] = it.value();
-    meta = std::move(summary);
-    meta["is_compact_summary"] = true;
+void Importer::wrap_summary(const Plan& pl, Json& meta) {
+  Json summary = Json::object();
+  summary["strategy"] = "rolling";
+  summary["origin"] = "import";
+  summary["format"] = kFormat;
+  // The client sends its summary as written: no rolling recap is quoted after it.
+  summary["recap"] = false;
+  if (pl.boundary >= 0) {
+    const Line& b = first_line(pl.boundary);
+    Json bv = reader_->read_at(b.offset, b.length, b.part);
+    Json cm = is_obj(bv, "compactMetadata") ? bv["compactMetadata"] : Json::object();
+    summary["trigger"] = cm.contains("trigger") ? cm["trigger"] : Json(nullptr);
+    summary["preTokens"] = cm.contains("preTokens") ? cm["preTokens"] : Json(nullptr);
+    summary["postTokens"] = cm.contains("postTokens") ? cm["postTokens"] : Json(nullptr);
+    if (std::vector<std::string> kept = preserved_ids(pl.boundary); !kept.empty())
+      summary["preserved"] = kept;
+    summary["compact_metadata"] = cm;
+    summary["boundary"] = sk_.str(b.uuid);
   }
+  summary["logical_parent"] = plan_id(pl.cover_last);
+  for (auto it = meta.begin(); it != meta.end(); ++it) summary[it.key()] = it.value();
+  meta = std::move(summary);
+  meta["is_compact_summary"] = true;
+}
+
+Node Importer::build(int p) {
+  const Plan& pl = plans_[p];
+  const bool own_attachment = own_attachment_.count(p) > 0;
+  Built b;
+  Node& n = b.n;
+  n.id = plan_id(p);
+  n.session = sessions_[pl.session].info.id;
+  n.kind = own_attachment ? kind::kEvent : kind_name(pl.kind);
+  const Line& first = sk_.lines[pl.first];
+  Json& meta = b.meta;
+  meta["source"] = source_of(first);
+
+  for (int li = pl.first; li >= 0; li = sk_.lines[li].next) {
+    const Line& ln = sk_.lines[li];
+    Json v = ln.injected ? injected_[ln.offset].record : reader_->read_at(ln.offset, ln.length, ln.part);
+    if (!v.is_object()) v = Json::object();
+    if (b.parts.empty()) {
+      if (v.contains("timestamp")) meta["timestamp"] = v["timestamp"];
+    }
+    if (n.kind == kind::kEvent)
+      add_event_line(ln, std::move(v), b);
+    else
+      add_message_line(ln, std::move(v), b);
+  }
+  finish_message(p, own_attachment, b);
+  if (pl.kind == PlanKind::summary) wrap_summary(pl, meta);
 
   if (pl.pred_changed || pl.kind == PlanKind::summary)
     meta["source_parent"] = first.parent == 0 ? Json(nullptr) : Json(sk_.str(first.parent));
   if (pl.missing_pred) meta["missing_predecessor"] = sk_.str(pl.missing_pred);
   if (pl.cross_session_parent) meta["cross_session_parent"] = sk_.str(pl.cross_session_parent);
   if (auto cy = cycle_.find(p); cy != cycle_.end() && !cy->second.empty()) meta["cycle"] = cy->second;
-  n.content = std::move(content);
+  n.content = std::move(b.content);
   n.metadata = std::move(meta);
   if (pl.pred >= 0) n.predecessor = final_id(pl.pred);
   else if (!pl.stored_pred.empty()) n.predecessor = pl.stored_pred;
   if (auto cv = covers_.find(p); cv != covers_.end())
     for (int c : cv->second) n.covers_ids.push_back(final_id(c));
-  return n;
+  return std::move(b.n);
 }
 
 void Importer::write(int p) {

@@ -233,6 +233,107 @@ class ScanSax {
   }
 };
 
+/// The SAX results of the records the reader parsed but next() has not returned yet (a glued
+/// line parses all its records first), in order; and handlers to reuse (their buffers stay).
+struct SaxQueue {
+  std::deque<ScanSax> parsed;
+  std::vector<ScanSax> spare;
+
+  /// The reader's parser: one record's text into a handler queued in parsed.
+  bool parse(std::string_view text) {
+    ScanSax h;
+    if (!spare.empty()) {
+      h = std::move(spare.back());
+      spare.pop_back();
+    }
+    h.reset();
+    if (!Json::sax_parse(text.begin(), text.end(), &h)) {
+      spare.push_back(std::move(h));
+      return false;
+    }
+    parsed.push_back(std::move(h));
+    return true;
+  }
+};
+
+/// A record's Line: where it is; a glued line's records are all marked glued.
+Line record_line(Skeleton& sk, const JsonlRecord& rec) {
+  Line ln;
+  ln.line = rec.line;
+  ln.offset = rec.offset;
+  ln.length = rec.length;
+  ln.part = rec.part;
+  if (rec.part > 0) {
+    ln.glued = true;
+    for (auto it = sk.lines.rbegin(); it != sk.lines.rend() && it->line == rec.line; ++it) it->glued = true;
+  }
+  return ln;
+}
+
+/// A progress line's links to subagents and the hook runs it reports.
+void note_progress(Skeleton& sk, const ScanSax& v) {
+  if (!v.data_agent.empty() && !v.parent_tool_use.empty())
+    sk.agent_tool_use.emplace(v.data_agent, v.parent_tool_use);
+  const std::string& call = v.tool_use_id.empty() ? v.parent_tool_use : v.tool_use_id;
+  if (!v.data_hook_event.empty() && !call.empty()) {
+    Skeleton::HookRuns& h = sk.hooks[sk.ids.intern(call)];
+    if (v.data_hook_event == "PreToolUse") {
+      if (h.pre_name.empty()) h.pre_name = v.data_hook_name;
+      h.pre_commands.push_back(v.data_command);
+    } else if (v.data_hook_event.rfind("PostToolUse", 0) == 0) {
+      ++h.post;
+    }
+  }
+}
+
+/// An assistant line (line `index`): its message id, its tool calls and their Task prompts.
+void note_assistant(Skeleton& sk, Line& ln, const ScanSax& v, std::int32_t index) {
+  ln.msg_id = sk.ids.intern(v.msg_id);
+  if (v.content_array)
+    for (std::size_t k = 0; k < v.n_blocks; ++k) {
+      const ScanSax::Block& b = v.blocks[k];
+      if (!b.object || b.type != "tool_use" || b.id.empty()) continue;
+      Skeleton::put_first(sk.tool_use_line, sk.ids.intern(b.id), index);
+      if (b.input_object && b.has_prompt) sk.task_prompts.emplace_back(b.prompt_hash, b.id);
+    }
+}
+
+/// A user line: its tool results, and the subagent its toolUseResult names.
+void note_user(Skeleton& sk, Line& ln, const ScanSax& v) {
+  ln.compact_summary = v.compact_summary;
+  if (v.content_array) {
+    bool only = v.n_blocks > 0;
+    ln.results = static_cast<std::uint32_t>(sk.result_pool.size());
+    for (std::size_t k = 0; k < v.n_blocks; ++k) {
+      const ScanSax::Block& b = v.blocks[k];
+      if (b.object && b.type == "tool_result")
+        sk.result_pool.push_back(sk.ids.intern(b.tool_use_id));
+      else
+        only = false;
+    }
+    ln.n_results = static_cast<std::uint32_t>(sk.result_pool.size()) - ln.results;
+    ln.result_only = only;
+  }
+  if (v.tur_object && ln.n_results > 0 && !v.tur_agent.empty())
+    sk.agent_tool_use.emplace(v.tur_agent, sk.str(sk.result_pool[ln.results]));
+}
+
+/// Any other chain record, a transparent event: an attachment's rendered text, a compact boundary.
+void note_event(Skeleton& sk, Line& ln, const ScanSax& v) {
+  ln.event = true;
+  if (v.rendered) {
+    ln.rendered = true;
+    ln.rendered_user = v.rendered_role == "user";
+    ln.rendered_unknown =
+        !v.rendered_role.empty() && v.rendered_role != "user" && v.rendered_role != "system";
+    ln.rendered_beside = v.rendered_beside;
+  }
+  if (ln.type == sk.t_system && v.subtype == "compact_boundary") {
+    ln.boundary = true;
+    ln.logical_parent = sk.ids.intern(v.logical_parent);
+  }
+}
+
 }  // namespace
 
 Skeleton scan(const std::string& path, const JsonlReader::Warn& warn, bool keep_bad,
@@ -249,24 +350,8 @@ Skeleton scan(const std::string& path, const JsonlReader::Warn& warn, bool keep_
       [&](std::int64_t line, const std::string& raw) {
         if (keep_bad) sk.bad.emplace_back(line, raw);
       });
-  // SAX results of the records the reader parsed but next() has not returned yet (a glued line
-  // parses all its records first), in order.
-  std::deque<ScanSax> parsed;
-  std::vector<ScanSax> spare;
-  reader.set_parser([&](std::string_view text) {
-    ScanSax h;
-    if (!spare.empty()) {
-      h = std::move(spare.back());
-      spare.pop_back();
-    }
-    h.reset();
-    if (!Json::sax_parse(text.begin(), text.end(), &h)) {
-      spare.push_back(std::move(h));
-      return false;
-    }
-    parsed.push_back(std::move(h));
-    return true;
-  });
+  SaxQueue queue;
+  reader.set_parser([&](std::string_view text) { return queue.parse(text); });
   // Payload digest of a record, computed only when its uuid repeats (rare): the same digest the
   // store would compare, over the re-read record.
   auto payload = [&](std::uint64_t offset, std::uint64_t length, int part) {
@@ -275,23 +360,15 @@ Skeleton scan(const std::string& path, const JsonlReader::Warn& warn, bool keep_
   if (resume) reader.start_at(resume->offset, resume->lines);
   JsonlRecord rec;
   while (reader.next(rec)) {
-    ScanSax v = std::move(parsed.front());
-    parsed.pop_front();
+    ScanSax v = std::move(queue.parsed.front());
+    queue.parsed.pop_front();
     struct Recycle {
       std::vector<ScanSax>& spare;
       ScanSax& v;
       ~Recycle() { spare.push_back(std::move(v)); }
-    } recycle{spare, v};
+    } recycle{queue.spare, v};
 
-    Line ln;
-    ln.line = rec.line;
-    ln.offset = rec.offset;
-    ln.length = rec.length;
-    ln.part = rec.part;
-    if (rec.part > 0) {
-      ln.glued = true;
-      for (auto it = sk.lines.rbegin(); it != sk.lines.rend() && it->line == rec.line; ++it) it->glued = true;
-    }
+    Line ln = record_line(sk, rec);
     if (!v.root_object) {
       ln.type = t_non_object;
       sk.lines.push_back(ln);
@@ -302,20 +379,7 @@ Skeleton scan(const std::string& path, const JsonlReader::Warn& warn, bool keep_
     if (sk.first_agent_id.empty()) sk.first_agent_id = v.agent_id;
 
     // Links to subagents (2.1.x): progress lines name agentId and the Task call.
-    if (ln.type == sk.t_progress && v.data_object) {
-      if (!v.data_agent.empty() && !v.parent_tool_use.empty())
-        sk.agent_tool_use.emplace(v.data_agent, v.parent_tool_use);
-      const std::string& call = v.tool_use_id.empty() ? v.parent_tool_use : v.tool_use_id;
-      if (!v.data_hook_event.empty() && !call.empty()) {
-        Skeleton::HookRuns& h = sk.hooks[sk.ids.intern(call)];
-        if (v.data_hook_event == "PreToolUse") {
-          if (h.pre_name.empty()) h.pre_name = v.data_hook_name;
-          h.pre_commands.push_back(v.data_command);
-        } else if (v.data_hook_event.rfind("PostToolUse", 0) == 0) {
-          ++h.post;
-        }
-      }
-    }
+    if (ln.type == sk.t_progress && v.data_object) note_progress(sk, v);
     if (v.uuid.empty()) {
       sk.lines.push_back(ln);
       continue;
@@ -340,45 +404,12 @@ Skeleton scan(const std::string& path, const JsonlReader::Warn& warn, bool keep_
 
     const auto index = static_cast<std::int32_t>(sk.lines.size());
     if ((ln.type == sk.t_user || ln.type == sk.t_assistant) && v.msg_object) {
-      if (ln.type == sk.t_assistant) {
-        ln.msg_id = sk.ids.intern(v.msg_id);
-        if (v.content_array)
-          for (std::size_t k = 0; k < v.n_blocks; ++k) {
-            const ScanSax::Block& b = v.blocks[k];
-            if (!b.object || b.type != "tool_use" || b.id.empty()) continue;
-            Skeleton::put_first(sk.tool_use_line, sk.ids.intern(b.id), index);
-            if (b.input_object && b.has_prompt) sk.task_prompts.emplace_back(b.prompt_hash, b.id);
-          }
-      } else {
-        ln.compact_summary = v.compact_summary;
-        if (v.content_array) {
-          bool only = v.n_blocks > 0;
-          ln.results = static_cast<std::uint32_t>(sk.result_pool.size());
-          for (std::size_t k = 0; k < v.n_blocks; ++k) {
-            const ScanSax::Block& b = v.blocks[k];
-            if (b.object && b.type == "tool_result")
-              sk.result_pool.push_back(sk.ids.intern(b.tool_use_id));
-            else
-              only = false;
-          }
-          ln.n_results = static_cast<std::uint32_t>(sk.result_pool.size()) - ln.results;
-          ln.result_only = only;
-        }
-        if (v.tur_object && ln.n_results > 0 && !v.tur_agent.empty())
-          sk.agent_tool_use.emplace(v.tur_agent, sk.str(sk.result_pool[ln.results]));
-      }
+      if (ln.type == sk.t_assistant)
+        note_assistant(sk, ln, v, index);
+      else
+        note_user(sk, ln, v);
     } else {
-      ln.event = true;
-      if (v.rendered) {
-        ln.rendered = true;
-        ln.rendered_user = v.rendered_role == "user";
-        ln.rendered_unknown = !v.rendered_role.empty() && v.rendered_role != "user" && v.rendered_role != "system";
-        ln.rendered_beside = v.rendered_beside;
-      }
-      if (ln.type == sk.t_system && v.subtype == "compact_boundary") {
-        ln.boundary = true;
-        ln.logical_parent = sk.ids.intern(v.logical_parent);
-      }
+      note_event(sk, ln, v);
     }
     if (!ln.conflict) Skeleton::put_first(sk.by_uuid, ln.uuid, index);
     sk.lines.push_back(ln);

@@ -47,35 +47,7 @@ void Importer::setup_sessions() {
   main.info.format = kFormat;
   main.info.source = sink_.file();
   if (subagent_) {
-    std::string main_stem;
-    fs::path main_file;
-    if (dir == "subagents") {
-      main_stem = p.parent_path().parent_path().filename().string();
-      main_file = p.parent_path().parent_path().parent_path() / (main_stem + ".jsonl");
-    } else {
-      main_stem = sk_.inner_session.empty() ? stem_ : sk_.inner_session;
-      main_file = p.parent_path() / (main_stem + ".jsonl");
-    }
-    std::string agent_id = stem_.substr(6);
-    main.info.id = main_stem + "/" + stem_;
-    main.info.kind = "sidechain";
-    main.info.parent_session = main_stem;
-    main.info.metadata["agent_id"] = agent_id;
-    if (agent_id.rfind("acompact-", 0) == 0) main.info.metadata["compaction_worker"] = true;
-    std::error_code ec;
-    // A resumed import continues a session the first run linked already: the main file is not
-    // scanned again (the stored session keeps its parent).
-    if (!(resume_ && sink_.store().session(main.info.id)) && fs::exists(main_file, ec)) {
-      Skeleton msk = scan(main_file.string(), {}, false);
-      auto it = msk.agent_tool_use.find(agent_id);
-      if (it != msk.agent_tool_use.end()) {
-        std::string node = parent_node_of_tool_use(msk, it->second);
-        if (!node.empty()) {
-          main.info.parent_node = node;
-          main.info.metadata["tool_use_id"] = it->second;
-        }
-      }
-    }
+    link_subagent(main, p);
   } else {
     main.info.id = stem_;
     main.info.kind = "main";
@@ -88,55 +60,102 @@ void Importer::setup_sessions() {
   // Inline 1.0.x sidechains: isSidechain roots inside a main file, one session per root.
   session_of_line_.assign(sk_.lines.size(), 0);
   if (subagent_) return;
+  assign_sidechains();
+}
+
+void Importer::link_subagent(SessionSlot& main, const fs::path& p) {
+  const std::string dir = p.parent_path().filename().string();
+  std::string main_stem;
+  fs::path main_file;
+  if (dir == "subagents") {
+    main_stem = p.parent_path().parent_path().filename().string();
+    main_file = p.parent_path().parent_path().parent_path() / (main_stem + ".jsonl");
+  } else {
+    main_stem = sk_.inner_session.empty() ? stem_ : sk_.inner_session;
+    main_file = p.parent_path() / (main_stem + ".jsonl");
+  }
+  std::string agent_id = stem_.substr(6);
+  main.info.id = main_stem + "/" + stem_;
+  main.info.kind = "sidechain";
+  main.info.parent_session = main_stem;
+  main.info.metadata["agent_id"] = agent_id;
+  if (agent_id.rfind("acompact-", 0) == 0) main.info.metadata["compaction_worker"] = true;
+  std::error_code ec;
+  // A resumed import continues a session the first run linked already: the main file is not
+  // scanned again (the stored session keeps its parent).
+  if (!(resume_ && sink_.store().session(main.info.id)) && fs::exists(main_file, ec)) {
+    Skeleton msk = scan(main_file.string(), {}, false);
+    auto it = msk.agent_tool_use.find(agent_id);
+    if (it != msk.agent_tool_use.end()) {
+      std::string node = parent_node_of_tool_use(msk, it->second);
+      if (!node.empty()) {
+        main.info.parent_node = node;
+        main.info.metadata["tool_use_id"] = it->second;
+      }
+    }
+  }
+}
+
+void Importer::assign_sidechains() {
   std::map<int, int> session_of_root;
-  std::unordered_map<std::string, std::vector<std::string>> prompts;  // hash -> tool_use ids, file order
+  PromptCalls prompts;  // hash -> tool_use ids, file order
   for (const auto& [hash, id] : sk_.task_prompts) prompts[hash].push_back(id);
   std::unordered_set<std::string> used_calls;
   std::vector<int> memo(sk_.lines.size(), -2);
   for (int i = 0; i < static_cast<int>(sk_.lines.size()); ++i) {
     const Line& ln = sk_.lines[i];
     if (ln.kind != LineKind::node || !ln.sidechain) continue;
-    // Walk to the sidechain root (bounded: a cycle ends the walk).
-    std::vector<int> path{i};
-    int root = i;
-    std::size_t steps = 0;
-    while (memo[root] == -2 && steps++ < sk_.lines.size()) {
-      int par = parent_line(sk_, root);
-      if (par < 0 || !sk_.lines[par].sidechain || std::find(path.begin(), path.end(), par) != path.end()) break;
-      root = par;
-      path.push_back(root);
-    }
-    int r = memo[root] >= 0 ? memo[root] : root;
-    for (int k : path) memo[k] = r;
+    int r = sidechain_root(i, memo);
     auto it = session_of_root.find(r);
     if (it == session_of_root.end()) {
-      SessionSlot s;
-      s.root_line = r;
-      const std::string root_uuid = sk_.str(sk_.lines[r].uuid);
-      s.info.id = stem_ + "/sidechain-" + root_uuid.substr(0, 8);
-      s.info.kind = "sidechain";
-      s.info.parent_session = stem_;
-      s.info.format = kFormat;
-      s.info.source = sink_.file();
-      s.info.metadata["root"] = root_uuid;
-      if (std::string text_hash = prompts.empty() ? std::string() : root_text_hash(r); !text_hash.empty()) {
-        auto pit = prompts.find(text_hash);
-        if (pit != prompts.end()) {
-          for (const auto& call : pit->second) {
-            if (used_calls.count(call)) continue;
-            used_calls.insert(call);
-            s.info.parent_node = parent_node_of_tool_use(sk_, call);
-            s.info.metadata["tool_use_id"] = call;
-            s.info.metadata["link"] = "prompt";
-            break;
-          }
-        }
-      }
-      sessions_.push_back(std::move(s));
+      sessions_.push_back(sidechain_session(r, prompts, used_calls));
       it = session_of_root.emplace(r, static_cast<int>(sessions_.size()) - 1).first;
     }
     session_of_line_[i] = it->second;
   }
+}
+
+int Importer::sidechain_root(int i, std::vector<int>& memo) const {
+  // Walk to the sidechain root (bounded: a cycle ends the walk).
+  std::vector<int> path{i};
+  int root = i;
+  std::size_t steps = 0;
+  while (memo[root] == -2 && steps++ < sk_.lines.size()) {
+    int par = parent_line(sk_, root);
+    if (par < 0 || !sk_.lines[par].sidechain || std::find(path.begin(), path.end(), par) != path.end()) break;
+    root = par;
+    path.push_back(root);
+  }
+  int r = memo[root] >= 0 ? memo[root] : root;
+  for (int k : path) memo[k] = r;
+  return r;
+}
+
+SessionSlot Importer::sidechain_session(int r, const PromptCalls& prompts,
+                                        std::unordered_set<std::string>& used_calls) {
+  SessionSlot s;
+  s.root_line = r;
+  const std::string root_uuid = sk_.str(sk_.lines[r].uuid);
+  s.info.id = stem_ + "/sidechain-" + root_uuid.substr(0, 8);
+  s.info.kind = "sidechain";
+  s.info.parent_session = stem_;
+  s.info.format = kFormat;
+  s.info.source = sink_.file();
+  s.info.metadata["root"] = root_uuid;
+  if (std::string text_hash = prompts.empty() ? std::string() : root_text_hash(r); !text_hash.empty()) {
+    auto pit = prompts.find(text_hash);
+    if (pit != prompts.end()) {
+      for (const auto& call : pit->second) {
+        if (used_calls.count(call)) continue;
+        used_calls.insert(call);
+        s.info.parent_node = parent_node_of_tool_use(sk_, call);
+        s.info.metadata["tool_use_id"] = call;
+        s.info.metadata["link"] = "prompt";
+        break;
+      }
+    }
+  }
+  return s;
 }
 
 void Importer::begin(int s) {

@@ -186,6 +186,19 @@ class Importer {
 
  private:
   void setup_sessions();
+  /// A sub-agent file's session: its id under the main session, and the Task call it runs for
+  /// (found by scanning the main file).
+  void link_subagent(SessionSlot& main, const fs::path& p);
+  /// One session per inline sidechain root of a main file (session_of_line_).
+  void assign_sidechains();
+  /// The root of the sidechain line i is on (memo: line -> root, -2 not walked yet).
+  int sidechain_root(int i, std::vector<int>& memo) const;
+  /// Task prompt hash -> the tool_use ids of the calls with that prompt, file order.
+  using PromptCalls = std::unordered_map<std::string, std::vector<std::string>>;
+  /// The session of the sidechain rooted at line r, linked to the first Task call not linked yet
+  /// (used_calls) whose prompt it starts with.
+  SessionSlot sidechain_session(int r, const PromptCalls& prompts,
+                                std::unordered_set<std::string>& used_calls);
   void plan_nodes();
   void check_resumable() const;
   std::string stored_node_of_uuid(const std::string& uuid, const std::string& session);
@@ -214,6 +227,22 @@ class Importer {
   void emit(int p);
   void write(int p);
   Node build(int p);
+  /// What build() gathers from a plan's lines before the node is finished (emit.cpp).
+  struct Built;
+  /// metadata.source of a node whose first line is `first`.
+  Json source_of(const Line& first);
+  /// An event line: metadata.event, a system line's text, a compact boundary's links, the record.
+  void add_event_line(const Line& ln, Json v, Built& b);
+  /// A message line (record v): its content blocks, metadata and envelope (metadata.source.parts).
+  void add_message_line(const Line& ln, Json v, Built& b);
+  /// A message line's message.content (c, may be null) as blocks.
+  void add_message_content(const Json* c, const Line& ln, Built& b);
+  /// An assistant line's usage, stop reason, model and request ids (with the request's shape).
+  void note_assistant_line(const Line& ln, const Json& v, const Json& msg, Built& b);
+  /// After the lines: an own attachment's blocks, or a message's role, attachments and metadata.
+  void finish_message(int p, bool own_attachment, Built& b);
+  /// A summary plan's metadata: the compaction's facts first, then meta's.
+  void wrap_summary(const Plan& pl, Json& meta);
   Json convert_block(const Json& b, std::int64_t line, Json& extras, std::size_t index);
   Json convert_image(const Json& b, std::int64_t line);
   void note_hook_blocked(const Json& content, const Json& record, Json& meta);

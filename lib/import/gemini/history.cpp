@@ -80,106 +80,115 @@ bool History::add_summary(const std::vector<ListedMessage>& run, const std::opti
 }
 
 void History::merge(const std::vector<ListedMessage>& list, bool from_rewrite) {
-  std::optional<std::string> raw_prev;  // the chain node the next message follows
-  std::optional<std::string> prev;      // the node of the previous message (a summary, or raw_prev)
-  bool after_synthesized = false;       // the previous message was a new "<id>_response"
-  bool reported = false;                // one rewrite.reordered warning per list
-  std::size_t i = 0;
-  while (i < list.size()) {
-    const ListedMessage& lm = list[i];
-    auto cur = current_.find(lm.id);
-    if (cur != current_.end()) {
-      Entry& e = nodes_.at(cur->second);
-      if (e.summary) {  // a message a compaction stands for: the summary's place
-        const std::string sid = e.node_id;
-        while (i < list.size() && current_.count(list[i].id) && current_[list[i].id] == sid) ++i;
-        prev = sid;
-        raw_prev = e.covers.back();
-        after_synthesized = false;
-        continue;
-      }
-      if (e.pred == raw_prev) {
-        std::string why;
-        const Json before = unsigned_blocks(convert_message(e.msg.message, &why).content);
-        const Json after = unsigned_blocks(convert_message(lm.message, &why).content);
-        if (before == after || !(from_rewrite || lm.rewritten)) {
-          // The same turn, or a streamed update of it: the newest version's fields win, and
-          // fields only the earlier one has stay (a rewrite drops tokens, model, thoughts).
-          Json merged = e.msg.message;
-          for (auto it = lm.message.begin(); it != lm.message.end(); ++it) merged[it.key()] = it.value();
-          e.msg = lm;
-          e.msg.message = std::move(merged);
-        } else if (e.msg.line != lm.line && e.rejected_line != lm.line) {
-          e.rejected_line = lm.line;
-          sink_.warn(lm.line, "rewrite.changed",
-                     "a $set.messages rewrite changes message '" + lm.id + "'; the earlier version stays, the new one is kept as a record");
-          sink_.keep_record(session_, lm.line, "message.rewritten", dump_json(lm.message));
-        }
-        prev = raw_prev = e.node_id;
-        after_synthesized = false;
-        ++i;
-        continue;
-      }
-      // Known, but the list puts it after another message: a branch from here on.
-      // The CLI's resume rebuilds tool results as "<id>_response" messages (once more on each
-      // resume, so one list may hold the same one twice): what moves around them is its rewrite.
-      if (after_synthesized || ends_with(lm.id, "_response") || (i > 0 && ends_with(list[i - 1].id, "_response")))
-        reported = true;
-      if ((from_rewrite || lm.rewritten) && !reported) {
-        reported = true;
-        sink_.warn(lm.line, "rewrite.reordered",
-                   "a $set.messages rewrite moves message '" + lm.id + "'; it and what follows are recorded again on a branch");
-      }
-      Entry n;
-      n.node_id = incarnation(lm.id);
-      n.pred = raw_prev;
-      n.msg = lm;
-      order_.push_back(n.node_id);
-      current_[lm.id] = n.node_id;
-      prev = raw_prev = n.node_id;
-      nodes_.emplace(n.node_id, std::move(n));
-      after_synthesized = false;
-      ++i;
-      continue;
-    }
-    // A run of new messages.
-    std::size_t j = i;
-    bool snapshot = false;
-    while (j < list.size() && !current_.count(list[j].id)) {
-      snapshot = snapshot || message_text(list[j].message).find(kSnapshot) != std::string::npos;
-      ++j;
-    }
-    if (snapshot) {
-      std::optional<std::string> last_covered = raw_tip_;
-      if (j < list.size()) last_covered = nodes_.at(current_.at(list[j].id)).pred;
-      std::vector<ListedMessage> run(list.begin() + static_cast<std::ptrdiff_t>(i),
-                                     list.begin() + static_cast<std::ptrdiff_t>(j));
-      if (add_summary(run, raw_prev, last_covered, run.front().line)) {
-        prev = current_.at(run.front().id);
-        raw_prev = last_covered;
-        after_synthesized = false;
-        i = j;
-        continue;
-      }
-    }
-    for (; i < j; ++i) {
-      Entry n;
-      n.node_id = nodes_.count(list[i].id) ? incarnation(list[i].id) : list[i].id;
-      n.pred = raw_prev;
-      n.msg = list[i];
-      order_.push_back(n.node_id);
-      current_[list[i].id] = n.node_id;
-      prev = raw_prev = n.node_id;
-      after_synthesized = ends_with(list[i].id, "_response");
-      // The CLI's resume rebuilds tool results as "<id>_response" messages: the branch that
-      // follows is its ordinary rewrite, not a contradiction.
-      if (after_synthesized) reported = true;
-      nodes_.emplace(n.node_id, std::move(n));
-    }
+  Cursor c;
+  while (c.i < list.size()) {
+    auto cur = current_.find(list[c.i].id);
+    if (cur != current_.end())
+      merge_known(list, from_rewrite, nodes_.at(cur->second), c);
+    else
+      merge_new(list, c);
   }
   if (!list.empty()) {
-    tip_ = prev;
-    raw_tip_ = raw_prev;
+    tip_ = c.prev;
+    raw_tip_ = c.raw_prev;
+  }
+}
+
+void History::merge_known(const std::vector<ListedMessage>& list, bool from_rewrite, Entry& e, Cursor& c) {
+  const ListedMessage& lm = list[c.i];
+  if (e.summary) {  // a message a compaction stands for: the summary's place
+    const std::string sid = e.node_id;
+    while (c.i < list.size() && current_.count(list[c.i].id) && current_[list[c.i].id] == sid) ++c.i;
+    c.prev = sid;
+    c.raw_prev = e.covers.back();
+    c.after_synthesized = false;
+    return;
+  }
+  if (e.pred == c.raw_prev) {
+    revise(e, lm, from_rewrite);
+    c.prev = c.raw_prev = e.node_id;
+    c.after_synthesized = false;
+    ++c.i;
+    return;
+  }
+  // Known, but the list puts it after another message: a branch from here on.
+  // The CLI's resume rebuilds tool results as "<id>_response" messages (once more on each
+  // resume, so one list may hold the same one twice): what moves around them is its rewrite.
+  if (c.after_synthesized || ends_with(lm.id, "_response") ||
+      (c.i > 0 && ends_with(list[c.i - 1].id, "_response")))
+    c.reported = true;
+  if ((from_rewrite || lm.rewritten) && !c.reported) {
+    c.reported = true;
+    sink_.warn(lm.line, "rewrite.reordered",
+               "a $set.messages rewrite moves message '" + lm.id +
+                   "'; it and what follows are recorded again on a branch");
+  }
+  Entry n;
+  n.node_id = incarnation(lm.id);
+  n.pred = c.raw_prev;
+  n.msg = lm;
+  order_.push_back(n.node_id);
+  current_[lm.id] = n.node_id;
+  c.prev = c.raw_prev = n.node_id;
+  nodes_.emplace(n.node_id, std::move(n));
+  c.after_synthesized = false;
+  ++c.i;
+}
+
+void History::revise(Entry& e, const ListedMessage& lm, bool from_rewrite) {
+  std::string why;
+  const Json before = unsigned_blocks(convert_message(e.msg.message, &why).content);
+  const Json after = unsigned_blocks(convert_message(lm.message, &why).content);
+  if (before == after || !(from_rewrite || lm.rewritten)) {
+    // The same turn, or a streamed update of it: the newest version's fields win, and
+    // fields only the earlier one has stay (a rewrite drops tokens, model, thoughts).
+    Json merged = e.msg.message;
+    for (auto it = lm.message.begin(); it != lm.message.end(); ++it) merged[it.key()] = it.value();
+    e.msg = lm;
+    e.msg.message = std::move(merged);
+  } else if (e.msg.line != lm.line && e.rejected_line != lm.line) {
+    e.rejected_line = lm.line;
+    sink_.warn(lm.line, "rewrite.changed",
+               "a $set.messages rewrite changes message '" + lm.id +
+                   "'; the earlier version stays, the new one is kept as a record");
+    sink_.keep_record(session_, lm.line, "message.rewritten", dump_json(lm.message));
+  }
+}
+
+void History::merge_new(const std::vector<ListedMessage>& list, Cursor& c) {
+  // A run of new messages.
+  std::size_t j = c.i;
+  bool snapshot = false;
+  while (j < list.size() && !current_.count(list[j].id)) {
+    snapshot = snapshot || message_text(list[j].message).find(kSnapshot) != std::string::npos;
+    ++j;
+  }
+  if (snapshot) {
+    std::optional<std::string> last_covered = raw_tip_;
+    if (j < list.size()) last_covered = nodes_.at(current_.at(list[j].id)).pred;
+    std::vector<ListedMessage> run(list.begin() + static_cast<std::ptrdiff_t>(c.i),
+                                   list.begin() + static_cast<std::ptrdiff_t>(j));
+    if (add_summary(run, c.raw_prev, last_covered, run.front().line)) {
+      c.prev = current_.at(run.front().id);
+      c.raw_prev = last_covered;
+      c.after_synthesized = false;
+      c.i = j;
+      return;
+    }
+  }
+  for (; c.i < j; ++c.i) {
+    Entry n;
+    n.node_id = nodes_.count(list[c.i].id) ? incarnation(list[c.i].id) : list[c.i].id;
+    n.pred = c.raw_prev;
+    n.msg = list[c.i];
+    order_.push_back(n.node_id);
+    current_[list[c.i].id] = n.node_id;
+    c.prev = c.raw_prev = n.node_id;
+    c.after_synthesized = ends_with(list[c.i].id, "_response");
+    // The CLI's resume rebuilds tool results as "<id>_response" messages: the branch that
+    // follows is its ordinary rewrite, not a contradiction.
+    if (c.after_synthesized) c.reported = true;
+    nodes_.emplace(n.node_id, std::move(n));
   }
 }
 

@@ -65,6 +65,23 @@ class History {
   std::vector<std::string> spine_between(const std::optional<std::string>& after, const std::string& last) const;
   bool add_summary(const std::vector<ListedMessage>& run, const std::optional<std::string>& after,
                    const std::optional<std::string>& last_covered, std::int64_t line);
+  /// Where merging one list stands: the list position and the chain it has reached.
+  struct Cursor {
+    std::optional<std::string> raw_prev;  // the chain node the next message follows
+    std::optional<std::string> prev;      // the node of the previous message (a summary, or raw_prev)
+    bool after_synthesized = false;       // the previous message was a new "<id>_response"
+    bool reported = false;                // one rewrite.reordered warning per list
+    std::size_t i = 0;
+  };
+  /// Merges list[c.i], a message merged before (node e): the summary's place, the same node, or
+  /// a branch.
+  void merge_known(const std::vector<ListedMessage>& list, bool from_rewrite, Entry& e, Cursor& c);
+  /// A known message listed again at its place: a newer version of the same turn replaces it,
+  /// a changed turn is kept as a record ("rewrite.changed").
+  void revise(Entry& e, const ListedMessage& lm, bool from_rewrite);
+  /// Merges the run of new messages starting at list[c.i]: one summary node when they carry a
+  /// state snapshot that replaces a stretch of the chain, else one node each.
+  void merge_new(const std::vector<ListedMessage>& list, Cursor& c);
 
   ImportSink& sink_;
   std::string session_;
