@@ -34,14 +34,33 @@ struct Raw {
   std::string label;
   bool event = false;
 };
-}  // namespace
 
-std::string session_dot(Store& st, const std::string& session, std::int64_t as_of, GraphStats* stats) {
+/// session_dot's state: the session's nodes, the active summary's coverage, what is drawn and
+/// the DOT text so far.
+struct DotGraph {
   GraphStats g;
   std::unordered_map<std::string, Raw> raw;
   std::unordered_set<std::string> has_child;
   std::vector<std::string> order;  // raw nodes in seq order
   std::vector<Node> views;
+  std::optional<std::string> head;
+  std::optional<Node> active;
+  std::vector<std::string> covers;
+  std::unordered_set<std::string> covered;
+  std::unordered_set<std::string> visible;
+  bool capsule_used = false;
+  std::string out;
+
+  void read_nodes(Store& st, const std::string& session, std::int64_t as_of);
+  void read_active(Store& st, const std::string& session, std::int64_t as_of);
+  void find_visible();
+  void draw_raw_nodes();
+  void draw_raw_edges();
+  void draw_views();
+};
+
+/// Reads the session's raw nodes (labels, predecessors, which have children) and view nodes.
+void DotGraph::read_nodes(Store& st, const std::string& session, std::int64_t as_of) {
   st.for_each_node(
       session,
       [&](const Node& n) {
@@ -67,18 +86,21 @@ std::string session_dot(Store& st, const std::string& session, std::int64_t as_o
     const Raw& r = raw[*it];
     if (r.event && r.pred && has_child.count(*it)) has_child.insert(*r.pred);
   }
-  auto head = st.head(session, as_of);
-  std::optional<Node> active = st.active_summary(session, as_of);
-  std::vector<std::string> covers;
+}
+
+/// HEAD, the active summary and the ids it covers.
+void DotGraph::read_active(Store& st, const std::string& session, std::int64_t as_of) {
+  head = st.head(session, as_of);
+  active = st.active_summary(session, as_of);
   if (active) {
     for (const Node& v : views)
       if (v.id == active->id) covers = v.covers_ids;
   }
-  std::unordered_set<std::string> covered(covers.begin(), covers.end());
+  covered = std::unordered_set<std::string>(covers.begin(), covers.end());
+}
 
+void DotGraph::find_visible() {
   // Visible raw nodes: the union of every tip's spine, minus the covered ids on tips that carry S.
-  std::unordered_set<std::string> visible;
-  bool capsule_used = false;
   std::size_t bound = raw.size() + 1;
   for (const std::string& id : order) {
     if (has_child.count(id) || raw[id].event) continue;
@@ -98,9 +120,10 @@ std::string session_dot(Store& st, const std::string& session, std::int64_t as_o
     for (const std::string& s : spine)
       if (!(carries && covered.count(s))) visible.insert(s);
   }
+}
 
-  std::string out = fmt::format("digraph \"{}\" {{\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n",
-                                dot_escape(session));
+/// One DOT node per visible raw node (events as points, HEAD marked); counts the folded ones.
+void DotGraph::draw_raw_nodes() {
   for (const std::string& id : order) {
     if (!visible.count(id)) {
       if (covered.count(id)) ++g.folded;
@@ -114,6 +137,10 @@ std::string session_dot(Store& st, const std::string& session, std::int64_t as_o
     else
       out += fmt::format("  \"{}\" [label=\"{}\"{}];\n", dot_escape(id), r.label, extra);
   }
+}
+
+/// The predecessor edges of the visible raw nodes; the node after the capsule hangs off it.
+void DotGraph::draw_raw_edges() {
   const std::string last_covered = covers.empty() ? std::string() : covers.back();
   for (const std::string& id : order) {
     if (!visible.count(id)) continue;
@@ -127,6 +154,10 @@ std::string session_dot(Store& st, const std::string& session, std::int64_t as_o
     else if (raw.count(*r.pred))
       out += fmt::format("  \"{}\" -> \"{}\";\n", dot_escape(*r.pred), dot_escape(id));
   }
+}
+
+/// The view nodes: the active summary as the capsule, every other one as an inert relic.
+void DotGraph::draw_views() {
   for (const Node& v : views) {
     bool is_active = capsule_used && active && v.id == active->id;
     std::string text = dot_escape(node_preview(v, 60));
@@ -146,9 +177,24 @@ std::string session_dot(Store& st, const std::string& session, std::int64_t as_o
       out += fmt::format("  \"{}\" -> \"{}\"{};\n", dot_escape(*v.predecessor), dot_escape(v.id),
                          is_active ? "" : " [style=dotted, arrowhead=none]");
   }
-  out += "}\n";
-  if (stats) *stats = g;
-  return out;
+}
+
+}  // namespace
+
+std::string session_dot(Store& st, const std::string& session, std::int64_t as_of, GraphStats* stats) {
+  DotGraph d;
+  d.read_nodes(st, session, as_of);
+  d.read_active(st, session, as_of);
+  d.find_visible();
+  d.out = fmt::format(
+      "digraph \"{}\" {{\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n",
+      dot_escape(session));
+  d.draw_raw_nodes();
+  d.draw_raw_edges();
+  d.draw_views();
+  d.out += "}\n";
+  if (stats) *stats = d.g;
+  return d.out;
 }
 
 }  // namespace ctxfold

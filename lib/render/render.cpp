@@ -234,117 +234,179 @@ Views choose_views(Store& store, const std::string& session, const RenderOptions
   return v;
 }
 
+/// walk_spine's state: the items and folds met so far (newest first), where the walk is, and
+/// how far the summary in force has been taken in.
+struct SpineWalk {
+  Store& store;
+  const RenderOptions& opts;
+  Views& v;
+  Rendered& r;
+  const std::int64_t limit;
+  std::vector<RenderedFold> folds_rev;
+  std::vector<Node> rev;
+  std::unordered_set<std::string> visited;
+  bool summary_admitted = false, summary_jumped = false;
+  std::optional<std::string> cur;
+
+  SpineWalk(Store& s, const RenderOptions& o, Views& views, Rendered& rendered)
+      : store(s), opts(o), v(views), r(rendered), limit(s.max_seq() + 1), cur(rendered.head) {}
+
+  std::optional<Node> enter(const std::string& id);
+  void adopt_older_summary(const Node& n);
+  bool jump_summary(const Node& n);
+  bool apply_fold(const Node& n);
+  RenderedFold fold_of(const Store::SummaryRange& f, const Node& fold, const Node& first,
+                       const Node& n) const;
+  void keep(Node n);
+};
+
+/// The node `id` the walk steps onto, or nullopt (with a kPartialHistory warning) when the walk
+/// must stop: a cycle, a walk longer than the database, a missing predecessor.
+std::optional<Node> SpineWalk::enter(const std::string& id) {
+  if (!visited.insert(id).second) {
+    r.warnings.push_back(
+        fmt::format("{}predecessor cycle at node '{}': the walk stopped there", kPartialHistory, id));
+    return std::nullopt;
+  }
+  if (r.spine_length >= limit) {
+    r.warnings.push_back(fmt::format("{}the walk exceeded the database's node count and stopped", kPartialHistory));
+    return std::nullopt;
+  }
+  auto n = store.node(id, false);
+  if (!n || n->seq > opts.as_of) {
+    r.warnings.push_back(
+        fmt::format("{}predecessor '{}' does not exist: the walk stopped there", kPartialHistory, id));
+    return std::nullopt;
+  }
+  return n;
+}
+
+/// render --head: the first older summary met on the chain or at its last covered node, before
+/// the newest is met, becomes the summary in force (Views::alt_by_id, alt_by_last).
+void SpineWalk::adopt_older_summary(const Node& n) {
+  if (!v.alt_by_id.empty() && !summary_admitted && !summary_jumped && !(v.summary && n.id == v.cov->last) &&
+      !(v.summary && n.id == v.summary->id)) {
+    const Store::SummaryRange* alt = nullptr;
+    if (auto a = v.alt_by_id.find(n.id); a != v.alt_by_id.end()) alt = &a->second;
+    else if (auto b = v.alt_by_last.find(n.id); b != v.alt_by_last.end()) alt = &b->second;
+    if (alt)
+      if (auto s = store.node(alt->id, false)) {
+        v.cov = Coverage{alt->first, alt->last, alt->count};
+        v.summary = std::move(s);
+        v.alt_by_id.clear();
+      }
+  }
+}
+
+/// At the summary's last covered node: takes the summary in and jumps to its splice point
+/// (true), or drops the summary with a warning when it does not splice there (false).
+bool SpineWalk::jump_summary(const Node& n) {
+  if (v.summary && !summary_jumped && n.id == v.cov->last) {
+    // The covered segment is on the spine; jump to its splice point (docs/model.md "How a render
+    // uses a summary").
+    std::optional<Node> first =
+        v.cov->first == n.id ? std::optional<Node>(n) : store.node(v.cov->first, false);
+    bool spliced = first && first->seq <= opts.as_of &&
+                   (summary_admitted || first->predecessor == v.summary->predecessor);
+    if (spliced) {
+      if (!summary_admitted) rev.push_back(*v.summary);
+      summary_admitted = summary_jumped = true;
+      r.summary = v.summary->id;
+      cur = first->predecessor;
+      return true;
+    }
+    r.warnings.push_back(fmt::format(
+        "v.summary '{}' was not applied: its predecessor is not the predecessor of its first covered node '{}'",
+        v.summary->id, v.cov->first));
+    v.summary.reset();
+  }
+  return false;
+}
+
+/// At a fold's last covered node: takes in the largest fold that splices there and jumps to its
+/// splice point (true); false when none applies.
+bool SpineWalk::apply_fold(const Node& n) {
+  auto fit = v.folds_by_last.find(n.id);
+  if (fit == v.folds_by_last.end()) return false;
+  for (const auto& f : fit->second) {
+    std::optional<Node> first = f.first == n.id ? std::optional<Node>(n) : store.node(f.first, false);
+    if (!first || first->seq > opts.as_of || first->predecessor != f.predecessor) {
+      r.warnings.push_back(fmt::format(
+          "{} '{}' was not applied: its predecessor is not the predecessor of its first covered node '{}'",
+          v.archive_folds.count(f.id) ? "snapcompact archive" : v.region_ids.count(f.id) ? "region v.summary" : "lcm v.summary",
+          f.id, f.first));
+      continue;
+    }
+    // Under rolling, a fold must not swallow the rolling summary's segment (or the summary
+    // where it sits on the chain): the rolling summary already stands for that history.
+    if (v.summary && !summary_jumped &&
+        (store.covers_contains(f.seq, v.cov->last) || store.covers_contains(f.seq, v.summary->id)))
+      continue;
+    auto fold = store.node(f.id, false);
+    if (!fold) continue;
+    RenderedFold rf = fold_of(f, *fold, *first, n);
+    Json content = Json::array({Json{{"type", "text"}, {"text", fold_header(rf)}}});
+    if (fold->content.is_array())
+      for (auto& b : fold->content) content.push_back(std::move(b));
+    fold->content = std::move(content);
+    rev.push_back(std::move(*fold));
+    folds_rev.push_back(std::move(rf));
+    cur = first->predecessor;
+    return true;
+  }
+  return false;
+}
+
+/// The RenderedFold of fold node `fold` (range f) spliced from `first` to `n`.
+RenderedFold SpineWalk::fold_of(const Store::SummaryRange& f, const Node& fold, const Node& first,
+                                const Node& n) const {
+  RenderedFold rf;
+  rf.id = f.id;
+  if (v.archive_folds.count(f.id)) rf.kind = "archive";
+  if (v.region_ids.count(f.id)) rf.kind = "region";
+  if (auto d = fold.metadata.find("depth"); d != fold.metadata.end() && d->is_number_integer())
+    rf.depth = d->get<std::int64_t>();
+  rf.first = f.first;
+  rf.last = f.last;
+  rf.first_seq = first.seq;
+  rf.last_seq = n.seq;
+  rf.count = f.count;
+  return rf;
+}
+
+/// A node no view stands for: kept when the model reads it (an imported summary on the chain
+/// as the summary in force); the walk goes on at its predecessor.
+void SpineWalk::keep(Node n) {
+  std::optional<std::string> next = n.predecessor;
+  if (v.summary && !summary_admitted && n.id == v.summary->id) {
+    rev.push_back(*v.summary);  // an imported summary sitting on the chain
+    summary_admitted = true;
+    r.summary = v.summary->id;
+  } else if (n.is_model_input()) {
+    rev.push_back(std::move(n));
+  }
+  cur = std::move(next);
+}
+
 /// Walks HEAD's spine to the root, newest first, substituting the views whose covered segment it
 /// meets (docs/model.md "How a render uses a summary"); fills r.items, r.folds, r.summary,
 /// r.spine_length and the walk's warnings. Returns the seq of the head node (the system prompt's
 /// bound under --head). A cycle or a dangling predecessor ends the walk.
 std::int64_t walk_spine(Store& store, const RenderOptions& opts, Views& v, Rendered& r) {
-  std::vector<RenderedFold> folds_rev;
-  std::vector<Node> rev;
-  std::unordered_set<std::string> visited;
-  const std::int64_t limit = store.max_seq() + 1;
-  bool summary_admitted = false, summary_jumped = false;
+  SpineWalk w(store, opts, v, r);
   std::int64_t head_seq = opts.as_of;
-  std::optional<std::string> cur = r.head;
-  while (cur) {
-    if (!visited.insert(*cur).second) {
-      r.warnings.push_back(fmt::format("{}predecessor cycle at node '{}': the walk stopped there", kPartialHistory, *cur));
-      break;
-    }
-    if (r.spine_length >= limit) {
-      r.warnings.push_back(fmt::format("{}the walk exceeded the database's node count and stopped", kPartialHistory));
-      break;
-    }
-    auto n = store.node(*cur, false);
-    if (!n || n->seq > opts.as_of) {
-      r.warnings.push_back(fmt::format("{}predecessor '{}' does not exist: the walk stopped there", kPartialHistory, *cur));
-      break;
-    }
+  while (w.cur) {
+    auto n = w.enter(*w.cur);
+    if (!n) break;
     ++r.spine_length;
     if (n->id == r.head) head_seq = n->seq;
-    if (!v.alt_by_id.empty() && !summary_admitted && !summary_jumped && !(v.summary && n->id == v.cov->last) &&
-        !(v.summary && n->id == v.summary->id)) {
-      const Store::SummaryRange* alt = nullptr;
-      if (auto a = v.alt_by_id.find(n->id); a != v.alt_by_id.end()) alt = &a->second;
-      else if (auto b = v.alt_by_last.find(n->id); b != v.alt_by_last.end()) alt = &b->second;
-      if (alt)
-        if (auto s = store.node(alt->id, false)) {
-          v.cov = Coverage{alt->first, alt->last, alt->count};
-          v.summary = std::move(s);
-          v.alt_by_id.clear();
-        }
-    }
-    if (v.summary && !summary_jumped && n->id == v.cov->last) {
-      // The covered segment is on the spine; jump to its splice point (docs/model.md "How a render
-      // uses a summary").
-      std::optional<Node> first = v.cov->first == n->id ? n : store.node(v.cov->first, false);
-      bool spliced = first && first->seq <= opts.as_of &&
-                     (summary_admitted || first->predecessor == v.summary->predecessor);
-      if (spliced) {
-        if (!summary_admitted) rev.push_back(*v.summary);
-        summary_admitted = summary_jumped = true;
-        r.summary = v.summary->id;
-        cur = first->predecessor;
-        continue;
-      }
-      r.warnings.push_back(fmt::format(
-          "v.summary '{}' was not applied: its predecessor is not the predecessor of its first covered node '{}'",
-          v.summary->id, v.cov->first));
-      v.summary.reset();
-    }
-    if (auto fit = v.folds_by_last.find(n->id); fit != v.folds_by_last.end()) {
-      bool applied = false;
-      for (const auto& f : fit->second) {
-        std::optional<Node> first = f.first == n->id ? n : store.node(f.first, false);
-        if (!first || first->seq > opts.as_of || first->predecessor != f.predecessor) {
-          r.warnings.push_back(fmt::format(
-              "{} '{}' was not applied: its predecessor is not the predecessor of its first covered node '{}'",
-              v.archive_folds.count(f.id) ? "snapcompact archive" : v.region_ids.count(f.id) ? "region v.summary" : "lcm v.summary",
-              f.id, f.first));
-          continue;
-        }
-        // Under rolling, a fold must not swallow the rolling summary's segment (or the summary
-        // where it sits on the chain): the rolling summary already stands for that history.
-        if (v.summary && !summary_jumped &&
-            (store.covers_contains(f.seq, v.cov->last) || store.covers_contains(f.seq, v.summary->id)))
-          continue;
-        auto fold = store.node(f.id, false);
-        if (!fold) continue;
-        RenderedFold rf;
-        rf.id = f.id;
-        if (v.archive_folds.count(f.id)) rf.kind = "archive";
-        if (v.region_ids.count(f.id)) rf.kind = "region";
-        if (auto d = fold->metadata.find("depth"); d != fold->metadata.end() && d->is_number_integer())
-          rf.depth = d->get<std::int64_t>();
-        rf.first = f.first;
-        rf.last = f.last;
-        rf.first_seq = first->seq;
-        rf.last_seq = n->seq;
-        rf.count = f.count;
-        Json content = Json::array({Json{{"type", "text"}, {"text", fold_header(rf)}}});
-        if (fold->content.is_array())
-          for (auto& b : fold->content) content.push_back(std::move(b));
-        fold->content = std::move(content);
-        rev.push_back(std::move(*fold));
-        folds_rev.push_back(std::move(rf));
-        cur = first->predecessor;
-        applied = true;
-        break;
-      }
-      if (applied) continue;
-    }
-    std::optional<std::string> next = n->predecessor;
-    if (v.summary && !summary_admitted && n->id == v.summary->id) {
-      rev.push_back(*v.summary);  // an imported summary sitting on the chain
-      summary_admitted = true;
-      r.summary = v.summary->id;
-    } else if (n->is_model_input()) {
-      rev.push_back(std::move(*n));
-    }
-    cur = std::move(next);
+    w.adopt_older_summary(*n);
+    if (w.jump_summary(*n)) continue;
+    if (w.apply_fold(*n)) continue;
+    w.keep(std::move(*n));
   }
-  r.items.assign(std::make_move_iterator(rev.rbegin()), std::make_move_iterator(rev.rend()));
-  r.folds.assign(std::make_move_iterator(folds_rev.rbegin()), std::make_move_iterator(folds_rev.rend()));
+  r.items.assign(std::make_move_iterator(w.rev.rbegin()), std::make_move_iterator(w.rev.rend()));
+  r.folds.assign(std::make_move_iterator(w.folds_rev.rbegin()), std::make_move_iterator(w.folds_rev.rend()));
   return head_seq;
 }
 

@@ -1,0 +1,418 @@
+// grep() itself: which index answers, the index hits of each kind, the scan of the unindexed
+// tail (text packs, then nodes), and the counting and paging of matches.
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "model/view_kinds.hpp"
+#include "recall/expand.hpp"
+#include "recall/grep.hpp"
+#include "recall/grep_detail.hpp"
+#include "recall/text_index.hpp"
+#include "recall/text_packs.hpp"
+#include "recall/tri_index.hpp"
+#include "store/map_vfs.hpp"
+#include "util/graphemes.hpp"
+
+namespace ctxfold {
+
+namespace {
+constexpr std::size_t kSnippetBefore = 30;
+constexpr std::size_t kSnippetGraphemes = 80;
+}  // namespace
+
+std::optional<std::string> covering_summary(Store& st, const std::string& id) {
+  auto& q = st.db().cached(
+      "SELECT s.id FROM covers c JOIN nodes s ON s.seq=c.summary_seq WHERE c.node_id=?1 "
+      "ORDER BY c.summary_seq DESC LIMIT 1");
+  ResetOnExit reset(q);
+  q.bind(1, id);
+  if (!q.step()) return std::nullopt;
+  return q.text(0);
+}
+
+std::string grep_snippet(std::string_view text, std::size_t grapheme) {
+  std::size_t g0 = grapheme > kSnippetBefore ? grapheme - kSnippetBefore : 0;
+  std::size_t b0 = grapheme_byte_offset(text, g0);
+  std::string_view rest = text.substr(b0);
+  std::size_t b1 = grapheme_byte_offset(rest, kSnippetGraphemes);
+  return std::string(rest.substr(0, b1));
+}
+
+namespace {
+
+constexpr const char* kRow =
+    "SELECT seq, id, session, kind, coalesce(role,''), content FROM nodes WHERE seq=?1";
+
+// One read transaction for the rest: every statement below (a lookup per index hit) then
+// shares it instead of opening and closing its own (WAL lock calls each).
+struct ReadTxn {
+  Db& db;
+  bool began;
+  explicit ReadTxn(Db& d) : db(d), began(sqlite3_get_autocommit(d.raw()) != 0) {
+    if (began) db.exec("BEGIN");
+  }
+  ~ReadTxn() {
+    if (began) sqlite3_exec(db.raw(), "COMMIT", nullptr, nullptr, nullptr);
+  }
+  ReadTxn(const ReadTxn&) = delete;
+  ReadTxn& operator=(const ReadTxn&) = delete;
+};
+
+/// m's index query if the index state ix can answer it, else nullopt.
+std::optional<IndexQuery> usable_query(const Matcher& m, const TextIndexState& ix) {
+  std::optional<IndexQuery> iq;
+  if (ix.fts || ix.gram_through > 0 || ix.tri_through > 0) iq = m.index_query();
+  if (iq && ix.tri_through == 0) iq->tri.clear();
+  if (iq && iq->tri.empty() && (iq->gram.empty() ? !ix.fts : ix.gram_through == 0)) iq.reset();
+  return iq;
+}
+
+/// One grep run: the pattern, the index that answers up to `through`, and the running totals.
+struct Search {
+  Store& st;
+  const GrepOptions& o;
+  const std::function<void(const GrepMatch&)>& on_match;
+  Matcher m;
+  GrepTotals totals;
+  const bool want_raw;
+  const bool want_views;
+  std::optional<IndexQuery> iq;
+  std::int64_t through = 0;
+  /// The raw-content prefilter of the nodes read and matched (none when exhaustive).
+  std::optional<RawFilter> prefilter;
+
+  Search(Store& s, const GrepOptions& opts, const std::function<void(const GrepMatch&)>& fn)
+      : st(s), o(opts), on_match(fn), m(o.pattern, o.regex, o.ignore_case),
+        want_raw(o.in != GrepIn::summaries), want_views(o.in != GrepIn::raw) {}
+
+  void choose_index();
+  void drop_index_if_costly();
+  void prepare_scan();
+  void index_hits(const std::function<void(std::int64_t)>& fn);
+  bool in_page(std::int64_t index) const {
+    return index >= o.offset && (o.limit < 0 || index < o.offset + o.limit);
+  }
+  void report(std::int64_t seq, std::string_view id, std::string_view session, std::string_view k,
+              std::string_view role, std::string_view content, std::string text);
+  void consider(std::int64_t seq, std::string_view id, std::string_view session, std::string_view k,
+                std::string_view role, std::string_view content);
+  void on_hit(std::int64_t seq, bool view, bool exact, bool from_pack = false);
+  void search_scope();
+  void search_index();
+  void tri_hits_all_sessions();
+  void hits_all_sessions();
+  std::int64_t session_count();
+  std::vector<std::int64_t> sorted_seqs(const std::string& sql);
+  void gram_hits_of_session();
+  void fts_hits_of_session();
+  std::int64_t scan_packs_from_index();
+  void scan_nodes_after(std::int64_t scanned);
+};
+
+/// Picks the index that answers for seq <= through, if any (iq, through, totals.index_note).
+void Search::choose_index() {
+  // The index answers for seq <= through; everything after it (the unindexed tail) is scanned.
+  if (!o.no_index && !o.exhaustive) {
+    TextIndexState ix = text_index_state(st);
+    iq = usable_query(m, ix);
+    if (iq) through = !iq->tri.empty() ? ix.tri_through : iq->gram.empty() ? ix.through_seq : ix.gram_through;
+    if (!ix.fts_unusable.empty()) totals.index_note = ix.fts_unusable;
+  }
+}
+
+/// Drops the index when more of its hits would have to be verified than a scan costs.
+void Search::drop_index_if_costly() {
+  // Hits the index cannot count exactly are read and matched one by one (a node read and JSON
+  // parse each, ~10^5 instructions); past a share of the nodes a scan of the text packs (a few
+  // hundred instructions per node) is cheaper: then scan.
+  if (iq && !iq->exact) {
+    const std::int64_t cap = o.max_verified >= 0 ? o.max_verified : std::max<std::int64_t>(1000, through / 512);
+    std::int64_t hits = 0;
+    if (iq->gram.empty()) {
+      auto q = st.db().prepare(
+          "SELECT count(*) FROM (SELECT rowid FROM grep_fts WHERE grep_fts MATCH ?1 AND rowid <= ?2 LIMIT ?3)");
+      q.bind(1, iq->match).bind(2, through).bind(3, cap + 1);
+      if (q.step()) hits = q.int64(0);
+    } else {
+      for_each_gram_hit(st, iq->gram, through, [&](std::int64_t) { ++hits; });
+    }
+    if (hits > cap) {
+      iq.reset();
+      through = 0;
+    }
+  }
+}
+
+/// Maps the database for a full scan and records how far the index answered.
+void Search::prepare_scan() {
+  // A full scan reads most of the file once: map it instead of copying every page through
+  // read(2). Index lookups touch few pages, where setting up the mapping costs more than it saves.
+  if (!iq) {
+    st.db().exec("PRAGMA mmap_size=4294967296");
+    // SQLite maps at most 2 GB (SQLITE_MAX_MMAP_SIZE); the rest of a larger file is read one
+    // page per pread(2) unless the whole file is mapped (read-only connections only).
+    if (st.read_only()) map_whole_file(st.db().raw());
+  }
+  totals.indexed_through = through;
+}
+
+// The index's hits with seq <= through, ascending.
+void Search::index_hits(const std::function<void(std::int64_t)>& fn) {
+  if (!iq->tri.empty()) return for_each_tri_hit(st, iq->tri, through, [&](std::int64_t seq, bool) { fn(seq); });
+  if (!iq->gram.empty()) return for_each_gram_hit(st, iq->gram, through, fn);
+  auto q = st.db().prepare("SELECT rowid FROM grep_fts WHERE grep_fts MATCH ?1 AND rowid <= ?2 ORDER BY rowid");
+  q.bind(1, iq->match).bind(2, through);
+  while (q.step()) fn(q.int64(0));
+}
+
+// A match known to be one (from the scan, or an exact index hit): counted, and reported when it
+// falls inside the page. `text` is computed from `content` when empty.
+void Search::report(std::int64_t seq, std::string_view id, std::string_view session, std::string_view k,
+                    std::string_view role, std::string_view content, std::string text) {
+  const bool raw = !kind::is_view(k);
+  std::int64_t& count = raw ? totals.raw_matches : totals.summary_matches;
+  const std::int64_t index = count++;
+  if (!in_page(index)) return;  // outside the page: counted only
+  if (text.empty()) text = searchable_text(std::string(content));
+  auto g = m.find_grapheme(text);
+  if (!g) g = 0;  // folding one grapheme at a time found no match where the whole text did
+  GrepMatch r;
+  r.session = std::string(session);
+  r.id = std::string(id);
+  r.kind = std::string(k);
+  r.role = std::string(role);
+  r.seq = seq;
+  r.raw = raw;
+  r.offset = static_cast<std::int64_t>(*g);
+  r.snippet = grep_snippet(text, *g);
+  r.covered_by = covering_summary(st, r.id);
+  on_match(r);
+}
+
+// A node whose text must be read and matched (unless its raw JSON proves there is no match).
+void Search::consider(std::int64_t seq, std::string_view id, std::string_view session, std::string_view k,
+                      std::string_view role, std::string_view content) {
+  const bool raw = !kind::is_view(k);
+  if (raw ? !want_raw : !want_views) return;
+  ++totals.nodes_scanned;
+  if (prefilter && !prefilter->may_match(content)) return;
+  std::string text = searchable_text(std::string(content));
+  if (!m.matches(text)) return;
+  report(seq, id, session, k, role, content, std::move(text));
+}
+
+// An index hit: exact ones are reported without reading the text unless they are in the page.
+void Search::on_hit(std::int64_t seq, bool view, bool exact, bool from_pack) {
+  if (view ? !want_views : !want_raw) return;
+  if (exact) {
+    std::int64_t& count = view ? totals.summary_matches : totals.raw_matches;
+    if (!in_page(count)) {
+      ++count;
+      return;
+    }
+  }
+  auto& q = st.db().cached(kRow);
+  ResetOnExit reset(q);
+  q.bind(1, seq);
+  if (!q.step()) return;
+  if (exact) {
+    if (!from_pack) ++totals.nodes_scanned;  // scan_packs counted it
+    report(q.int64(0), q.view(1), q.view(2), q.view(3), q.view(4), q.view(5), {});
+  } else {
+    consider(q.int64(0), q.view(1), q.view(2), q.view(3), q.view(4), q.view(5));
+  }
+}
+
+/// --scope: the nodes one view node covers, in seq order, from the index up to `through`.
+void Search::search_scope() {
+  Coverage cov = resolve_coverage(st, *o.scope);
+  std::vector<std::string> ids = cov.views;
+  ids.insert(ids.end(), cov.rows.begin(), cov.rows.end());
+  // Seq order, as for a full scan.
+  std::vector<std::pair<std::int64_t, std::string>> ordered;
+  for (const std::string& id : ids) {
+    auto& q = st.db().cached("SELECT seq FROM nodes WHERE id=?1");
+    ResetOnExit reset(q);
+    q.bind(1, id);
+    if (q.step()) ordered.emplace_back(q.int64(0), id);
+  }
+  std::sort(ordered.begin(), ordered.end());
+  std::vector<std::int64_t> hits;  // index hits with seq <= through, ascending
+  if (iq) index_hits([&](std::int64_t seq) { hits.push_back(seq); });
+  for (const auto& [seq, id] : ordered) {
+    if (seq <= through) {
+      if (!std::binary_search(hits.begin(), hits.end(), seq)) continue;
+      auto& q = st.db().cached("SELECT view FROM node_text WHERE seq=?1");
+      ResetOnExit reset(q);
+      q.bind(1, seq);
+      if (!q.step()) continue;
+      const bool view = q.int64(0) != 0;
+      q.reset();
+      on_hit(seq, view, iq->exact);
+      continue;
+    }
+    auto q = st.db().prepare(kRow);
+    q.bind(1, seq);
+    if (q.step()) consider(q.int64(0), q.view(1), q.view(2), q.view(3), q.view(4), q.view(5));
+  }
+}
+
+/// The index hits up to `through`, by the way the chosen index and --session read them best.
+void Search::search_index() {
+  if (iq && !o.session && !iq->tri.empty()) {
+    tri_hits_all_sessions();
+  } else if (iq && !o.session) {
+    hits_all_sessions();
+  } else if (iq && (!iq->gram.empty() || !iq->tri.empty())) {
+    gram_hits_of_session();
+  } else if (iq) {
+    fts_hits_of_session();
+  }
+}
+
+void Search::tri_hits_all_sessions() {
+  // Trigram hits carry their view flag and are exact: outside the page they are only counted.
+  for_each_tri_hit(st, iq->tri, through, [&](std::int64_t seq, bool view) {
+    if (view ? !want_views : !want_raw) return;
+    std::int64_t& count = view ? totals.summary_matches : totals.raw_matches;
+    if (!in_page(count)) {
+      ++count;
+      return;
+    }
+    on_hit(seq, view, true);
+  });
+}
+
+void Search::hits_all_sessions() {
+  // Hits in seq order straight from the index (no per-hit join), split into raw and view
+  // nodes by the view seqs: read at once from the partial index node_text_views (schema
+  // 010). Without it (a database not yet indexed at schema 010, opened read-only), few hits
+  // are looked up in node_text one by one and many through nodes(session, kind, seq): three
+  // index seeks per session (CROSS JOIN and INDEXED BY: without statistics the planner walks
+  // every node).
+  std::vector<std::int64_t> hits;
+  index_hits([&](std::int64_t seq) { hits.push_back(seq); });
+  std::vector<std::int64_t> views;
+  const bool have_views = st.db().has_schema_object("node_text_views");
+  if (have_views && !hits.empty()) {
+    views = sorted_seqs("SELECT seq FROM node_text INDEXED BY node_text_views WHERE view = 1 AND seq <= ?1");
+  } else if (!hits.empty()) {
+    const std::int64_t sessions = session_count();
+    if (static_cast<std::int64_t>(hits.size()) <= 3 * sessions) {
+      auto& t = st.db().cached("SELECT view FROM node_text WHERE seq=?1");
+      for (const std::int64_t seq : hits) {
+        bool view = false;
+        {
+          ResetOnExit reset(t);
+          t.bind(1, seq);
+          view = t.step() && t.int64(0) != 0;
+        }
+        on_hit(seq, view, iq->exact);
+      }
+      hits.clear();
+    } else {
+      views = sorted_seqs(
+          "SELECT n.seq FROM sessions s CROSS JOIN nodes n INDEXED BY nodes_session_kind "
+          "WHERE n.session = s.id AND n.kind IN " + std::string(kViewKindsSql) + " AND n.seq <= ?1");
+    }
+  }
+  for (const std::int64_t seq : hits) on_hit(seq, std::binary_search(views.begin(), views.end(), seq), iq->exact);
+}
+
+std::int64_t Search::session_count() {
+  std::int64_t sessions = 0;
+  auto c = st.db().prepare("SELECT count(*) FROM sessions");
+  if (c.step()) sessions = c.int64(0);
+  return sessions;
+}
+
+/// The seqs `sql` selects with ?1 bound to `through`, ascending.
+std::vector<std::int64_t> Search::sorted_seqs(const std::string& sql) {
+  std::vector<std::int64_t> seqs;
+  auto v = st.db().prepare(sql);
+  v.bind(1, through);
+  while (v.step()) seqs.push_back(v.int64(0));
+  std::sort(seqs.begin(), seqs.end());
+  return seqs;
+}
+
+void Search::gram_hits_of_session() {
+  // Gram or trigram hits of one session: session and --in from node_text, one lookup per hit.
+  auto& t = st.db().cached("SELECT session, view FROM node_text WHERE seq=?1");
+  std::vector<std::pair<std::int64_t, bool>> mine;
+  index_hits([&](std::int64_t seq) {
+    ResetOnExit reset(t);
+    t.bind(1, seq);
+    if (t.step() && t.view(0) == *o.session) mine.emplace_back(seq, t.int64(1) != 0);
+  });
+  for (const auto& [seq, view] : mine) on_hit(seq, view, iq->exact);
+}
+
+void Search::fts_hits_of_session() {
+  // Hits in seq order, filtered by session and --in from node_text (no node read for them).
+  auto q = st.db().prepare(
+      "SELECT t.seq, t.view FROM grep_fts f JOIN node_text t ON t.seq = f.rowid "
+      "WHERE grep_fts MATCH ?1 AND f.rowid <= ?2 AND (?3 = '' OR t.session = ?3) "
+      "AND (CASE WHEN t.view THEN ?5 ELSE ?4 END) ORDER BY f.rowid");
+  q.bind(1, iq->match).bind(2, through).bind(3, o.session.value_or(""));
+  q.bind(4, std::int64_t{want_raw}).bind(5, std::int64_t{want_views});
+  while (q.step()) on_hit(q.int64(0), q.int64(1) != 0, iq->exact);
+}
+
+/// Scans the text packs past `through`; returns the seq the node scan goes on after.
+std::int64_t Search::scan_packs_from_index() {
+  // Then the text packs (import, append and `ctxfold index` keep them) from there on: a few
+  // large reads and one substring search per pack instead of a JSON parse per node.
+  std::int64_t scanned = through;
+  if (!o.exhaustive && !o.no_packs) {
+    const std::int64_t packed = text_pack_through(st);
+    if (packed > through) {
+      grep_detail::scan_packs(st, m, o, through, want_raw, want_views, totals,
+                              [&](std::int64_t seq, bool view) { on_hit(seq, view, true, true); });
+      scanned = packed;
+      totals.packed_through = packed;
+    }
+  }
+  return scanned;
+}
+
+/// Reads and matches every node with seq > scanned (of --session, or all).
+void Search::scan_nodes_after(std::int64_t scanned) {
+  // Nodes are streamed from one statement; kinds outside --in are filtered in SQL.
+  const std::string where =
+      std::string("seq > ?4 AND (CASE WHEN kind IN ") + kViewKindsSql + " THEN ?3 ELSE ?2 END)";
+  auto q = st.db().prepare(o.session ? "SELECT seq, id, session, kind, coalesce(role,''), content FROM nodes "
+                                       "WHERE session = ?1 AND " + where + " ORDER BY seq"
+                                     : "SELECT seq, id, session, kind, coalesce(role,''), content FROM nodes "
+                                       "WHERE ?1 = '' AND " + where + " ORDER BY seq");
+  q.bind(1, o.session.value_or("")).bind(2, std::int64_t{want_raw}).bind(3, std::int64_t{want_views});
+  q.bind(4, scanned);
+  while (q.step()) consider(q.int64(0), q.view(1), q.view(2), q.view(3), q.view(4), q.view(5));
+}
+
+}  // namespace
+
+GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const GrepMatch&)>& on_match) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Search s(st, o, on_match);
+  s.choose_index();
+  s.drop_index_if_costly();
+  const auto& iq = s.iq;
+  s.totals.index = !iq ? "scan" : !iq->tri.empty() ? "trigrams" : iq->gram.empty() ? "fts5" : "grams";
+  s.prepare_scan();
+  ReadTxn read_txn(st.db());
+  s.prefilter = o.exhaustive ? std::nullopt : s.m.raw_filter();
+  if (o.scope) {
+    s.search_scope();
+  } else {
+    s.search_index();
+    s.scan_nodes_after(s.scan_packs_from_index());
+  }
+  s.totals.elapsed_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  return s.totals;
+}
+
+}  // namespace ctxfold
