@@ -34,13 +34,10 @@ std::size_t cut_index(const Plan& p, std::size_t cut_unit) {
   return cut_unit < p.units.size() ? p.units[cut_unit].begin : p.items.size();
 }
 
-/// Builds the plan: render, trigger, retention walk. Sets status/reason on res when nothing is
-/// to be done and returns false.
-/// at_boundary: plan at that append boundary (replay re-plans a compaction from the state it
-/// started from) instead of the current one.
-bool make_plan(Store& store, const std::string& session, const RollingOptions& opts, bool reconsolidate,
-               std::int64_t max_output, Plan& p, CompactResult& res,
-               std::optional<std::int64_t> at_boundary = std::nullopt) {
+/// Renders HEAD (rolling) at the plan's boundary, without the recap node, and takes the figures
+/// before: the old summary's recap counts when the render did not include it.
+void render_plan(Store& store, const std::string& session, Plan& p, CompactResult& res,
+                 std::optional<std::int64_t> at_boundary) {
   p.boundary = at_boundary ? *at_boundary : store.max_seq();
   auto h = store.head(session, p.boundary);
   if (!h)
@@ -80,6 +77,60 @@ bool make_plan(Store& store, const std::string& session, const RollingOptions& o
   if (p.r.tokens.kind == "measured" && p.before == p.r.estimated_tokens) res.tokens_before = p.r.tokens;
   res.tokens_after = res.tokens_before;
   p.shown_before = res.tokens_before.value;
+}
+
+/// A calibrated remainder (what the provider counts beyond the transcript) leaves less room for
+/// the tail: cap it so remainder + system + a full summary + a full recap + tail < trigger.
+/// Returns the room (unbounded without a remainder or a window).
+std::int64_t cap_tail_room(const RollingOptions& opts, std::int64_t max_output, std::int64_t extra, Plan& p) {
+  std::int64_t tail_room = std::numeric_limits<std::int64_t>::max();
+  if (extra > 0 && opts.window) {
+    const RecapOptions recap_defaults;
+    tail_room = p.trigger - 1 - extra - items_tokens(p.items, 0, p.sys_end) - max_output - recap_defaults.max_tokens -
+                2 * (kMessageOverhead + kBlockOverhead) - 40;
+    p.retain_target = std::max<std::int64_t>(1, std::min(p.retain_target, tail_room));
+  }
+  return tail_room;
+}
+
+/// Nothing to evict: status and reason (an open step, a single oversized unit, a tail that needs
+/// every unit, or nothing to compact).
+void refuse_empty_cut(const RollingOptions& opts, const Plan& p, CompactResult& res) {
+  std::int64_t tail = items_tokens(p.items, p.region_start, p.items.size());
+  bool over = opts.window && p.shown_before >= p.trigger;
+  if (!p.units.empty() && p.units.size() == 1 && p.units[0].open) {
+    res.status = "declined";
+    res.reason = "the only compactable content is an open step (tool calls without results); it is never "
+                 "compacted — retry once it closes";
+  } else if (!p.units.empty() && p.units.back().open && p.units.size() == 1) {
+    res.status = "declined";
+    res.reason = "only an open step remains";
+  } else if (over || opts.force) {
+    res.status = "declined";
+    if (p.units.size() == 1)
+      res.reason = fmt::format("the tail is a single unit of {} tokens, larger than the tail budget of {} tokens; "
+                               "a unit is never split",
+                               tail, p.retain_target);
+    else if (p.units.empty())
+      res.reason = "nothing after the system prompt and the summary to compact";
+    else
+      res.reason = fmt::format("every unit is needed for the retained tail of {} tokens ({} tokens after the "
+                               "summary)",
+                               p.retain_target, tail);
+  } else {
+    res.status = "noop";
+    res.reason = "nothing to compact";
+  }
+}
+
+/// Builds the plan: render, trigger, retention walk. Sets status/reason on res when nothing is
+/// to be done and returns false.
+/// at_boundary: plan at that append boundary (replay re-plans a compaction from the state it
+/// started from) instead of the current one.
+bool make_plan(Store& store, const std::string& session, const RollingOptions& opts, bool reconsolidate,
+               std::int64_t max_output, Plan& p, CompactResult& res,
+               std::optional<std::int64_t> at_boundary = std::nullopt) {
+  render_plan(store, session, p, res, at_boundary);
   // What the calibration adds on top of any estimate: the unseen remainder (0 when it scales).
   const std::int64_t extra = std::max<std::int64_t>(0, p.shown_before - p.before);
 
@@ -97,15 +148,7 @@ bool make_plan(Store& store, const std::string& session, const RollingOptions& o
     ++p.sys_end;
   p.region_start = p.summary_pos ? *p.summary_pos + 1 : p.sys_end;
   p.units = split_units(p.items, p.region_start);
-  // A calibrated remainder (what the provider counts beyond the transcript) leaves less room for
-  // the tail: cap it so remainder + system + a full summary + a full recap + tail < trigger.
-  std::int64_t tail_room = std::numeric_limits<std::int64_t>::max();
-  if (extra > 0 && opts.window) {
-    const RecapOptions recap_defaults;
-    tail_room = p.trigger - 1 - extra - items_tokens(p.items, 0, p.sys_end) - max_output - recap_defaults.max_tokens -
-                2 * (kMessageOverhead + kBlockOverhead) - 40;
-    p.retain_target = std::max<std::int64_t>(1, std::min(p.retain_target, tail_room));
-  }
+  const std::int64_t tail_room = cap_tail_room(opts, max_output, extra, p);
 
   // Retention walk, tail to head (docs/strategies.md "Triggers and the tail"), never starting the
   // kept tail inside a turn when it can be helped; a calibrated remainder lowers the bound on a
@@ -114,31 +157,7 @@ bool make_plan(Store& store, const std::string& session, const RollingOptions& o
       p.units, p.retain_target, opts.window ? std::min(p.trigger - 1 - extra, tail_room) : tail_room);
   p.cut_unit = k;
   if (p.cut_unit == 0 && !(reconsolidate && p.old_summary)) {
-    std::int64_t tail = items_tokens(p.items, p.region_start, p.items.size());
-    bool over = opts.window && p.shown_before >= p.trigger;
-    if (!p.units.empty() && p.units.size() == 1 && p.units[0].open) {
-      res.status = "declined";
-      res.reason = "the only compactable content is an open step (tool calls without results); it is never "
-                   "compacted — retry once it closes";
-    } else if (!p.units.empty() && p.units.back().open && p.units.size() == 1) {
-      res.status = "declined";
-      res.reason = "only an open step remains";
-    } else if (over || opts.force) {
-      res.status = "declined";
-      if (p.units.size() == 1)
-        res.reason = fmt::format("the tail is a single unit of {} tokens, larger than the tail budget of {} tokens; "
-                                 "a unit is never split",
-                                 tail, p.retain_target);
-      else if (p.units.empty())
-        res.reason = "nothing after the system prompt and the summary to compact";
-      else
-        res.reason = fmt::format("every unit is needed for the retained tail of {} tokens ({} tokens after the "
-                                 "summary)",
-                                 p.retain_target, tail);
-    } else {
-      res.status = "noop";
-      res.reason = "nothing to compact";
-    }
+    refuse_empty_cut(opts, p, res);
     return false;
   }
   return true;
@@ -156,6 +175,166 @@ std::vector<std::string> pick_recap_ids(const Plan& p, std::size_t cut, const Re
   }
   std::reverse(ids.begin(), ids.end());
   return ids;
+}
+
+/// --dry-run: status "planned" and what the pass would cover and keep.
+void plan_only(const Plan& p, std::size_t cut, const std::vector<std::string>& covers, std::int64_t evicted_tokens,
+               CompactResult& res) {
+  res.status = "planned";
+  res.reason = fmt::format("would cover {} nodes ({} evicted items, {} tokens) and keep {} items as the tail",
+                           covers.size(), cut - p.region_start, evicted_tokens, p.items.size() - cut);
+  res.covers_count = static_cast<std::int64_t>(covers.size());
+  res.covers_first = covers.front();
+  res.covers_last = covers.back();
+  res.plan = Json{{"trigger_tokens", p.trigger},
+                  {"retain_tokens", p.retain_target},
+                  {"window", p.window_eff},
+                  {"previous_summary", p.old_summary ? Json(p.old_summary->id) : Json(nullptr)},
+                  {"evicted_items", cut - p.region_start},
+                  {"evicted_tokens", evicted_tokens},
+                  {"kept_first", cut < p.items.size() ? Json(p.items[cut].id) : Json(nullptr)},
+                  {"kept_items", p.items.size() - cut},
+                  {"kept_tokens", items_tokens(p.items, cut, p.items.size())},
+                  {"units", p.units.size()},
+                  {"evicted_units", p.cut_unit}};
+}
+
+/// One pass's inputs, its plan and its result, shared by the phases after the plan.
+struct Pass {
+  Store& store;
+  const std::string& session;
+  Summarizer& summarizer;
+  const RollingOptions& opts;
+  std::int64_t max_output;
+  const Plan& p;
+  CompactResult& res;
+};
+
+/// What the chunked summarizer produced and the cut it stands for: every evicted unit, or the
+/// units completed before a failure or the call cap (partial).
+struct Summarized {
+  Chunked c;
+  std::size_t cut = 0;
+  std::vector<std::string> covers;
+  bool partial = false;
+};
+
+/// Runs the chunked summarizer (res.calls counts its calls). The error that fails the attempt
+/// when no chunk completed or the summarized part cannot be covered.
+std::optional<Error> summarize_evicted(Pass& ps, Summarized& sm) {
+  const Plan& p = ps.p;
+  sm.c = summarize_chunks(p, ps.summarizer, ps.opts, ps.max_output);
+  const Chunked& c = sm.c;
+  ps.res.calls = c.calls;
+  // Keep what completed chunks produced (partial); without any, the attempt failed.
+  std::size_t done_units = c.units_done;
+  if (c.failure || c.capped) {
+    if (done_units == 0 || done_units >= p.cut_unit) {
+      if (c.failure) return *c.failure;
+      return Error(Exit::environment, "summarizer.calls", "the summarizer call limit was reached");
+    }
+    sm.partial = true;
+  }
+  if (sm.partial) {
+    sm.cut = cut_index(p, done_units);
+    std::string why;
+    auto covers = covered_ids(ps.store, p, sm.cut, why);
+    if (!covers || covers->empty())
+      return Error(Exit::internal, "compact.partial", "cannot cover the summarized part: " + why);
+    sm.covers = std::move(*covers);
+  }
+  return std::nullopt;
+}
+
+/// The provenance a pass records on its summary: summarizer, prompt, input digest, parameters, calls.
+Json pass_provenance(const Pass& ps, const Chunked& c) {
+  const RollingOptions& opts = ps.opts;
+  Json provenance{{"summarizer", {{"kind", ps.summarizer.kind()}, {"model", ps.summarizer.model()}}},
+                  {"prompt_version", std::string(kDefaultPromptVersion)},
+                  {"input_digest", c.input_digest},
+                  {"parameters",
+                   {{"window", opts.window ? Json(*opts.window) : Json(nullptr)},
+                    {"trigger_percent", opts.trigger_percent},
+                    {"tail_percent", opts.tail_percent},
+                    {"retain_tokens", ps.p.retain_target},
+                    {"max_output_tokens", ps.max_output},
+                    {"chunk_tokens", c.chunk_tokens},
+                    {"instructions", opts.instructions},
+                    {"force", opts.force}}},
+                  {"calls", c.calls}};
+  if (!c.usage.empty()) provenance["usage"] = c.usage;
+  return provenance;
+}
+
+/// The summary node of a pass: its metadata (superseded summary, recap ids, provenance,
+/// calibration) and covers.
+Node pass_summary(const Pass& ps, const Summarized& sm, const std::string& summary_id, const std::string& compaction,
+                  const Json& provenance, const RecapOptions& ro) {
+  const Plan& p = ps.p;
+  Node s = summary_node(ps.store, ps.session, summary_id, sm.covers, sm.c.summary);
+  s.metadata = Json{{"strategy", "rolling"},
+                    {"origin", "compact"},
+                    {"compaction", compaction},
+                    {"supersedes", p.old_summary ? Json(p.old_summary->id) : Json(nullptr)},
+                    {"recap_ids", pick_recap_ids(p, sm.cut, ro)},
+                    {"provenance", provenance}};
+  // The matched measurement this compaction saw, so renders after it stay calibrated until a
+  // newer request is measured (the tail's measured requests saw the uncompacted context).
+  if (p.calibration) s.metadata["calibration"] = p.calibration->to_json();
+  s.covers_ids = sm.covers;
+  return s;
+}
+
+/// The recap the projection will quote, from the ids just chosen (no store read needed).
+std::int64_t projected_recap_tokens(const Plan& p, const Json& recap_ids, const RecapOptions& ro) {
+  std::int64_t new_recap_tokens = 0;
+  std::int64_t budget = ro.max_tokens;
+  for (const auto& id : recap_ids) {
+    const std::string want = id.get<std::string>();
+    for (const auto& n : p.items)
+      if (n.id == want) {
+        std::int64_t t = std::min(budget, estimate_text_tokens(user_prompt_text(n)));
+        new_recap_tokens += t;
+        budget -= t;
+      }
+  }
+  if (new_recap_tokens > 0) new_recap_tokens += kMessageOverhead + kBlockOverhead + 40;
+  return new_recap_tokens;
+}
+
+/// The result of a committed pass, with the figures of the render after it.
+void report_compacted(Pass& ps, const Summarized& sm, const std::string& summary_id) {
+  CompactResult& res = ps.res;
+  const Chunked& c = sm.c;
+  const std::vector<std::string>& covers = sm.covers;
+  res.status = "compacted";
+  res.summary_id = summary_id;
+  res.covers_count = static_cast<std::int64_t>(covers.size());
+  res.covers_first = covers.front();
+  res.covers_last = covers.back();
+  res.partial = sm.partial;
+  if (sm.partial) {
+    if (c.failure) {
+      res.error_code = c.failure->code();
+      res.reason = fmt::format("partial: {} of {} evicted units summarized before the summarizer failed: {}",
+                               c.units_done, ps.p.cut_unit, c.failure->what());
+    } else {
+      res.error_code = "summarizer.calls";
+      res.reason = fmt::format("partial: {} of {} evicted units summarized within the limit of {} summarizer calls",
+                               c.units_done, ps.p.cut_unit, ps.opts.max_calls);
+    }
+  }
+  // What a render now reads.
+  RenderOptions after;
+  after.strategy = "rolling";
+  after.notes = false;
+  Rendered r2 = render_context(ps.store, ps.session, after);
+  res.estimated_tokens_after = r2.estimated_tokens;
+  bool has_recap = std::any_of(r2.sections.begin(), r2.sections.end(), [](const Section& x) { return x.kind == "recap"; });
+  if (!has_recap && r2.summary)
+    if (auto n = ps.store.node(*r2.summary, false))
+      if (auto rc = rolling_recap(ps.store, *n)) res.estimated_tokens_after += rc->estimated_tokens;
+  res.tokens_after = calibrated_figure(res.estimated_tokens_after, r2.tokens.calibration);
 }
 
 /// One pass: plan, bracket, summarize, validate, commit.
@@ -180,23 +359,7 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
   const std::int64_t evicted_tokens = items_tokens(p.items, p.region_start, cut);
   const std::int64_t old_summary_tokens = p.old_summary ? estimate_node_tokens(*p.old_summary) : 0;
   if (opts.dry_run) {
-    res.status = "planned";
-    res.reason = fmt::format("would cover {} nodes ({} evicted items, {} tokens) and keep {} items as the tail",
-                             covers->size(), cut - p.region_start, evicted_tokens, p.items.size() - cut);
-    res.covers_count = static_cast<std::int64_t>(covers->size());
-    res.covers_first = covers->front();
-    res.covers_last = covers->back();
-    res.plan = Json{{"trigger_tokens", p.trigger},
-                    {"retain_tokens", p.retain_target},
-                    {"window", p.window_eff},
-                    {"previous_summary", p.old_summary ? Json(p.old_summary->id) : Json(nullptr)},
-                    {"evicted_items", cut - p.region_start},
-                    {"evicted_tokens", evicted_tokens},
-                    {"kept_first", cut < p.items.size() ? Json(p.items[cut].id) : Json(nullptr)},
-                    {"kept_items", p.items.size() - cut},
-                    {"kept_tokens", items_tokens(p.items, cut, p.items.size())},
-                    {"units", p.units.size()},
-                    {"evicted_units", p.cut_unit}};
+    plan_only(p, cut, *covers, evicted_tokens, res);
     return res;
   }
 
@@ -218,69 +381,20 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
     return res;
   };
 
-  Chunked c = summarize_chunks(p, summarizer, opts, max_output);
-  res.calls = c.calls;
-  // Keep what completed chunks produced (partial); without any, the attempt failed.
-  std::size_t done_units = c.units_done;
-  bool partial = false;
-  if (c.failure || c.capped) {
-    if (done_units == 0 || done_units >= p.cut_unit) {
-      if (c.failure) return end_with_error(*c.failure);
-      return end_with_error(Error(Exit::environment, "summarizer.calls", "the summarizer call limit was reached"));
-    }
-    partial = true;
-  }
-  if (partial) {
-    cut = cut_index(p, done_units);
-    covers = covered_ids(store, p, cut, why);
-    if (!covers || covers->empty())
-      return end_with_error(Error(Exit::internal, "compact.partial", "cannot cover the summarized part: " + why));
-  }
-  const std::int64_t replaced = old_summary_tokens + items_tokens(p.items, p.region_start, cut);
+  Pass ps{store, session, summarizer, opts, max_output, p, res};
+  Summarized sm;
+  sm.cut = cut;
+  sm.covers = std::move(*covers);
+  if (auto e = summarize_evicted(ps, sm)) return end_with_error(*e);
+  const Chunked& c = sm.c;
+  const std::int64_t replaced = old_summary_tokens + items_tokens(p.items, p.region_start, sm.cut);
 
   // The summary node.
   RecapOptions ro;
-  Node s = summary_node(store, session, summary_id, *covers, c.summary);
-  Json provenance{{"summarizer", {{"kind", summarizer.kind()}, {"model", summarizer.model()}}},
-                  {"prompt_version", std::string(kDefaultPromptVersion)},
-                  {"input_digest", c.input_digest},
-                  {"parameters",
-                   {{"window", opts.window ? Json(*opts.window) : Json(nullptr)},
-                    {"trigger_percent", opts.trigger_percent},
-                    {"tail_percent", opts.tail_percent},
-                    {"retain_tokens", p.retain_target},
-                    {"max_output_tokens", max_output},
-                    {"chunk_tokens", c.chunk_tokens},
-                    {"instructions", opts.instructions},
-                    {"force", opts.force}}},
-                  {"calls", c.calls}};
-  if (!c.usage.empty()) provenance["usage"] = c.usage;
-  s.metadata = Json{{"strategy", "rolling"},
-                    {"origin", "compact"},
-                    {"compaction", compaction},
-                    {"supersedes", p.old_summary ? Json(p.old_summary->id) : Json(nullptr)},
-                    {"recap_ids", pick_recap_ids(p, cut, ro)},
-                    {"provenance", provenance}};
-  // The matched measurement this compaction saw, so renders after it stay calibrated until a
-  // newer request is measured (the tail's measured requests saw the uncompacted context).
-  if (p.calibration) s.metadata["calibration"] = p.calibration->to_json();
-  s.covers_ids = *covers;
+  const Json provenance = pass_provenance(ps, c);
+  Node s = pass_summary(ps, sm, summary_id, compaction, provenance, ro);
   const std::int64_t summary_tokens = estimate_node_tokens(s);
-  std::int64_t new_recap_tokens = 0;
-  {
-    // The recap the projection will quote, from the ids just chosen (no store read needed).
-    std::int64_t budget = ro.max_tokens;
-    for (const auto& id : s.metadata["recap_ids"]) {
-      const std::string want = id.get<std::string>();
-      for (const auto& n : p.items)
-        if (n.id == want) {
-          std::int64_t t = std::min(budget, estimate_text_tokens(user_prompt_text(n)));
-          new_recap_tokens += t;
-          budget -= t;
-        }
-    }
-    if (new_recap_tokens > 0) new_recap_tokens += kMessageOverhead + kBlockOverhead + 40;
-  }
+  const std::int64_t new_recap_tokens = projected_recap_tokens(p, s.metadata["recap_ids"], ro);
   const std::int64_t candidate =
       p.before - p.old_recap_tokens - replaced + summary_tokens + new_recap_tokens;
   if (summary_tokens >= replaced) return end_with_error(summary_not_smaller(summary_tokens, replaced));
@@ -292,45 +406,17 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
   // Commit: recheck the source, then compact/summary, the node and compact/end in one transaction.
   auto changed = bracket.commit(
       [&] {
-        bracket.append_summary(s, summary_event(provenance, c.summary, *covers, summary_tokens, replaced));
+        bracket.append_summary(s, summary_event(provenance, c.summary, sm.covers, summary_tokens, replaced));
       },
       res.calls,
       Json{{"summary_id", summary_id},
-           {"partial", partial},
+           {"partial", sm.partial},
            {"error", c.failure ? Json{{"code", c.failure->code()}, {"message", c.failure->what()}} : Json(nullptr)}});
   if (changed) {
     fail_result(res, *changed);
     return res;
   }
-
-  res.status = "compacted";
-  res.summary_id = summary_id;
-  res.covers_count = static_cast<std::int64_t>(covers->size());
-  res.covers_first = covers->front();
-  res.covers_last = covers->back();
-  res.partial = partial;
-  if (partial) {
-    if (c.failure) {
-      res.error_code = c.failure->code();
-      res.reason = fmt::format("partial: {} of {} evicted units summarized before the summarizer failed: {}", done_units,
-                               p.cut_unit, c.failure->what());
-    } else {
-      res.error_code = "summarizer.calls";
-      res.reason = fmt::format("partial: {} of {} evicted units summarized within the limit of {} summarizer calls",
-                               done_units, p.cut_unit, opts.max_calls);
-    }
-  }
-  // What a render now reads.
-  RenderOptions after;
-  after.strategy = "rolling";
-  after.notes = false;
-  Rendered r2 = render_context(store, session, after);
-  res.estimated_tokens_after = r2.estimated_tokens;
-  bool has_recap = std::any_of(r2.sections.begin(), r2.sections.end(), [](const Section& x) { return x.kind == "recap"; });
-  if (!has_recap && r2.summary)
-    if (auto n = store.node(*r2.summary, false))
-      if (auto rc = rolling_recap(store, *n)) res.estimated_tokens_after += rc->estimated_tokens;
-  res.tokens_after = calibrated_figure(res.estimated_tokens_after, r2.tokens.calibration);
+  report_compacted(ps, sm, summary_id);
   return res;
 }
 

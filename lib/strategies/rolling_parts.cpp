@@ -27,6 +27,67 @@ std::string unit_text(const Plan& p, const Unit& u, const TranscriptOptions& top
   return out;
 }
 
+/// The transcript of the evicted units from `next` that fit `budget` tokens; `end` is set past
+/// the last unit taken.
+std::string chunk_transcript(const Plan& p, Summarizer& summarizer, std::size_t next, std::int64_t budget,
+                             std::size_t& end) {
+  const std::size_t evicted = p.cut_unit;
+  std::string transcript;
+  end = next;
+  std::int64_t used = 0;
+  while (end < evicted) {
+    std::string t = unit_text(p, p.units[end], summarizer.transcript_options());
+    std::int64_t tt = estimate_text_tokens(t) + 1;
+    if (used + tt > budget) {
+      if (end == next) {
+        // One unit larger than a chunk: its text is shortened (head and tail kept), never split
+        // from its tool pairs.
+        t = shorten_middle(t, static_cast<std::size_t>(budget - used) * 4);
+        transcript += (transcript.empty() ? "" : "\n\n") + t;
+        ++end;
+      }
+      break;
+    }
+    transcript += (transcript.empty() ? "" : "\n\n") + t;
+    used += tt;
+    ++end;
+  }
+  return transcript;
+}
+
+/// The request for one chunk, the summary carried in; its inputs are added to `digest`.
+SummaryRequest chunk_request(const std::string& carried, const std::string& transcript, const RollingOptions& opts,
+                             std::int64_t max_output, Sha256& digest) {
+  SummaryRequest req;
+  req.previous_summary = carried;
+  req.transcript = transcript;
+  req.instructions = opts.instructions;
+  req.max_output_tokens = max_output;
+  req.input_tokens = estimate_text_tokens(req.previous_summary) + estimate_text_tokens(req.transcript);
+  req.prompt_version = std::string(kDefaultPromptVersion);
+  digest.update(req.previous_summary);
+  digest.update(std::string_view("\0", 1));
+  digest.update(req.transcript);
+  digest.update(std::string_view("\0", 1));
+  digest.update(req.instructions);
+  digest.update(std::string_view("\0", 1));
+  return req;
+}
+
+/// Rejects an answer of out_tokens that is over 90% of its input or over twice the output budget.
+std::optional<Error> oversized_answer(std::int64_t out_tokens, std::int64_t input_tokens, std::int64_t max_output) {
+  if (static_cast<double>(out_tokens) > kMaxCallRatio * static_cast<double>(input_tokens))
+    return Error(Exit::environment, "summarizer.not_reducing",
+                 fmt::format("the summary of {} tokens is not smaller than 90% of its {}-token input; rejected, "
+                             "not retried",
+                             out_tokens, input_tokens));
+  if (out_tokens > 2 * max_output)
+    return Error(Exit::environment, "summarizer.oversized",
+                 fmt::format("the summary of {} tokens exceeds twice the output budget of {} tokens", out_tokens,
+                             max_output));
+  return std::nullopt;
+}
+
 }  // namespace
 
 namespace rolling_parts {
@@ -147,45 +208,15 @@ Chunked summarize_chunks(const Plan& p, Summarizer& summarizer, const RollingOpt
                         "use a summarizer with a larger window or --summarizer-window");
       break;
     }
-    std::string transcript;
     std::size_t end = next;
-    std::int64_t used = 0;
-    while (end < evicted) {
-      std::string t = unit_text(p, p.units[end], summarizer.transcript_options());
-      std::int64_t tt = estimate_text_tokens(t) + 1;
-      if (used + tt > budget) {
-        if (end == next) {
-          // One unit larger than a chunk: its text is shortened (head and tail kept), never split
-          // from its tool pairs.
-          t = shorten_middle(t, static_cast<std::size_t>(budget - used) * 4);
-          transcript += (transcript.empty() ? "" : "\n\n") + t;
-          ++end;
-        }
-        break;
-      }
-      transcript += (transcript.empty() ? "" : "\n\n") + t;
-      used += tt;
-      ++end;
-    }
+    std::string transcript = chunk_transcript(p, summarizer, next, budget, end);
     first = false;
     if (transcript.empty() && c.summary.empty()) {
       next = end;  // nothing readable in these units (hidden reasoning only): covered, nothing to say
       c.units_done = next;
       continue;
     }
-    SummaryRequest req;
-    req.previous_summary = c.summary;
-    req.transcript = transcript;
-    req.instructions = opts.instructions;
-    req.max_output_tokens = max_output;
-    req.input_tokens = estimate_text_tokens(req.previous_summary) + estimate_text_tokens(req.transcript);
-    req.prompt_version = std::string(kDefaultPromptVersion);
-    digest.update(req.previous_summary);
-    digest.update(std::string_view("\0", 1));
-    digest.update(req.transcript);
-    digest.update(std::string_view("\0", 1));
-    digest.update(req.instructions);
-    digest.update(std::string_view("\0", 1));
+    SummaryRequest req = chunk_request(c.summary, transcript, opts, max_output, digest);
     ++c.calls;
     SummaryResult out;
     try {
@@ -199,18 +230,8 @@ Chunked summarize_chunks(const Plan& p, Summarizer& summarizer, const RollingOpt
       c.failure = *bad;
       break;
     }
-    std::int64_t out_tokens = estimate_text_tokens(text);
-    if (static_cast<double>(out_tokens) > kMaxCallRatio * static_cast<double>(req.input_tokens)) {
-      c.failure = Error(Exit::environment, "summarizer.not_reducing",
-                        fmt::format("the summary of {} tokens is not smaller than 90% of its {}-token input; rejected, "
-                                    "not retried",
-                                    out_tokens, req.input_tokens));
-      break;
-    }
-    if (out_tokens > 2 * max_output) {
-      c.failure = Error(Exit::environment, "summarizer.oversized",
-                        fmt::format("the summary of {} tokens exceeds twice the output budget of {} tokens", out_tokens,
-                                    max_output));
+    if (auto bad = oversized_answer(estimate_text_tokens(text), req.input_tokens, max_output)) {
+      c.failure = *bad;
       break;
     }
     c.summary = std::move(text);
