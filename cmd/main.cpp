@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -128,26 +129,11 @@ const char* env_or(const char* name, const char* fallback) {
   return v && *v ? v : fallback;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  using namespace ctxfold;
-  using namespace ctxfold::cli;
-  std::signal(SIGPIPE, SIG_IGN);  // a closed pipe is seen as EPIPE on write: quiet exit 0
-
-  Context ctx;
-  CLI::App app{"ctxfold: session databases for LLM agents: import, render, compact, verify", "ctxfold"};
-  app.set_version_flag("--version", "ctxfold 0.1.0");
-  app.require_subcommand(1);
-  ctx.db_path = env_or("CTXFOLD_DB", "./ctxfold.db");
-  if (const char* s = std::getenv("CTXFOLD_SESSION"); s && *s) ctx.session = s;
-  app.add_option("--db", ctx.db_path, "session database (env CTXFOLD_DB, default ./ctxfold.db)");
-  app.add_option("--session", ctx.session, "session id (env CTXFOLD_SESSION; default: the only or newest session)");
-  app.add_flag("--text", ctx.text, "a human view instead of JSON where one helps");
-
-  // The subcommand named on the command line, found before CLI11 parses: only its options are
-  // built (building all of them was a quarter of the start-up of a short command). Without one
-  // (--help, --version, a typo, the hidden generators) every subcommand is built.
+// The subcommand named on the command line, found before CLI11 parses: only its options are
+// built (building all of them was a quarter of the start-up of a short command). Without one
+// (--help, --version, a typo, the hidden generators) every subcommand is built.
+const ctxfold::cli::Command* named_command(int argc, char** argv) {
+  using ctxfold::cli::Command;
   const Command* named = nullptr;
   for (int i = 1; i < argc && !named; ++i) {
     std::string_view a = argv[i];
@@ -157,14 +143,17 @@ int main(int argc, char** argv) {
     }
     if (a == "-h" || a == "--help") break;  // the top-level help lists every subcommand
     if (a.empty() || a[0] == '-') continue;
-    for (const Command& c : command_table())
+    for (const Command& c : ctxfold::cli::command_table())
       if (a == c.name) named = &c;
     break;
   }
+  return named;
+}
 
-  Runner run;
-  const Command* chosen = nullptr;
-  for (const Command& c : command_table()) {
+// Adds the subcommands (only `named` when one is); the one parsed sets `run` and `chosen`.
+void add_subcommands(CLI::App& app, const ctxfold::cli::Command* named, ctxfold::cli::Runner& run,
+                     const ctxfold::cli::Command*& chosen) {
+  for (const ctxfold::cli::Command& c : ctxfold::cli::command_table()) {
     if (named && &c != named) continue;
     CLI::App* sub = app.add_subcommand(c.name, c.summary);
     // Global options may also follow the subcommand name.
@@ -175,20 +164,12 @@ int main(int argc, char** argv) {
       chosen = &c;
     });
   }
+}
 
-  // The hidden generators of the man pages and completions read this very app (cmd/doc.cpp).
-  if (argc >= 2 && (std::string(argv[1]) == "__man" || std::string(argv[1]) == "__complete")) {
-    std::vector<std::string> rest(argv + 2, argv + argc);
-    try {
-      int rc = std::string(argv[1]) == "__man" ? run_man(app, rest) : run_complete(app, rest, ctx.db_path, ctx.session);
-      std::fflush(stdout);
-      return rc;
-    } catch (const Error& e) {
-      return report(e);
-    }
-  }
-
-  // An unknown subcommand gets a plain answer and, like ninja and git, a "did you mean".
+// An unknown subcommand gets a plain answer and, like ninja and git, a "did you mean": the usage
+// exit code then, nothing for a known one.
+std::optional<int> refuse_unknown_command(int argc, char** argv) {
+  using namespace ctxfold;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--db" || a == "--session") {
@@ -196,42 +177,43 @@ int main(int argc, char** argv) {
       continue;
     }
     if (a.empty() || a[0] == '-') continue;
-    const Command* known = nullptr;
-    for (const Command& c : command_table())
+    const cli::Command* known = nullptr;
+    for (const cli::Command& c : cli::command_table())
       if (a == c.name) known = &c;
     if (known) break;
     fmt::print(stderr, "ctxfold: error: unknown command '{}'\n", a);
     if (const char* near = nearest_command(a)) fmt::print(stderr, "hint: did you mean '{}'?\n", near);
     return static_cast<int>(Exit::usage);
   }
+  return std::nullopt;
+}
 
+// A positional argument that starts with '-' (`grep "->"`) is read as an option: name the fix.
+void hint_dash_argument(CLI::App& app, const ctxfold::cli::Command& named, int argc, char** argv) {
+  CLI::App* sub = nullptr;
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    // A positional argument that starts with '-' (`grep "->"`) is read as an option: name the fix.
-    if (rc != 0 && named) {
-      CLI::App* sub = nullptr;
-      try {
-        sub = app.get_subcommand(named->name);
-      } catch (const CLI::Error&) {
-      }
-      bool after_name = false;
-      for (int i = 1; i < argc && sub; ++i) {
-        std::string a = argv[i];
-        if (a == "--") break;
-        if (a == named->name) after_name = true;
-        if (!after_name || a.size() < 2 || a[0] != '-' || std::isdigit(static_cast<unsigned char>(a[1]))) continue;
-        const std::string opt = a.substr(0, a.find('='));
-        if (sub->get_option_no_throw(opt) || app.get_option_no_throw(opt) || opt == "-h" || opt == "--help") continue;
-        fmt::print(stderr, "hint: '{}' was read as an option; to pass an argument that starts with '-', put it after "
-                           "`--`: ctxfold {} [options] -- '{}'\n", a, named->name, a);
-        break;
-      }
-    }
-    return rc == 0 ? 0 : static_cast<int>(Exit::usage);
+    sub = app.get_subcommand(named.name);
+  } catch (const CLI::Error&) {
   }
+  bool after_name = false;
+  for (int i = 1; i < argc && sub; ++i) {
+    std::string a = argv[i];
+    if (a == "--") break;
+    if (a == named.name) after_name = true;
+    if (!after_name || a.size() < 2 || a[0] != '-' || std::isdigit(static_cast<unsigned char>(a[1]))) continue;
+    const std::string opt = a.substr(0, a.find('='));
+    if (sub->get_option_no_throw(opt) || app.get_option_no_throw(opt) || opt == "-h" || opt == "--help") continue;
+    fmt::print(stderr, "hint: '{}' was read as an option; to pass an argument that starts with '-', put it after "
+                       "`--`: ctxfold {} [options] -- '{}'\n", a, named.name, a);
+    break;
+  }
+}
 
+// Opens the store the command needs and runs it: the exit code, errors reported; stdout is
+// flushed after.
+int run_command(ctxfold::cli::Context& ctx, const ctxfold::cli::Runner& run, const ctxfold::cli::Command* chosen) {
+  using namespace ctxfold;
+  using namespace ctxfold::cli;
   int rc = 0;
   // A database this call creates and then fails to fill is removed again: a failed first import
   // must not leave an empty ctxfold.db behind that later commands would mistake for a real one.
@@ -268,4 +250,50 @@ int main(int argc, char** argv) {
     if (rc == 0) rc = static_cast<int>(Exit::environment);
   }
   return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ctxfold;
+  using namespace ctxfold::cli;
+  std::signal(SIGPIPE, SIG_IGN);  // a closed pipe is seen as EPIPE on write: quiet exit 0
+
+  Context ctx;
+  CLI::App app{"ctxfold: session databases for LLM agents: import, render, compact, verify", "ctxfold"};
+  app.set_version_flag("--version", "ctxfold 0.1.0");
+  app.require_subcommand(1);
+  ctx.db_path = env_or("CTXFOLD_DB", "./ctxfold.db");
+  if (const char* s = std::getenv("CTXFOLD_SESSION"); s && *s) ctx.session = s;
+  app.add_option("--db", ctx.db_path, "session database (env CTXFOLD_DB, default ./ctxfold.db)");
+  app.add_option("--session", ctx.session, "session id (env CTXFOLD_SESSION; default: the only or newest session)");
+  app.add_flag("--text", ctx.text, "a human view instead of JSON where one helps");
+
+  const Command* named = named_command(argc, argv);
+  Runner run;
+  const Command* chosen = nullptr;
+  add_subcommands(app, named, run, chosen);
+
+  // The hidden generators of the man pages and completions read this very app (cmd/doc.cpp).
+  if (argc >= 2 && (std::string(argv[1]) == "__man" || std::string(argv[1]) == "__complete")) {
+    std::vector<std::string> rest(argv + 2, argv + argc);
+    try {
+      int rc = std::string(argv[1]) == "__man" ? run_man(app, rest) : run_complete(app, rest, ctx.db_path, ctx.session);
+      std::fflush(stdout);
+      return rc;
+    } catch (const Error& e) {
+      return report(e);
+    }
+  }
+
+  if (auto rc = refuse_unknown_command(argc, argv)) return *rc;
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    if (rc != 0 && named) hint_dash_argument(app, *named, argc, argv);
+    return rc == 0 ? 0 : static_cast<int>(Exit::usage);
+  }
+  return run_command(ctx, run, chosen);
 }

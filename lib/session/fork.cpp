@@ -92,12 +92,9 @@ bool copy_chain_node(Store& store, const std::string& old_id, const std::string&
   });
 }
 
-}  // namespace
-
-ForkResult fork_session(Store& store, const ForkOptions& opts) {
-  Txn txn(store.db());
-  ForkResult r;
-  r.at = opts.at;
+/// The fork point: a chain node of the given session (when one is named). Throws for an unknown
+/// node, another session's, or a view node.
+Node fork_point(Store& store, const ForkOptions& opts) {
   auto at = store.node(opts.at, false);
   if (!at)
     throw Error(Exit::bad_input, "node.unknown", fmt::format("no node '{}'", opts.at), "list nodes with 'ctxfold log'");
@@ -107,46 +104,59 @@ ForkResult fork_session(Store& store, const ForkOptions& opts) {
   if (at->is_view())
     throw Error(Exit::usage, "fork.at_view", fmt::format("node '{}' is a {} node, not a chain node", at->id, at->kind),
                 "fork at a message of the chain; a summary is copied when its coverage lies on the path");
-  r.source_session = at->session;
-  r.source_boundary_seq = store.max_seq();
+  return std::move(*at);
+}
+
+/// The new session's name: --name (not empty, not taken), else a generated one.
+std::string fork_name(Store& store, const ForkOptions& opts, const ForkResult& r) {
   if (opts.name) {
     if (opts.name->empty()) throw Error(Exit::usage, "usage.fork", "--name must not be empty");
     if (store.session(*opts.name))
       throw Error(Exit::bad_input, "session.exists", fmt::format("session '{}' already exists", *opts.name),
                   "choose another --name, or omit it for a generated one");
-    r.session = *opts.name;
-  } else {
-    r.session = default_fork_name(store, r.source_session, r.at);
+    return *opts.name;
   }
+  return default_fork_name(store, r.source_session, r.at);
+}
 
-  // 1. The path root→at, walked from at (ids and seqs only).
-  std::vector<PathEntry> path;
-  std::unordered_set<std::string> on_path;
-  {
-    const std::int64_t bound = store.node_count(r.source_session) + 1;
-    std::optional<std::string> cur = at->id;
-    while (cur) {
-      if (!on_path.insert(*cur).second || static_cast<std::int64_t>(path.size()) >= bound)
-        throw Error(Exit::bad_input, "fork.broken_chain",
-                    fmt::format("predecessor cycle at node '{}' on the path to '{}'", *cur, r.at),
-                    "run 'ctxfold verify-invariants'");
-      std::optional<Store::NodeLink> link = store.link(*cur);
-      if (!link)
-        throw Error(Exit::bad_input, "fork.broken_chain", fmt::format("predecessor '{}' does not exist", *cur));
-      if (link->session != r.source_session)
-        throw Error(Exit::bad_input, "fork.broken_chain",
-                    fmt::format("predecessor '{}' belongs to session '{}'", *cur, link->session),
-                    "run 'ctxfold verify-invariants'");
-      path.push_back({link->seq, *cur});
-      cur = std::move(link->predecessor);
-    }
+/// The path root→at, walked from at (ids and seqs only), and the set of its ids.
+struct Path {
+  std::vector<PathEntry> entries;
+  std::unordered_set<std::string> ids;
+};
+
+Path walk_path(Store& store, const Node& at, const ForkResult& r) {
+  Path path;
+  const std::int64_t bound = store.node_count(r.source_session) + 1;
+  std::optional<std::string> cur = at.id;
+  while (cur) {
+    if (!path.ids.insert(*cur).second || static_cast<std::int64_t>(path.entries.size()) >= bound)
+      throw Error(Exit::bad_input, "fork.broken_chain",
+                  fmt::format("predecessor cycle at node '{}' on the path to '{}'", *cur, r.at),
+                  "run 'ctxfold verify-invariants'");
+    std::optional<Store::NodeLink> link = store.link(*cur);
+    if (!link)
+      throw Error(Exit::bad_input, "fork.broken_chain", fmt::format("predecessor '{}' does not exist", *cur));
+    if (link->session != r.source_session)
+      throw Error(Exit::bad_input, "fork.broken_chain",
+                  fmt::format("predecessor '{}' belongs to session '{}'", *cur, link->session),
+                  "run 'ctxfold verify-invariants'");
+    path.entries.push_back({link->seq, *cur});
+    cur = std::move(link->predecessor);
   }
+  return path;
+}
 
-  // 2. Which view nodes come along. The rolling summary in force at `at` is the one the source
-  //    renders there (`render --head AT`, docs/render.md "Rendering at a node"); it and the older
-  //    rolling summaries wholly on the path come along, newer ones are superseded at `at`.
-  std::vector<Node> views = store.view_nodes(r.source_session, {}, kLatest, true);
-  std::optional<std::string> applied;
+/// The source's view nodes and which of them the fork copies.
+struct Views {
+  std::vector<Node> all;
+  std::unordered_set<std::string> on_path;  // view nodes sitting on the chain itself (rare)
+  std::vector<const Node*> copies;          // into `all`
+};
+
+/// The seq of the rolling summary the source renders at `at` (0 for none).
+std::int64_t applied_summary_seq(Store& store, const ForkResult& r, const std::vector<Node>& views,
+                                 std::optional<std::string>& applied) {
   {
     RenderOptions ro;
     ro.head = r.at;
@@ -157,12 +167,22 @@ ForkResult fork_session(Store& store, const ForkOptions& opts) {
   std::int64_t applied_seq = 0;
   for (const Node& v : views)
     if (applied && v.id == *applied) applied_seq = v.seq;
+  return applied_seq;
+}
 
-  std::unordered_set<std::string> on_path_views;  // view nodes sitting on the chain itself (rare)
+/// Which view nodes come along. The rolling summary in force at `at` is the one the source
+/// renders there (`render --head AT`, docs/render.md "Rendering at a node"); it and the older
+/// rolling summaries wholly on the path come along, newer ones are superseded at `at`.
+void select_views(Store& store, const Node& at, const Path& path, ForkResult& r, Views& vs) {
+  const auto& on_path = path.ids;
+  vs.all = store.view_nodes(r.source_session, {}, kLatest, true);
+  const std::vector<Node>& views = vs.all;
+  std::optional<std::string> applied;
+  const std::int64_t applied_seq = applied_summary_seq(store, r, views, applied);
+
   for (const Node& v : views)
-    if (on_path.count(v.id)) on_path_views.insert(v.id);
+    if (on_path.count(v.id)) vs.on_path.insert(v.id);
   std::unordered_set<std::string> copied_views;
-  std::vector<const Node*> view_copies;
   for (const Node& v : views) {
     if (on_path.count(v.id)) continue;  // a view node on the chain is copied as a path node
     std::size_t inside = 0;
@@ -175,9 +195,9 @@ ForkResult fork_session(Store& store, const ForkOptions& opts) {
     if (v.covers_ids.empty()) {
       // A view node without coverage: it belongs to the fork when it hangs off the path at or
       // before the fork point.
-      if (v.predecessor && pred_ok && v.seq <= at->seq) {
+      if (v.predecessor && pred_ok && v.seq <= at.seq) {
         copied_views.insert(v.id);
-        view_copies.push_back(&v);
+        vs.copies.push_back(&v);
       }
       continue;
     }
@@ -191,14 +211,16 @@ ForkResult fork_session(Store& store, const ForkOptions& opts) {
       continue;
     }
     copied_views.insert(v.id);
-    view_copies.push_back(&v);
+    vs.copies.push_back(&v);
   }
+}
 
-  // 3. The id map, complete before anything is written (metadata may name later nodes).
-  IdMap map;
-  std::unordered_set<std::string> new_ids;
-  for (const auto& p : path) map.emplace(p.id, fork_node_id(r.session, p.id));
-  for (const Node* v : view_copies) map.emplace(v->id, fork_node_id(r.session, v->id));
+/// The id map, complete before anything is written (metadata may name later nodes); throws when
+/// a new id is taken.
+void build_id_map(Store& store, const std::string& session, const Path& path, const Views& vs, IdMap& map,
+                  std::unordered_set<std::string>& new_ids) {
+  for (const auto& p : path.entries) map.emplace(p.id, fork_node_id(session, p.id));
+  for (const Node* v : vs.copies) map.emplace(v->id, fork_node_id(session, v->id));
   for (const auto& [old_id, new_id] : map) {
     if (store.has_node(new_id))
       throw Error(Exit::bad_input, "fork.id_conflict",
@@ -206,8 +228,9 @@ ForkResult fork_session(Store& store, const ForkOptions& opts) {
                   "choose another --name");
     new_ids.insert(new_id);
   }
+}
 
-  // 4. Write: the session, then every copy in the source's seq order, then HEAD.
+void create_fork_session(Store& store, const ForkResult& r) {
   SessionInfo s;
   s.id = r.session;
   s.kind = "fork";
@@ -216,50 +239,88 @@ ForkResult fork_session(Store& store, const ForkOptions& opts) {
   s.format = "fork";
   s.metadata = Json{{"forked_from", r.source_session}, {"at", r.at}, {"source_boundary_seq", r.source_boundary_seq}};
   store.create_session(s);
+}
 
-  struct Item {
-    std::int64_t seq;
-    const std::string* id;
-    const Node* view;
-  };
+/// One node to copy, in the source's seq order.
+struct Item {
+  std::int64_t seq;
+  const std::string* id;
+  const Node* view;
+};
+
+/// Copies a view node (or a view node on the chain, loaded with its covers) under its new id:
+/// metadata remapped as for chain nodes, covers and predecessor remapped.
+void copy_view_node(Store& store, const Item& it, const IdMap& map, const std::unordered_set<std::string>& new_ids,
+                    ForkResult& r) {
+  Node n;
+  if (it.view) {
+    n = *it.view;
+  } else {
+    auto loaded = store.node(*it.id, true);
+    if (!loaded) throw Error(Exit::internal, "fork.vanished", fmt::format("node '{}' vanished", *it.id));
+    n = std::move(*loaded);
+  }
+  const std::string old_id = n.id;
+  n.metadata.erase("covers");
+  remap_strings(n.metadata, map, true);
+  Json dropped = drop_dangling_refs(n.metadata, new_ids);
+  n.metadata["forked_from"] = Json{{"session", r.source_session}, {"id", old_id}};
+  if (!dropped.empty()) n.metadata["fork"] = Json{{"dropped_refs", std::move(dropped)}};
+  n.id = map.at(old_id);
+  n.session = r.session;
+  if (n.predecessor) n.predecessor = map.at(*n.predecessor);
+  for (auto& c : n.covers_ids) c = map.at(c);
+  n.seq = 0;
+  if (store.append(n) != AppendResult::added)
+    throw Error(Exit::bad_input, "fork.id_conflict", fmt::format("node id '{}' is already taken", n.id));
+  ++r.copied_nodes;
+  if (it.view) r.copied_summaries.emplace_back(old_id, n.id);
+}
+
+/// Every copy in the source's seq order.
+void write_copies(Store& store, const Path& path, const Views& vs, const IdMap& map,
+                  const std::unordered_set<std::string>& new_ids, ForkResult& r) {
   std::vector<Item> items;
-  items.reserve(path.size() + view_copies.size());
-  for (const auto& p : path) items.push_back({p.seq, &p.id, nullptr});
-  for (const Node* v : view_copies) items.push_back({v->seq, &v->id, v});
+  items.reserve(path.entries.size() + vs.copies.size());
+  for (const auto& p : path.entries) items.push_back({p.seq, &p.id, nullptr});
+  for (const Node* v : vs.copies) items.push_back({v->seq, &v->id, v});
   std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.seq < b.seq; });
 
   for (const Item& it : items) {
-    Node n;
-    if (!it.view && !on_path_views.count(*it.id)) {
+    if (!it.view && !vs.on_path.count(*it.id)) {
       // A chain node: copied as text (the common, bulk case).
       if (!copy_chain_node(store, *it.id, map.at(*it.id), r.session, map, new_ids, r.source_session))
         throw Error(Exit::internal, "fork.vanished", fmt::format("node '{}' vanished", *it.id));
       ++r.copied_nodes;
       continue;
     }
-    if (it.view) {
-      n = *it.view;
-    } else {
-      auto loaded = store.node(*it.id, true);
-      if (!loaded) throw Error(Exit::internal, "fork.vanished", fmt::format("node '{}' vanished", *it.id));
-      n = std::move(*loaded);
-    }
-    const std::string old_id = n.id;
-    n.metadata.erase("covers");
-    remap_strings(n.metadata, map, true);
-    Json dropped = drop_dangling_refs(n.metadata, new_ids);
-    n.metadata["forked_from"] = Json{{"session", r.source_session}, {"id", old_id}};
-    if (!dropped.empty()) n.metadata["fork"] = Json{{"dropped_refs", std::move(dropped)}};
-    n.id = map.at(old_id);
-    n.session = r.session;
-    if (n.predecessor) n.predecessor = map.at(*n.predecessor);
-    for (auto& c : n.covers_ids) c = map.at(c);
-    n.seq = 0;
-    if (store.append(n) != AppendResult::added)
-      throw Error(Exit::bad_input, "fork.id_conflict", fmt::format("node id '{}' is already taken", n.id));
-    ++r.copied_nodes;
-    if (it.view) r.copied_summaries.emplace_back(old_id, n.id);
+    copy_view_node(store, it, map, new_ids, r);
   }
+}
+
+}  // namespace
+
+ForkResult fork_session(Store& store, const ForkOptions& opts) {
+  Txn txn(store.db());
+  ForkResult r;
+  r.at = opts.at;
+  const Node at = fork_point(store, opts);
+  r.source_session = at.session;
+  r.source_boundary_seq = store.max_seq();
+  r.session = fork_name(store, opts, r);
+
+  // 1. The path root→at, walked from at (ids and seqs only).
+  const Path path = walk_path(store, at, r);
+  // 2. Which view nodes come along.
+  Views vs;
+  select_views(store, at, path, r, vs);
+  // 3. The id map, complete before anything is written (metadata may name later nodes).
+  IdMap map;
+  std::unordered_set<std::string> new_ids;
+  build_id_map(store, r.session, path, vs, map, new_ids);
+  // 4. Write: the session, then every copy in the source's seq order, then HEAD.
+  create_fork_session(store, r);
+  write_copies(store, path, vs, map, new_ids, r);
   r.head = map.at(r.at);
   store.move_head(r.session, r.head, "fork");
   txn.commit();

@@ -55,6 +55,7 @@ struct Plan {
   std::size_t cut_unit = 0;              // units[0, cut_unit) are evicted
   std::optional<Calibration> calibration;  // the render's (render/token_figure.hpp token_figure)
   std::int64_t shown_before = 0;           // the labelled figure the trigger is checked on
+  std::int64_t extra = 0;                  // what the calibration adds to any estimate
 };
 
 struct Chunk {
@@ -64,10 +65,9 @@ struct Chunk {
 
 std::int64_t item_tokens(const Node& n) { return n.tokens > 0 ? n.tokens : estimate_node_tokens(n); }
 
-/// The plan: render (lcm), trigger, cursor, retention walk. False with status/reason set when
-/// there is nothing to do.
-bool make_plan(Store& store, const std::string& session, const LcmOptions& opts, std::int64_t max_output, Plan& p,
-               CompactResult& res) {
+/// Renders HEAD (lcm) at the current append boundary and checks the trigger. False with
+/// status/reason set when the compaction is not due.
+bool plan_render(Store& store, const std::string& session, const LcmOptions& opts, Plan& p, CompactResult& res) {
   p.boundary = store.max_seq();
   auto h = store.head(session, p.boundary);
   if (!h)
@@ -91,7 +91,7 @@ bool make_plan(Store& store, const std::string& session, const LcmOptions& opts,
   res.tokens_before = p.r.tokens;
   res.tokens_after = res.tokens_before;
   p.shown_before = res.tokens_before.value;
-  const std::int64_t extra = std::max<std::int64_t>(0, p.shown_before - p.before);
+  p.extra = std::max<std::int64_t>(0, p.shown_before - p.before);
 
   const TriggerCheck t = check_trigger(opts.window, opts.trigger_percent, res.tokens_before, p.before, "lcm");
   p.window_eff = t.window_eff;
@@ -102,7 +102,12 @@ bool make_plan(Store& store, const std::string& session, const LcmOptions& opts,
     return false;
   }
   p.retain_target = std::max<std::int64_t>(1, ceil_percent(p.window_eff, opts.tail_percent));
+  return true;
+}
 
+/// Sets the covered cursor and the region start past the system prompt and the covered prefix;
+/// returns the end of the system prompt.
+std::size_t find_covered_prefix(Plan& p) {
   // The covered cursor: the last row the newest fold on the spine covers.
   const auto& items = p.r.items;
   std::size_t sys_end = 0;
@@ -123,39 +128,48 @@ bool make_plan(Store& store, const std::string& session, const LcmOptions& opts,
     for (std::size_t i = 0; i < items.size(); ++i)
       if (items[i].id == p.r.folds.back().id) p.region_start = i + 1;
   }
-  // Nothing covered yet: the first user message (the task statement, with any harness records
-  // before it) stays verbatim ahead of the leaves when it is at most a tenth of the window
-  // (docs/strategies.md "Hard cases": the first user message is kept); a larger one is summarized
-  // like the rest.
-  if (!p.cursor && p.region_start == sys_end) {
-    const std::int64_t pin_cap = p.window_eff > 0 ? std::max<std::int64_t>(1, p.window_eff / 10) : 2000;
-    std::int64_t pinned = 0;
-    for (std::size_t i = sys_end; i < items.size(); ++i) {
-      pinned += p.r.item_tokens[i];
-      if (pinned > pin_cap || items[i].role == role::kAssistant) break;
-      if (starts_user_turn(items[i])) {
-        p.region_start = i + 1;
-        p.pinned = items[i].id;
-        break;
-      }
+  return sys_end;
+}
+
+/// Nothing covered yet: the first user message (the task statement, with any harness records
+/// before it) stays verbatim ahead of the leaves when it is at most a tenth of the window
+/// (docs/strategies.md "Hard cases": the first user message is kept); a larger one is summarized
+/// like the rest.
+void pin_first_user_message(Plan& p, std::size_t sys_end) {
+  const auto& items = p.r.items;
+  const std::int64_t pin_cap = p.window_eff > 0 ? std::max<std::int64_t>(1, p.window_eff / 10) : 2000;
+  std::int64_t pinned = 0;
+  for (std::size_t i = sys_end; i < items.size(); ++i) {
+    pinned += p.r.item_tokens[i];
+    if (pinned > pin_cap || items[i].role == role::kAssistant) break;
+    if (starts_user_turn(items[i])) {
+      p.region_start = i + 1;
+      p.pinned = items[i].id;
+      break;
     }
   }
-  p.units = split_units(items, p.region_start);
-  // A calibrated remainder (what the provider counts beyond the transcript) leaves less room for
-  // the tail: cap it so remainder + system + the folds kept + `fanout` new top nodes + tail stays
-  // under the trigger.
+}
+
+/// A calibrated remainder (what the provider counts beyond the transcript) leaves less room for
+/// the tail: cap it so remainder + system + the folds kept + `fanout` new top nodes + tail stays
+/// under the trigger. Returns the room (unbounded without a remainder or a window).
+std::int64_t cap_tail_room(const LcmOptions& opts, std::int64_t max_output, Plan& p) {
   std::int64_t tail_room = std::numeric_limits<std::int64_t>::max();
-  if (extra > 0 && opts.window) {
+  if (p.extra > 0 && opts.window) {
     std::int64_t kept = 0;
     for (std::size_t i = 0; i < p.region_start; ++i) kept += p.r.item_tokens[i];
-    tail_room = p.trigger - 1 - extra - kept - static_cast<std::int64_t>(opts.fanout) * max_output;
+    tail_room = p.trigger - 1 - p.extra - kept - static_cast<std::int64_t>(opts.fanout) * max_output;
     p.retain_target = std::max<std::int64_t>(1, std::min(p.retain_target, tail_room));
   }
+  return tail_room;
+}
 
-  // Retention walk, tail to head: the latest unit always stays verbatim, and the tail starts at
-  // the latest user message when that fits (units.hpp retained_tail_start, shared with rolling).
+/// Retention walk, tail to head: the latest unit always stays verbatim, and the tail starts at
+/// the latest user message when that fits (units.hpp retained_tail_start, shared with rolling).
+/// False with status/reason set when no unit can be evicted.
+bool choose_cut(const LcmOptions& opts, std::int64_t tail_room, Plan& p, CompactResult& res) {
   p.cut_unit = retained_tail_start(p.units, p.retain_target,
-                                   opts.window ? std::min(p.trigger - 1 - extra, tail_room) : tail_room);
+                                   opts.window ? std::min(p.trigger - 1 - p.extra, tail_room) : tail_room);
   if (p.cut_unit == 0) {
     const bool over = opts.window && p.shown_before >= p.trigger;
     res.status = over || opts.force ? "declined" : "noop";
@@ -171,6 +185,18 @@ bool make_plan(Store& store, const std::string& session, const LcmOptions& opts,
     return false;
   }
   return true;
+}
+
+/// The plan: render (lcm), trigger, cursor, retention walk. False with status/reason set when
+/// there is nothing to do.
+bool make_plan(Store& store, const std::string& session, const LcmOptions& opts, std::int64_t max_output, Plan& p,
+               CompactResult& res) {
+  if (!plan_render(store, session, opts, p, res)) return false;
+  const std::size_t sys_end = find_covered_prefix(p);
+  if (!p.cursor && p.region_start == sys_end) pin_first_user_message(p, sys_end);
+  p.units = split_units(p.r.items, p.region_start);
+  const std::int64_t tail_room = cap_tail_room(opts, max_output, p);
+  return choose_cut(opts, tail_room, p, res);
 }
 
 std::string unit_text(const std::vector<Node>& items, const Unit& u, const TranscriptOptions& topts) {
@@ -284,6 +310,393 @@ std::string pointer_text(const std::string& id, std::int64_t count, const std::s
                      count, first, last, id);
 }
 
+
+Json or_null(const std::optional<std::string>& s) { return s ? Json(*s) : Json(nullptr); }
+
+/// Chunk and output sizes of one run.
+struct Sizes {
+  std::int64_t swindow = 0;       // the summarizer window chunks are sized against
+  std::int64_t input_budget = 0;  // transcript tokens one call may take
+  std::int64_t chunk_tokens = 0;  // source tokens per leaf
+  std::int64_t max_output = 0;    // output limit of one summary
+};
+
+Sizes lcm_sizes(const Summarizer& summarizer, const LcmOptions& opts) {
+  Sizes z;
+  // Chunk sizes: leaf_chunk_tokens of source, at most a sixteenth of the conversation window, and the
+  // transcript within half the summarizer window.
+  z.swindow = opts.summarizer_window > 0 ? opts.summarizer_window : summarizer.window_tokens();
+  const std::int64_t overhead = estimate_text_tokens(embedded_prompt(kLcmLeafPrompt)) +
+                                estimate_text_tokens(opts.instructions) + 64;
+  z.input_budget = z.swindow / 2 - overhead;
+  z.chunk_tokens = std::min(opts.leaf_chunk_tokens, z.input_budget);
+  if (opts.window && *opts.window > 0)
+    z.chunk_tokens = std::min(z.chunk_tokens, std::max(kMinChunkTokens, *opts.window / kWindowLeafShare));
+  z.max_output = opts.max_output_tokens > 0 ? opts.max_output_tokens
+                                            : std::clamp<std::int64_t>(z.chunk_tokens / 8, 256, 2048);
+  return z;
+}
+
+/// The evicted units packed in order into chunks, and where the kept tail starts.
+struct Eviction {
+  std::vector<Chunk> chunks;
+  std::int64_t tokens = 0;   // stored tokens of the evicted items
+  std::size_t cut_item = 0;  // the first item of the kept tail
+};
+
+Eviction pack_chunks(const Plan& p, std::int64_t chunk_tokens) {
+  const auto& items = p.r.items;
+  Eviction ev;
+  for (std::size_t u = 0; u < p.cut_unit; ++u) {
+    std::int64_t t = 0;
+    for (std::size_t i = p.units[u].begin; i < p.units[u].end; ++i) t += item_tokens(items[i]);
+    ev.tokens += t;
+    if (ev.chunks.empty() || ev.chunks.back().tokens + t > chunk_tokens) ev.chunks.push_back(Chunk{u, u, 0});
+    ev.chunks.back().unit_end = u + 1;
+    ev.chunks.back().tokens += t;
+  }
+  ev.cut_item = p.cut_unit < p.units.size() ? p.units[p.cut_unit].begin : items.size();
+  return ev;
+}
+
+/// --dry-run: status "planned" and the plan of what would be summarized and kept.
+void plan_only(const Plan& p, const Eviction& ev, std::int64_t chunk_tokens, CompactResult& res) {
+  const auto& items = p.r.items;
+  const std::size_t cut_item = ev.cut_item;
+  std::int64_t kept = 0;
+  for (std::size_t i = cut_item; i < items.size(); ++i) kept += item_tokens(items[i]);
+  res.status = "planned";
+  res.reason = fmt::format("would summarize {} units ({} tokens) into {} leaves and keep {} items as the tail",
+                           p.cut_unit, ev.tokens, ev.chunks.size(), items.size() - cut_item);
+  res.details["cursor"]["after"] = res.details["cursor"]["before"];
+  res.plan = Json{{"trigger_tokens", p.trigger},
+                  {"retain_tokens", p.retain_target},
+                  {"window", p.window_eff},
+                  {"cursor", or_null(p.cursor)},
+                  {"evicted_units", p.cut_unit},
+                  {"evicted_items", cut_item - p.region_start},
+                  {"evicted_tokens", ev.tokens},
+                  {"chunks", ev.chunks.size()},
+                  {"chunk_tokens", chunk_tokens},
+                  {"kept_first", cut_item < items.size() ? Json(items[cut_item].id) : Json(nullptr)},
+                  {"kept_items", items.size() - cut_item},
+                  {"kept_tokens", kept},
+                  {"units", p.units.size()}};
+}
+
+/// One run after compact/start: its inputs, the frontier and what it made so far.
+struct Run {
+  Store& store;
+  const std::string& session;
+  Summarizer& summarizer;
+  const LcmOptions& opts;
+  const Sizes& sz;
+  const Plan& p;
+  CompactionBracket& bracket;
+  CompactResult& res;
+  int made_count = 0;
+  std::vector<TreeNode> frontier{};
+  std::vector<Node> fresh{};  // in creation order
+  std::vector<Json> fresh_records{};
+  std::optional<Error> failure{};
+  std::string stop_reason{};
+  std::optional<std::string> cursor{};
+  std::vector<std::string> leaf_ids{}, parent_ids{};
+  std::int64_t covered_count = 0;
+  std::optional<std::string> covered_first{};
+
+  std::string next_id() { return fmt::format("lcm-{}-{}", bracket.hex(), ++made_count); }
+};
+
+/// The frontier: the stored folds on HEAD's spine, then what this run makes.
+void load_frontier(Run& run) {
+  for (const auto& f : run.p.r.folds) {
+    TreeNode t;
+    t.id = f.id;
+    t.depth = f.depth;
+    t.first = f.first;
+    t.last = f.last;
+    t.first_seq = f.first_seq;
+    t.last_seq = f.last_seq;
+    t.count = f.count;
+    auto n = run.store.node(f.id, false);
+    if (n) {
+      t.seq = n->seq;
+      t.predecessor = n->predecessor;
+    }
+    run.frontier.push_back(std::move(t));
+  }
+}
+
+/// A summary node of this run: the text as content, the lcm metadata and the covered ids.
+Node summary_node(const Run& run, const std::string& id, const std::optional<std::string>& predecessor,
+                  const std::string& text) {
+  Node s;
+  s.id = id;
+  s.session = run.session;
+  s.kind = kind::kSummary;
+  s.role = role::kUser;
+  s.predecessor = predecessor;
+  s.content = Json::array({Json{{"type", "text"}, {"text", text}}});
+  return s;
+}
+
+/// Summarizes one chunk into a leaf. False when the leaves stop here (a failure, or a chunk too
+/// small for a summary or a pointer).
+bool make_leaf(Run& run, const Chunk& ch) {
+  const Plan& p = run.p;
+  const auto& items = p.r.items;
+  const std::int64_t bound = p.r.spine_length + 2;
+  const std::size_t ib = p.units[ch.unit_begin].begin, ie = p.units[ch.unit_end - 1].end;
+  std::string transcript;
+  for (std::size_t u = ch.unit_begin; u < ch.unit_end; ++u) {
+    std::string t = unit_text(items, p.units[u], run.summarizer.transcript_options());
+    if (t.empty()) continue;
+    transcript += (transcript.empty() ? "" : "\n\n") + t;
+  }
+  if (estimate_text_tokens(transcript) > run.sz.input_budget)
+    transcript = shorten_middle(transcript, static_cast<std::size_t>(run.sz.input_budget) * 4);
+  std::vector<std::string> covers =
+      chain_segment(run.store, items[ie - 1].id, run.cursor ? run.cursor : p.pinned,
+                    run.cursor || p.pinned ? std::nullopt : std::optional<std::string>(items[ib].id), bound);
+  const std::string id = run.next_id();
+  Made m = summarize_one(run.summarizer, run.opts, transcript, kLcmLeafPrompt, run.sz.max_output, ch.tokens,
+                         pointer_text(id, static_cast<std::int64_t>(covers.size()), covers.front(), covers.back()),
+                         run.opts.max_calls - run.res.calls);
+  run.res.calls += m.calls;
+  if (m.failure) {
+    run.failure = m.failure;
+    --run.made_count;
+    return false;
+  }
+  if (m.too_small) {
+    run.stop_reason = fmt::format("the last {} units ({} tokens) are too small for a summary or a source pointer and "
+                                  "stay in the tail",
+                                  ch.unit_end - ch.unit_begin, ch.tokens);
+    --run.made_count;
+    return false;
+  }
+  Node s = summary_node(run, id, run.store.predecessor_of(covers.front()), m.text);
+  const std::int64_t first_seq = items[ib].seq, last_seq = items[ie - 1].seq;
+  s.metadata = Json{{"strategy", "lcm"},
+                    {"origin", "compact"},
+                    {"compaction", run.bracket.id()},
+                    {"depth", 1},
+                    {"children", Json::array()},
+                    {"lcm", {{"kind", "leaf"}, {"pointer", m.pointer}, {"source_tokens", ch.tokens}}},
+                    {"provenance", provenance_json(run.summarizer, run.opts, kLcmLeafPrompt, m, run.sz.max_output,
+                                                   run.sz.chunk_tokens)}};
+  if (p.calibration) s.metadata["calibration"] = p.calibration->to_json();
+  s.covers_ids = covers;
+  TreeNode t;
+  t.id = id;
+  t.depth = 1;
+  t.predecessor = s.predecessor;
+  t.first = covers.front();
+  t.last = covers.back();
+  t.first_seq = first_seq;
+  t.last_seq = last_seq;
+  t.count = static_cast<std::int64_t>(covers.size());
+  t.fresh = true;
+  t.loaded = true;
+  run.fresh_records.push_back(
+      Json{{"kind", "leaf"},
+           {"provenance", s.metadata["provenance"]},
+           {"raw_summary", m.text},
+           {"pointer", m.pointer},
+           {"covers", {{"count", covers.size()}, {"first", covers.front()}, {"last", covers.back()}}},
+           {"estimated_tokens", estimate_node_tokens(s)},
+           {"replaced_tokens", ch.tokens}});
+  t.node = s;
+  run.fresh.push_back(std::move(s));
+  run.frontier.push_back(std::move(t));
+  run.leaf_ids.push_back(id);
+  if (!run.covered_first) run.covered_first = covers.front();
+  run.covered_count += static_cast<std::int64_t>(covers.size());
+  run.cursor = covers.back();
+  return true;
+}
+
+void load(Store& store, TreeNode& t) {
+  if (t.loaded) return;
+  if (auto n = store.node(t.id, true)) t.node = std::move(*n);
+  t.node.metadata.erase("covers");
+  t.loaded = true;
+}
+
+/// The start of the oldest run of `fanout` adjacent frontier siblings on the lowest level holding one.
+std::optional<std::size_t> condensable(const std::vector<TreeNode>& frontier, int fanout) {
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < frontier.size();) {
+    std::size_t j = i + 1;
+    while (j < frontier.size() && frontier[j].depth == frontier[i].depth &&
+           frontier[j].predecessor == std::optional<std::string>(frontier[j - 1].last))
+      ++j;
+    if (j - i >= static_cast<std::size_t>(fanout) && (!best || frontier[i].depth < frontier[*best].depth)) best = i;
+    i = j;
+  }
+  return best;
+}
+
+/// Condenses frontier[b, b + fanout) into a parent that replaces them on the frontier. False when
+/// the condensation stops (a failure, or no summary or pointer smaller than the children).
+bool condense_at(Run& run, std::size_t b) {
+  auto& frontier = run.frontier;
+  const std::size_t e = b + static_cast<std::size_t>(run.opts.fanout);
+  std::string transcript;
+  std::int64_t source_tokens = 0;
+  std::vector<std::string> covers, children;
+  for (std::size_t i = b; i < e; ++i) {
+    load(run.store, frontier[i]);
+    const Node& child = frontier[i].node;
+    transcript += fmt::format("{}[summary {} of rows {} … {}]\n{}", transcript.empty() ? "" : "\n\n", child.id,
+                              frontier[i].first, frontier[i].last, node_text(child));
+    source_tokens += item_tokens(child);
+    covers.insert(covers.end(), child.covers_ids.begin(), child.covers_ids.end());
+    children.push_back(child.id);
+  }
+  if (estimate_text_tokens(transcript) > run.sz.input_budget)
+    transcript = shorten_middle(transcript, static_cast<std::size_t>(run.sz.input_budget) * 4);
+  const std::string id = run.next_id();
+  Made m = summarize_one(run.summarizer, run.opts, transcript, kLcmCondensePrompt, run.sz.max_output, source_tokens,
+                         pointer_text(id, static_cast<std::int64_t>(covers.size()), covers.front(), covers.back()),
+                         run.opts.max_calls - run.res.calls);
+  run.res.calls += m.calls;
+  if (m.failure || m.too_small) {
+    if (m.failure) run.failure = m.failure;
+    --run.made_count;
+    return false;
+  }
+  const std::int64_t depth = frontier[b].depth + 1;
+  Node s = summary_node(run, id, frontier[b].predecessor, m.text);
+  s.metadata = Json{{"strategy", "lcm"},
+                    {"origin", "compact"},
+                    {"compaction", run.bracket.id()},
+                    {"depth", depth},
+                    {"children", children},
+                    {"lcm", {{"kind", "parent"}, {"pointer", m.pointer}, {"source_tokens", source_tokens}}},
+                    {"provenance", provenance_json(run.summarizer, run.opts, kLcmCondensePrompt, m, run.sz.max_output,
+                                                   run.sz.chunk_tokens)}};
+  if (run.p.calibration) s.metadata["calibration"] = run.p.calibration->to_json();
+  s.covers_ids = covers;
+  TreeNode t;
+  t.id = id;
+  t.depth = depth;
+  t.predecessor = s.predecessor;
+  t.first = frontier[b].first;
+  t.last = frontier[e - 1].last;
+  t.first_seq = frontier[b].first_seq;
+  t.last_seq = frontier[e - 1].last_seq;
+  t.count = static_cast<std::int64_t>(covers.size());
+  t.fresh = true;
+  t.loaded = true;
+  run.fresh_records.push_back(
+      Json{{"kind", "parent"},
+           {"provenance", s.metadata["provenance"]},
+           {"raw_summary", m.text},
+           {"pointer", m.pointer},
+           {"children", children},
+           {"covers", {{"count", covers.size()}, {"first", covers.front()}, {"last", covers.back()}}},
+           {"estimated_tokens", estimate_node_tokens(s)},
+           {"replaced_tokens", source_tokens}});
+  t.node = s;
+  run.fresh.push_back(std::move(s));
+  run.parent_ids.push_back(id);
+  frontier.erase(frontier.begin() + static_cast<std::ptrdiff_t>(b), frontier.begin() + static_cast<std::ptrdiff_t>(e));
+  frontier.insert(frontier.begin() + static_cast<std::ptrdiff_t>(b), std::move(t));
+  return true;
+}
+
+/// Nothing was made: the attempt failed (or was declined) and only the bracket's end is written.
+void fail_empty(Run& run) {
+  CompactResult& res = run.res;
+  Error e = run.failure ? *run.failure
+                        : Error(Exit::environment, "compact.not_reducing",
+                                run.stop_reason.empty() ? std::string("nothing could be summarized") : run.stop_reason);
+  fail_result(res, e);
+  if (!run.failure) res.status = "declined";
+  run.bracket.fail(e, res.calls,
+                   Json{{"strategy", "lcm"},
+                        {"cursor_before", or_null(run.p.cursor)},
+                        {"cursor", or_null(run.p.cursor)}});
+}
+
+/// The bracket's commit of everything made; the source-changed error when HEAD or the session moved.
+std::optional<Error> commit_fresh(Run& run, bool partial) {
+  const auto& failure = run.failure;
+  return run.bracket.commit(
+      [&] {
+        for (std::size_t i = 0; i < run.fresh.size(); ++i)
+          run.bracket.append_summary(run.fresh[i], run.fresh_records[i]);
+      },
+      run.res.calls,
+      Json{{"strategy", "lcm"},
+           {"summary_id", run.fresh.back().id},
+           {"leaves", run.leaf_ids},
+           {"parents", run.parent_ids},
+           {"cursor_before", or_null(run.p.cursor)},
+           {"cursor", or_null(run.cursor)},
+           {"partial", partial},
+           {"error", failure ? Json{{"code", failure->code()}, {"message", failure->what()}} : Json(nullptr)}});
+}
+
+/// The result of a committed run, with the figures of the render after it.
+void report_compacted(Run& run, bool partial, std::size_t chunk_count) {
+  CompactResult& res = run.res;
+  res.status = "compacted";
+  res.summary_id = run.fresh.back().id;
+  res.partial = partial;
+  res.covers_count = run.covered_count;
+  res.covers_first = run.covered_first;
+  res.covers_last = run.cursor;
+  res.details["leaves"] = run.leaf_ids;
+  res.details["parents"] = run.parent_ids;
+  if (run.failure) {
+    res.error_code = run.failure->code();
+    res.reason = fmt::format("partial: {} of {} leaves and {} parents made before a summary failed: {}",
+                             run.leaf_ids.size(), chunk_count, run.parent_ids.size(), run.failure->what());
+  } else if (!run.stop_reason.empty()) {
+    res.reason = run.stop_reason;
+  }
+  RenderOptions after;
+  after.strategy = "lcm";
+  after.notes = false;
+  Rendered r2 = render_context(run.store, run.session, after);
+  res.estimated_tokens_after = r2.estimated_tokens;
+  res.tokens_after = r2.tokens;
+  if (!partial && run.opts.window && res.tokens_after.value >= run.p.trigger)
+    res.reason = fmt::format("still {} {} tokens after compaction: the verbatim tail (never split inside a unit) and "
+                             "the tree's top nodes exceed the trigger of {} tokens",
+                             res.tokens_after.kind, res.tokens_after.value, run.p.trigger);
+}
+
+/// Leaves, condensation and the commit, after compact/start.
+void run_tree(Run& run, const std::vector<Chunk>& chunks) {
+  load_frontier(run);
+  run.cursor = run.p.cursor;
+  // 1. Leaves, oldest chunk first; a failure stops here and keeps what is done.
+  for (const Chunk& ch : chunks)
+    if (!make_leaf(run, ch)) break;
+  // 2. Condensation: the lowest level holding `fanout` adjacent siblings, oldest first.
+  while (!run.failure) {
+    const std::optional<std::size_t> best = condensable(run.frontier, run.opts.fanout);
+    if (!best) break;
+    if (!condense_at(run, *best)) break;
+  }
+
+  CompactResult& res = run.res;
+  const Json cursor_json{{"before", or_null(run.p.cursor)}, {"after", or_null(run.cursor)}};
+  res.details["cursor"] = cursor_json;
+  if (run.fresh.empty()) return fail_empty(run);
+  const bool partial = run.failure.has_value();
+  if (auto changed = commit_fresh(run, partial)) {
+    fail_result(res, *changed);
+    res.details["cursor"]["after"] = cursor_json["before"];
+    return;
+  }
+  report_compacted(run, partial, chunks.size());
+}
+
 }  // namespace
 
 void validate_lcm_options(const LcmOptions& o) {
@@ -308,66 +721,26 @@ CompactResult compact_lcm(Store& store, const std::string& session, Summarizer& 
   res.summarizer_model = summarizer.model();
   res.window = opts.window;
   res.passes = 1;
-  // Chunk sizes: leaf_chunk_tokens of source, at most a sixteenth of the conversation window, and the
-  // transcript within half the summarizer window.
-  const std::int64_t swindow = opts.summarizer_window > 0 ? opts.summarizer_window : summarizer.window_tokens();
-  const std::int64_t overhead = estimate_text_tokens(embedded_prompt(kLcmLeafPrompt)) +
-                                estimate_text_tokens(opts.instructions) + 64;
-  const std::int64_t input_budget = swindow / 2 - overhead;
-  std::int64_t chunk_tokens = std::min(opts.leaf_chunk_tokens, input_budget);
-  if (opts.window && *opts.window > 0)
-    chunk_tokens = std::min(chunk_tokens, std::max(kMinChunkTokens, *opts.window / kWindowLeafShare));
-  const std::int64_t max_output =
-      opts.max_output_tokens > 0 ? opts.max_output_tokens
-                                 : std::clamp<std::int64_t>(chunk_tokens / 8, 256, 2048);
+  const Sizes sz = lcm_sizes(summarizer, opts);
   Plan p;
-  if (!make_plan(store, session, opts, max_output, p, res)) return res;
-  const auto& items = p.r.items;
+  if (!make_plan(store, session, opts, sz.max_output, p, res)) return res;
 
-  std::vector<Chunk> chunks;
-  std::int64_t evicted_tokens = 0;
-  for (std::size_t u = 0; u < p.cut_unit; ++u) {
-    std::int64_t t = 0;
-    for (std::size_t i = p.units[u].begin; i < p.units[u].end; ++i) t += item_tokens(items[i]);
-    evicted_tokens += t;
-    if (chunks.empty() || chunks.back().tokens + t > chunk_tokens) chunks.push_back(Chunk{u, u, 0});
-    chunks.back().unit_end = u + 1;
-    chunks.back().tokens += t;
-  }
-  const std::size_t cut_item = p.cut_unit < p.units.size() ? p.units[p.cut_unit].begin : items.size();
-  res.details = Json{{"cursor", {{"before", p.cursor ? Json(*p.cursor) : Json(nullptr)}, {"after", nullptr}}},
-                     {"chunk_tokens", chunk_tokens},
-                     {"evicted_tokens", evicted_tokens},
+  const Eviction ev = pack_chunks(p, sz.chunk_tokens);
+  res.details = Json{{"cursor", {{"before", or_null(p.cursor)}, {"after", nullptr}}},
+                     {"chunk_tokens", sz.chunk_tokens},
+                     {"evicted_tokens", ev.tokens},
                      {"evicted_units", p.cut_unit},
                      {"fanout", opts.fanout},
-                     {"pinned", p.pinned ? Json(*p.pinned) : Json(nullptr)},
+                     {"pinned", or_null(p.pinned)},
                      {"leaves", Json::array()},
                      {"parents", Json::array()}};
   if (opts.dry_run) {
-    std::int64_t kept = 0;
-    for (std::size_t i = cut_item; i < items.size(); ++i) kept += item_tokens(items[i]);
-    res.status = "planned";
-    res.reason = fmt::format("would summarize {} units ({} tokens) into {} leaves and keep {} items as the tail",
-                             p.cut_unit, evicted_tokens, chunks.size(), items.size() - cut_item);
-    res.details["cursor"]["after"] = res.details["cursor"]["before"];
-    res.plan = Json{{"trigger_tokens", p.trigger},
-                    {"retain_tokens", p.retain_target},
-                    {"window", p.window_eff},
-                    {"cursor", p.cursor ? Json(*p.cursor) : Json(nullptr)},
-                    {"evicted_units", p.cut_unit},
-                    {"evicted_items", cut_item - p.region_start},
-                    {"evicted_tokens", evicted_tokens},
-                    {"chunks", chunks.size()},
-                    {"chunk_tokens", chunk_tokens},
-                    {"kept_first", cut_item < items.size() ? Json(items[cut_item].id) : Json(nullptr)},
-                    {"kept_items", items.size() - cut_item},
-                    {"kept_tokens", kept},
-                    {"units", p.units.size()}};
+    plan_only(p, ev, sz.chunk_tokens, res);
     return res;
   }
-  if (input_budget < kMinChunkTokens) {
+  if (sz.input_budget < kMinChunkTokens) {
     Error e(Exit::environment, "summarizer.window",
-            fmt::format("the summarizer window of {} tokens leaves no room for a chunk", swindow),
+            fmt::format("the summarizer window of {} tokens leaves no room for a chunk", sz.swindow),
             "use a summarizer with a larger window or --summarizer-window");
     fail_result(res, e);
     return res;
@@ -377,262 +750,12 @@ CompactResult compact_lcm(Store& store, const std::string& session, Summarizer& 
   res.compaction = bracket.id();
   bracket.start(Json{{"strategy", "lcm"},
                      {"boundary_seq", p.boundary},
-                     {"cursor", p.cursor ? Json(*p.cursor) : Json(nullptr)},
-                     {"plan", {{"chunks", chunks.size()}, {"evicted_units", p.cut_unit}, {"evicted_tokens", evicted_tokens}}},
+                     {"cursor", or_null(p.cursor)},
+                     {"plan", {{"chunks", ev.chunks.size()}, {"evicted_units", p.cut_unit}, {"evicted_tokens", ev.tokens}}},
                      {"estimated_tokens_before", p.before},
                      {"summarizer", {{"kind", summarizer.kind()}, {"model", summarizer.model()}}}});
-  int made_count = 0;
-  auto next_id = [&] { return fmt::format("lcm-{}-{}", bracket.hex(), ++made_count); };
-
-  // The frontier: the stored folds on HEAD's spine, then what this run makes.
-  std::vector<TreeNode> frontier;
-  for (const auto& f : p.r.folds) {
-    TreeNode t;
-    t.id = f.id;
-    t.depth = f.depth;
-    t.first = f.first;
-    t.last = f.last;
-    t.first_seq = f.first_seq;
-    t.last_seq = f.last_seq;
-    t.count = f.count;
-    auto n = store.node(f.id, false);
-    if (n) {
-      t.seq = n->seq;
-      t.predecessor = n->predecessor;
-    }
-    frontier.push_back(std::move(t));
-  }
-  std::vector<Node> fresh;        // in creation order
-  std::vector<Json> fresh_records;
-  std::optional<Error> failure;
-  std::string stop_reason;
-  std::optional<std::string> cursor = p.cursor;
-  std::vector<std::string> leaf_ids, parent_ids;
-  std::int64_t covered_count = 0;
-  std::optional<std::string> covered_first;
-
-  // 1. Leaves, oldest chunk first; a failure stops here and keeps what is done.
-  const std::int64_t bound = p.r.spine_length + 2;
-  for (std::size_t c = 0; c < chunks.size(); ++c) {
-    const Chunk& ch = chunks[c];
-    const std::size_t ib = p.units[ch.unit_begin].begin, ie = p.units[ch.unit_end - 1].end;
-    std::string transcript;
-    for (std::size_t u = ch.unit_begin; u < ch.unit_end; ++u) {
-      std::string t = unit_text(items, p.units[u], summarizer.transcript_options());
-      if (t.empty()) continue;
-      transcript += (transcript.empty() ? "" : "\n\n") + t;
-    }
-    if (estimate_text_tokens(transcript) > input_budget)
-      transcript = shorten_middle(transcript, static_cast<std::size_t>(input_budget) * 4);
-    std::vector<std::string> covers =
-        chain_segment(store, items[ie - 1].id, cursor ? cursor : p.pinned,
-                      cursor || p.pinned ? std::nullopt : std::optional<std::string>(items[ib].id), bound);
-    const std::string id = next_id();
-    Made m = summarize_one(summarizer, opts, transcript, kLcmLeafPrompt, max_output, ch.tokens,
-                           pointer_text(id, static_cast<std::int64_t>(covers.size()), covers.front(), covers.back()),
-                           opts.max_calls - res.calls);
-    res.calls += m.calls;
-    if (m.failure) {
-      failure = m.failure;
-      --made_count;
-      break;
-    }
-    if (m.too_small) {
-      stop_reason = fmt::format("the last {} units ({} tokens) are too small for a summary or a source pointer and stay "
-                                "in the tail",
-                                ch.unit_end - ch.unit_begin, ch.tokens);
-      --made_count;
-      break;
-    }
-    Node s;
-    s.id = id;
-    s.session = session;
-    s.kind = kind::kSummary;
-    s.role = role::kUser;
-    s.predecessor = store.predecessor_of(covers.front());
-    s.content = Json::array({Json{{"type", "text"}, {"text", m.text}}});
-    const std::int64_t first_seq = items[ib].seq, last_seq = items[ie - 1].seq;
-    s.metadata = Json{{"strategy", "lcm"},
-                      {"origin", "compact"},
-                      {"compaction", bracket.id()},
-                      {"depth", 1},
-                      {"children", Json::array()},
-                      {"lcm", {{"kind", "leaf"}, {"pointer", m.pointer}, {"source_tokens", ch.tokens}}},
-                      {"provenance", provenance_json(summarizer, opts, kLcmLeafPrompt, m, max_output, chunk_tokens)}};
-    if (p.calibration) s.metadata["calibration"] = p.calibration->to_json();
-    s.covers_ids = covers;
-    TreeNode t;
-    t.id = id;
-    t.depth = 1;
-    t.predecessor = s.predecessor;
-    t.first = covers.front();
-    t.last = covers.back();
-    t.first_seq = first_seq;
-    t.last_seq = last_seq;
-    t.count = static_cast<std::int64_t>(covers.size());
-    t.fresh = true;
-    t.loaded = true;
-    fresh_records.push_back(Json{{"kind", "leaf"},
-                                 {"provenance", s.metadata["provenance"]},
-                                 {"raw_summary", m.text},
-                                 {"pointer", m.pointer},
-                                 {"covers", {{"count", covers.size()}, {"first", covers.front()}, {"last", covers.back()}}},
-                                 {"estimated_tokens", estimate_node_tokens(s)},
-                                 {"replaced_tokens", ch.tokens}});
-    t.node = s;
-    fresh.push_back(std::move(s));
-    frontier.push_back(std::move(t));
-    leaf_ids.push_back(id);
-    if (!covered_first) covered_first = covers.front();
-    covered_count += static_cast<std::int64_t>(covers.size());
-    cursor = covers.back();
-  }
-
-  // 2. Condensation: the lowest level holding `fanout` adjacent siblings, oldest first.
-  auto load = [&](TreeNode& t) {
-    if (t.loaded) return;
-    if (auto n = store.node(t.id, true)) t.node = std::move(*n);
-    t.node.metadata.erase("covers");
-    t.loaded = true;
-  };
-  while (!failure) {
-    std::optional<std::size_t> best;
-    for (std::size_t i = 0; i < frontier.size();) {
-      std::size_t j = i + 1;
-      while (j < frontier.size() && frontier[j].depth == frontier[i].depth &&
-             frontier[j].predecessor == std::optional<std::string>(frontier[j - 1].last))
-        ++j;
-      if (j - i >= static_cast<std::size_t>(opts.fanout) && (!best || frontier[i].depth < frontier[*best].depth)) best = i;
-      i = j;
-    }
-    if (!best) break;
-    const std::size_t b = *best, e = *best + static_cast<std::size_t>(opts.fanout);
-    std::string transcript;
-    std::int64_t source_tokens = 0;
-    std::vector<std::string> covers, children;
-    for (std::size_t i = b; i < e; ++i) {
-      load(frontier[i]);
-      const Node& child = frontier[i].node;
-      transcript += fmt::format("{}[summary {} of rows {} … {}]\n{}", transcript.empty() ? "" : "\n\n", child.id,
-                                frontier[i].first, frontier[i].last, node_text(child));
-      source_tokens += item_tokens(child);
-      covers.insert(covers.end(), child.covers_ids.begin(), child.covers_ids.end());
-      children.push_back(child.id);
-    }
-    if (estimate_text_tokens(transcript) > input_budget)
-      transcript = shorten_middle(transcript, static_cast<std::size_t>(input_budget) * 4);
-    const std::string id = next_id();
-    Made m = summarize_one(summarizer, opts, transcript, kLcmCondensePrompt, max_output, source_tokens,
-                           pointer_text(id, static_cast<std::int64_t>(covers.size()), covers.front(), covers.back()),
-                           opts.max_calls - res.calls);
-    res.calls += m.calls;
-    if (m.failure || m.too_small) {
-      if (m.failure) failure = m.failure;
-      --made_count;
-      break;
-    }
-    const std::int64_t depth = frontier[b].depth + 1;
-    Node s;
-    s.id = id;
-    s.session = session;
-    s.kind = kind::kSummary;
-    s.role = role::kUser;
-    s.predecessor = frontier[b].predecessor;
-    s.content = Json::array({Json{{"type", "text"}, {"text", m.text}}});
-    s.metadata = Json{{"strategy", "lcm"},
-                      {"origin", "compact"},
-                      {"compaction", bracket.id()},
-                      {"depth", depth},
-                      {"children", children},
-                      {"lcm", {{"kind", "parent"}, {"pointer", m.pointer}, {"source_tokens", source_tokens}}},
-                      {"provenance", provenance_json(summarizer, opts, kLcmCondensePrompt, m, max_output, chunk_tokens)}};
-    if (p.calibration) s.metadata["calibration"] = p.calibration->to_json();
-    s.covers_ids = covers;
-    TreeNode t;
-    t.id = id;
-    t.depth = depth;
-    t.predecessor = s.predecessor;
-    t.first = frontier[b].first;
-    t.last = frontier[e - 1].last;
-    t.first_seq = frontier[b].first_seq;
-    t.last_seq = frontier[e - 1].last_seq;
-    t.count = static_cast<std::int64_t>(covers.size());
-    t.fresh = true;
-    t.loaded = true;
-    fresh_records.push_back(Json{{"kind", "parent"},
-                                 {"provenance", s.metadata["provenance"]},
-                                 {"raw_summary", m.text},
-                                 {"pointer", m.pointer},
-                                 {"children", children},
-                                 {"covers", {{"count", covers.size()}, {"first", covers.front()}, {"last", covers.back()}}},
-                                 {"estimated_tokens", estimate_node_tokens(s)},
-                                 {"replaced_tokens", source_tokens}});
-    t.node = s;
-    fresh.push_back(std::move(s));
-    parent_ids.push_back(id);
-    frontier.erase(frontier.begin() + static_cast<std::ptrdiff_t>(b), frontier.begin() + static_cast<std::ptrdiff_t>(e));
-    frontier.insert(frontier.begin() + static_cast<std::ptrdiff_t>(b), std::move(t));
-  }
-
-  const Json cursor_json{{"before", p.cursor ? Json(*p.cursor) : Json(nullptr)},
-                         {"after", cursor ? Json(*cursor) : Json(nullptr)}};
-  res.details["cursor"] = cursor_json;
-  if (fresh.empty()) {
-    Error e = failure ? *failure
-                      : Error(Exit::environment, "compact.not_reducing",
-                              stop_reason.empty() ? std::string("nothing could be summarized") : stop_reason);
-    fail_result(res, e);
-    if (!failure) res.status = "declined";
-    bracket.fail(e, res.calls,
-                 Json{{"strategy", "lcm"},
-                      {"cursor_before", p.cursor ? Json(*p.cursor) : Json(nullptr)},
-                      {"cursor", p.cursor ? Json(*p.cursor) : Json(nullptr)}});
-    return res;
-  }
-  const bool partial = failure.has_value();
-  auto changed = bracket.commit(
-      [&] {
-        for (std::size_t i = 0; i < fresh.size(); ++i) bracket.append_summary(fresh[i], fresh_records[i]);
-      },
-      res.calls,
-      Json{{"strategy", "lcm"},
-           {"summary_id", fresh.back().id},
-           {"leaves", leaf_ids},
-           {"parents", parent_ids},
-           {"cursor_before", p.cursor ? Json(*p.cursor) : Json(nullptr)},
-           {"cursor", cursor ? Json(*cursor) : Json(nullptr)},
-           {"partial", partial},
-           {"error", failure ? Json{{"code", failure->code()}, {"message", failure->what()}} : Json(nullptr)}});
-  if (changed) {
-    fail_result(res, *changed);
-    res.details["cursor"]["after"] = cursor_json["before"];
-    return res;
-  }
-  res.status = "compacted";
-  res.summary_id = fresh.back().id;
-  res.partial = partial;
-  res.covers_count = covered_count;
-  res.covers_first = covered_first;
-  res.covers_last = cursor;
-  res.details["leaves"] = leaf_ids;
-  res.details["parents"] = parent_ids;
-  if (failure) {
-    res.error_code = failure->code();
-    res.reason = fmt::format("partial: {} of {} leaves and {} parents made before a summary failed: {}", leaf_ids.size(),
-                             chunks.size(), parent_ids.size(), failure->what());
-  } else if (!stop_reason.empty()) {
-    res.reason = stop_reason;
-  }
-  RenderOptions after;
-  after.strategy = "lcm";
-  after.notes = false;
-  Rendered r2 = render_context(store, session, after);
-  res.estimated_tokens_after = r2.estimated_tokens;
-  res.tokens_after = r2.tokens;
-  if (!partial && opts.window && res.tokens_after.value >= p.trigger)
-    res.reason = fmt::format("still {} {} tokens after compaction: the verbatim tail (never split inside a unit) and "
-                             "the tree's top nodes exceed the trigger of {} tokens",
-                             res.tokens_after.kind, res.tokens_after.value, p.trigger);
+  Run run{store, session, summarizer, opts, sz, p, bracket, res};
+  run_tree(run, ev.chunks);
   return res;
 }
 

@@ -27,24 +27,25 @@ std::optional<Node> session_notes(Store& store, const std::string& session, std:
   return store.latest_of_kind(session, kind::kNotes, as_of);
 }
 
-Json rewrite_notes(Store& store, const std::string& session, const CompactResult& res, Summarizer& summarizer,
-                   const NotesOptions& opts) {
-  Json out{{"status", "skipped"}, {"id", nullptr}, {"previous", nullptr}, {"budget_tokens", opts.budget_tokens}, {"calls", 0}};
-  if (res.status != "compacted" || !res.covers_last || !res.covers_first || !res.compaction) return out;
-  std::optional<Node> prev = session_notes(store, session);
+namespace {
+
+/// A rewrite of the notes: the rows it reads and what it carries from chunk to chunk.
+struct Rewrite {
+  std::vector<std::string> ids;  // the evicted rows, oldest first
+  bool scratch = false;          // rewritten from all the fold covers, not from the previous notes
   std::string notes;
-  std::optional<std::string> cursor;
-  if (prev) {
-    out["previous"] = prev->id;
-    notes = node_text(*prev);
-    if (auto it = prev->metadata.find("notes"); it != prev->metadata.end() && it->is_object())
-      if (std::string c = json_str(*it, "cursor"); !c.empty()) cursor = c;
-  }
-  // What was evicted since the notes last read: the chain back to their cursor; a cursor no longer
-  // on the chain (a rewritten history) means the notes are rewritten from all the fold covers.
+  Sha256 digest;
+  int calls = 0;
+  std::optional<Error> failure;
+};
+
+/// What was evicted since the notes last read: the chain back to their cursor; a cursor no longer
+/// on the chain (a rewritten history) means the notes are rewritten from all the fold covers.
+std::vector<std::string> evicted_since(Store& store, const CompactResult& res, const std::optional<std::string>& cursor,
+                                       bool& scratch) {
   const std::int64_t bound = store.max_seq() + 1;
   std::vector<std::string> ids;
-  bool scratch = !cursor;
+  scratch = !cursor;
   if (cursor) {
     try {
       ids = chain_segment(store, *res.covers_last, cursor, std::nullopt, bound);
@@ -53,37 +54,45 @@ Json rewrite_notes(Store& store, const std::string& session, const CompactResult
     }
   }
   if (scratch) ids = chain_segment(store, *res.covers_last, std::nullopt, res.covers_first, bound);
-  if (scratch) notes.clear();
-  out["evicted_rows"] = ids.size();
-  if (ids.empty()) return out;
+  return ids;
+}
 
+/// The transcript of the message rows from ids[next] that fit `budget` tokens (a first row larger
+/// than it is shortened); `next` moves past the rows read.
+std::string chunk_transcript(Store& store, const std::vector<std::string>& ids, std::int64_t budget, std::size_t& next) {
+  std::string transcript;
+  std::int64_t used = 0;
+  while (next < ids.size()) {
+    auto n = store.node(ids[next], false);
+    std::string t = n && n->kind == kind::kMessage ? node_transcript(*n) : std::string();
+    const std::int64_t tt = estimate_text_tokens(t) + 1;
+    if (used + tt > budget && !transcript.empty()) break;
+    if (tt > budget) t = shorten_middle(t, static_cast<std::size_t>(budget) * 4);
+    if (!t.empty()) transcript += (transcript.empty() ? "" : "\n\n") + t;
+    used += tt;
+    ++next;
+  }
+  return transcript;
+}
+
+/// Rewrites rw.notes over the evicted rows in chunks within half the summarizer window, the notes
+/// carried along; the first failure stops it.
+void rewrite_in_chunks(Store& store, Summarizer& summarizer, const NotesOptions& opts, Rewrite& rw) {
+  const std::vector<std::string>& ids = rw.ids;
+  std::string& notes = rw.notes;
   const std::int64_t window = opts.summarizer_window > 0 ? opts.summarizer_window : summarizer.window_tokens();
   const std::string instructions =
       fmt::format("Notes budget: {} tokens.{}{}", opts.budget_tokens, opts.instructions.empty() ? "" : " ", opts.instructions);
   const std::int64_t overhead = estimate_text_tokens(embedded_prompt(kNotesPrompt)) + estimate_text_tokens(instructions) + 64;
-  Sha256 digest;
-  int calls = 0;
-  std::optional<Error> failure;
   std::size_t next = 0;
-  while (next < ids.size() && !failure) {
+  while (next < ids.size() && !rw.failure) {
     const std::int64_t budget = window / 2 - overhead - estimate_text_tokens(notes);
     if (budget < 256) {
-      failure = Error(Exit::environment, "summarizer.window",
-                      fmt::format("the summarizer window of {} tokens leaves no room next to the notes", window));
+      rw.failure = Error(Exit::environment, "summarizer.window",
+                         fmt::format("the summarizer window of {} tokens leaves no room next to the notes", window));
       break;
     }
-    std::string transcript;
-    std::int64_t used = 0;
-    while (next < ids.size()) {
-      auto n = store.node(ids[next], false);
-      std::string t = n && n->kind == kind::kMessage ? node_transcript(*n) : std::string();
-      const std::int64_t tt = estimate_text_tokens(t) + 1;
-      if (used + tt > budget && !transcript.empty()) break;
-      if (tt > budget) t = shorten_middle(t, static_cast<std::size_t>(budget) * 4);
-      if (!t.empty()) transcript += (transcript.empty() ? "" : "\n\n") + t;
-      used += tt;
-      ++next;
-    }
+    std::string transcript = chunk_transcript(store, ids, budget, next);
     if (transcript.empty()) continue;
     SummaryRequest req;
     req.previous_summary = notes;
@@ -92,50 +101,87 @@ Json rewrite_notes(Store& store, const std::string& session, const CompactResult
     req.max_output_tokens = opts.budget_tokens * 5 / 4;
     req.input_tokens = estimate_text_tokens(notes) + estimate_text_tokens(transcript);
     req.prompt_version = kNotesPrompt;
-    digest.update(notes);
-    digest.update(std::string_view("\0", 1));
-    digest.update(transcript);
-    ++calls;
+    rw.digest.update(notes);
+    rw.digest.update(std::string_view("\0", 1));
+    rw.digest.update(transcript);
+    ++rw.calls;
     try {
       SummaryResult r = summarizer.summarize(req);
       std::string text = r.text;
-      if (auto bad = clean_summary_text(text)) failure = *bad;
+      if (auto bad = clean_summary_text(text)) rw.failure = *bad;
       else notes = std::move(text);
     } catch (const Error& e) {
-      failure = e;
+      rw.failure = e;
     }
   }
-  out["calls"] = calls;
-  Json event{{"status", failure ? "failed" : "rewritten"}, {"previous", out["previous"]}, {"calls", calls},
-             {"evicted_rows", ids.size()}};
-  if (failure || notes.empty()) {
-    Error e = failure ? *failure : Error(Exit::environment, "summarizer.empty", "nothing readable to write notes from");
-    out["status"] = "failed";
-    out["error"] = Json{{"code", e.code()}, {"message", e.what()}};
-    event["status"] = "failed";
-    event["error"] = out["error"];
-    Txn t(store.db());
-    store.log_event(session, "compact/notes", *res.compaction, event);
-    t.commit();
-    return out;
-  }
+}
+
+/// A failed rewrite (an error, or no notes): out and the compact/notes event record the error.
+void record_failure(Store& store, const std::string& session, const CompactResult& res, const Rewrite& rw, Json& out,
+                    Json& event) {
+  Error e = rw.failure ? *rw.failure : Error(Exit::environment, "summarizer.empty", "nothing readable to write notes from");
+  out["status"] = "failed";
+  out["error"] = Json{{"code", e.code()}, {"message", e.what()}};
+  event["status"] = "failed";
+  event["error"] = out["error"];
+  Txn t(store.db());
+  store.log_event(session, "compact/notes", *res.compaction, event);
+  t.commit();
+}
+
+/// The notes node superseding `previous`: its cursor is the last row read.
+Node notes_node(const std::string& session, const CompactResult& res, Rewrite& rw, const Json& previous,
+                const Summarizer& summarizer, const NotesOptions& opts) {
   Node n;
   n.id = "notes-" + res.compaction->substr(res.compaction->rfind('-') + 1);
   n.session = session;
   n.kind = kind::kNotes;
   n.role = role::kUser;
-  n.predecessor = ids.back();
-  n.content = Json::array({Json{{"type", "text"}, {"text", notes}}});
-  n.metadata = Json{{"strategy", "notes"},
-                    {"origin", "compact"},
-                    {"compaction", *res.compaction},
-                    {"supersedes", out["previous"]},
-                    {"notes", {{"cursor", ids.back()}, {"budget_tokens", opts.budget_tokens}, {"from_scratch", scratch}}},
-                    {"provenance",
-                     {{"summarizer", {{"kind", summarizer.kind()}, {"model", summarizer.model()}}},
-                      {"prompt_version", kNotesPrompt},
-                      {"input_digest", digest.hex()},
-                      {"calls", calls}}}};
+  n.predecessor = rw.ids.back();
+  n.content = Json::array({Json{{"type", "text"}, {"text", rw.notes}}});
+  n.metadata =
+      Json{{"strategy", "notes"},
+           {"origin", "compact"},
+           {"compaction", *res.compaction},
+           {"supersedes", previous},
+           {"notes", {{"cursor", rw.ids.back()}, {"budget_tokens", opts.budget_tokens}, {"from_scratch", rw.scratch}}},
+           {"provenance",
+            {{"summarizer", {{"kind", summarizer.kind()}, {"model", summarizer.model()}}},
+             {"prompt_version", kNotesPrompt},
+             {"input_digest", rw.digest.hex()},
+             {"calls", rw.calls}}}};
+  return n;
+}
+
+}  // namespace
+
+Json rewrite_notes(Store& store, const std::string& session, const CompactResult& res, Summarizer& summarizer,
+                   const NotesOptions& opts) {
+  Json out{{"status", "skipped"}, {"id", nullptr}, {"previous", nullptr}, {"budget_tokens", opts.budget_tokens}, {"calls", 0}};
+  if (res.status != "compacted" || !res.covers_last || !res.covers_first || !res.compaction) return out;
+  std::optional<Node> prev = session_notes(store, session);
+  Rewrite rw;
+  std::optional<std::string> cursor;
+  if (prev) {
+    out["previous"] = prev->id;
+    rw.notes = node_text(*prev);
+    if (auto it = prev->metadata.find("notes"); it != prev->metadata.end() && it->is_object())
+      if (std::string c = json_str(*it, "cursor"); !c.empty()) cursor = c;
+  }
+  rw.ids = evicted_since(store, res, cursor, rw.scratch);
+  if (rw.scratch) rw.notes.clear();
+  out["evicted_rows"] = rw.ids.size();
+  if (rw.ids.empty()) return out;
+
+  rewrite_in_chunks(store, summarizer, opts, rw);
+  out["calls"] = rw.calls;
+  Json event{{"status", rw.failure ? "failed" : "rewritten"}, {"previous", out["previous"]}, {"calls", rw.calls},
+             {"evicted_rows", rw.ids.size()}};
+  if (rw.failure || rw.notes.empty()) {
+    record_failure(store, session, res, rw, out, event);
+    return out;
+  }
+  Node n = notes_node(session, res, rw, out["previous"], summarizer, opts);
   event["id"] = n.id;
   Txn t(store.db());
   store.log_event(session, "compact/notes", *res.compaction, event);

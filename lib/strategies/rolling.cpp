@@ -4,152 +4,40 @@
 
 #include <algorithm>
 #include <limits>
-#include <unordered_set>
 
 #include "render/partial.hpp"
 #include "render/recap.hpp"
-#include "strategies/region.hpp"
+#include "strategies/rolling_parts.hpp"
 #include "strategies/units.hpp"
 #include "summarize/prompt.hpp"
 #include "summarize/transcript.hpp"
 #include "tokens/calibrate.hpp"
 #include "tokens/estimate.hpp"
-#include "util/digest.hpp"
 #include "util/error.hpp"
-#include "util/utf8.hpp"
 
 namespace ctxfold {
 namespace {
 
-// The summary view node standing in for `covers` (docs/model.md "View nodes"): role user, its
-// predecessor the splice point (the predecessor of the first covered node), the framed summary text
-// as content. The caller adds metadata and covers_ids.
-Node summary_node(Store& store, const std::string& session, const std::string& id,
-                  const std::vector<std::string>& covers, const std::string& summary) {
-  Node s;
-  s.id = id;
-  s.session = session;
-  s.kind = kind::kSummary;
-  s.role = role::kUser;
-  s.predecessor = store.predecessor_of(covers.front());
-  s.content = Json::array({Json{{"type", "text"}, {"text", frame_summary(summary)}}});
-  return s;
-}
-
-// A summary must be smaller than what it replaces: the refusal both passes give.
-Error summary_not_smaller(std::int64_t summary_tokens, std::int64_t replaced) {
-  return Error(Exit::environment, "compact.not_reducing",
-               fmt::format("the summary ({} tokens) is not smaller than the {} tokens it replaces", summary_tokens,
-                           replaced));
-}
-
-// The compact/summary event's payload: what produced the summary, its raw text, its coverage and
-// its size against what it replaces.
-Json summary_event(const Json& provenance, const std::string& raw_summary, const std::vector<std::string>& covers,
-                   std::int64_t summary_tokens, std::int64_t replaced) {
-  return Json{{"provenance", provenance},
-              {"raw_summary", raw_summary},
-              {"covers", {{"count", covers.size()}, {"first", covers.front()}, {"last", covers.back()}}},
-              {"estimated_tokens", summary_tokens},
-              {"replaced_tokens", replaced}};
-}
-
-constexpr double kMaxCallRatio = 0.9;       // an answer over 90% of its input is non-reducing
-constexpr std::int64_t kMinChunkTokens = 256;
-
-/// Everything one pass needs, frozen at the planning boundary.
-struct Plan {
-  Rendered r;
-  std::vector<Node> items;  // r.items without a recap node
-  std::string head;
-  std::int64_t boundary = 0;     // database max seq when planned (render as_of)
-  std::int64_t session_max = 0;  // the session's newest seq when planned
-  std::int64_t before = 0;
-  std::int64_t window_eff = 0;
-  std::int64_t trigger = 0;
-  std::int64_t retain_target = 0;
-  std::size_t sys_end = 0;
-  std::optional<std::size_t> summary_pos;
-  std::optional<Node> old_summary;
-  std::vector<std::string> old_covers;
-  std::size_t region_start = 0;  // first item that may be newly evicted
-  std::vector<Unit> units;       // over [region_start, items.size())
-  std::size_t cut_unit = 0;      // units[0, cut_unit) are evicted
-  std::int64_t old_recap_tokens = 0;
-  std::optional<Calibration> calibration;  // the render's (render/token_figure.hpp token_figure)
-  std::int64_t shown_before = 0;           // calibrated_figure(before).value
-};
+using rolling_parts::Chunked;
+using rolling_parts::covered_ids;
+using rolling_parts::items_tokens;
+using rolling_parts::Plan;
+using rolling_parts::summarize_chunks;
+using rolling_parts::summary_event;
+using rolling_parts::summary_node;
+using rolling_parts::summary_not_smaller;
 
 /// The figure a local estimate of this session's context is shown as.
 TokenFigure figure(const Plan& p, std::int64_t estimate) { return calibrated_figure(estimate, p.calibration); }
-
-std::int64_t items_tokens(const std::vector<Node>& items, std::size_t b, std::size_t e) {
-  std::int64_t t = 0;
-  for (std::size_t i = b; i < e && i < items.size(); ++i) t += estimate_node_tokens(items[i]);
-  return t;
-}
 
 std::size_t cut_index(const Plan& p, std::size_t cut_unit) {
   return cut_unit < p.units.size() ? p.units[cut_unit].begin : p.items.size();
 }
 
-/// The covered ids for evicting items [region_start, cut): the old summary's coverage extended
-/// by every node on the chain up to items[cut-1] (events included, so the segment is contiguous).
-/// nullopt when the chain holds a view node (an imported summary sitting on the spine).
-std::optional<std::vector<std::string>> covered_ids(Store& store, const Plan& p, std::size_t cut, std::string& why) {
-  std::vector<std::string> out = p.old_covers;
-  if (cut <= p.region_start) return out;
-  std::string stop_after;  // walk back until this id (exclusive) ...
-  std::string stop_at;     // ... or including this one
-  if (p.old_summary) stop_after = p.old_covers.empty() ? std::string() : p.old_covers.back();
-  else stop_at = p.items[p.region_start].id;
-  // A stored fold of another strategy (an lcm summary, a snapcompact archive) at the start is not
-  // on the chain: the segment starts at the first node it covers, and the walk passes its rows.
-  std::int64_t bound = p.r.spine_length + 2;
-  for (const auto& f : p.r.folds) {
-    bound += f.count;
-    if (!p.old_summary && f.id == stop_at) stop_at = f.first;
-  }
-  std::vector<std::string> rev;
-  std::optional<std::string> cur = p.items[cut - 1].id;
-  // A region summary (compact --from/--to) at the end stands for its rows: the walk starts at its
-  // last covered node.
-  for (const auto& f : p.r.folds)
-    if (f.kind == "region" && f.id == *cur) cur = f.last;
-  for (std::int64_t steps = 0; cur; ++steps) {
-    if (steps > bound) {
-      why = "the chain behind the cut is longer than the rendered spine";
-      return std::nullopt;
-    }
-    if (!stop_after.empty() && *cur == stop_after) break;
-    auto n = store.node(*cur, false);
-    if (!n) {
-      why = fmt::format("node '{}' on the chain is missing", *cur);
-      return std::nullopt;
-    }
-    if (n->is_view()) {
-      why = fmt::format("view node '{}' sits on the chain inside the segment to cover", n->id);
-      return std::nullopt;
-    }
-    rev.push_back(n->id);
-    if (!stop_at.empty() && *cur == stop_at) break;
-    cur = n->predecessor;
-    if (!cur && !stop_after.empty()) {
-      why = "the chain does not reach the previous summary's coverage";
-      return std::nullopt;
-    }
-  }
-  out.insert(out.end(), rev.rbegin(), rev.rend());
-  return out;
-}
-
-/// Builds the plan: render, trigger, retention walk. Sets status/reason on res when nothing is
-/// to be done and returns false.
-/// at_boundary: plan at that append boundary (replay re-plans a compaction from the state it
-/// started from) instead of the current one.
-bool make_plan(Store& store, const std::string& session, const RollingOptions& opts, bool reconsolidate,
-               std::int64_t max_output, Plan& p, CompactResult& res,
-               std::optional<std::int64_t> at_boundary = std::nullopt) {
+/// Renders HEAD (rolling) at the plan's boundary, without the recap node, and takes the figures
+/// before: the old summary's recap counts when the render did not include it.
+void render_plan(Store& store, const std::string& session, Plan& p, CompactResult& res,
+                 std::optional<std::int64_t> at_boundary) {
   p.boundary = at_boundary ? *at_boundary : store.max_seq();
   auto h = store.head(session, p.boundary);
   if (!h)
@@ -189,6 +77,60 @@ bool make_plan(Store& store, const std::string& session, const RollingOptions& o
   if (p.r.tokens.kind == "measured" && p.before == p.r.estimated_tokens) res.tokens_before = p.r.tokens;
   res.tokens_after = res.tokens_before;
   p.shown_before = res.tokens_before.value;
+}
+
+/// A calibrated remainder (what the provider counts beyond the transcript) leaves less room for
+/// the tail: cap it so remainder + system + a full summary + a full recap + tail < trigger.
+/// Returns the room (unbounded without a remainder or a window).
+std::int64_t cap_tail_room(const RollingOptions& opts, std::int64_t max_output, std::int64_t extra, Plan& p) {
+  std::int64_t tail_room = std::numeric_limits<std::int64_t>::max();
+  if (extra > 0 && opts.window) {
+    const RecapOptions recap_defaults;
+    tail_room = p.trigger - 1 - extra - items_tokens(p.items, 0, p.sys_end) - max_output - recap_defaults.max_tokens -
+                2 * (kMessageOverhead + kBlockOverhead) - 40;
+    p.retain_target = std::max<std::int64_t>(1, std::min(p.retain_target, tail_room));
+  }
+  return tail_room;
+}
+
+/// Nothing to evict: status and reason (an open step, a single oversized unit, a tail that needs
+/// every unit, or nothing to compact).
+void refuse_empty_cut(const RollingOptions& opts, const Plan& p, CompactResult& res) {
+  std::int64_t tail = items_tokens(p.items, p.region_start, p.items.size());
+  bool over = opts.window && p.shown_before >= p.trigger;
+  if (!p.units.empty() && p.units.size() == 1 && p.units[0].open) {
+    res.status = "declined";
+    res.reason = "the only compactable content is an open step (tool calls without results); it is never "
+                 "compacted — retry once it closes";
+  } else if (!p.units.empty() && p.units.back().open && p.units.size() == 1) {
+    res.status = "declined";
+    res.reason = "only an open step remains";
+  } else if (over || opts.force) {
+    res.status = "declined";
+    if (p.units.size() == 1)
+      res.reason = fmt::format("the tail is a single unit of {} tokens, larger than the tail budget of {} tokens; "
+                               "a unit is never split",
+                               tail, p.retain_target);
+    else if (p.units.empty())
+      res.reason = "nothing after the system prompt and the summary to compact";
+    else
+      res.reason = fmt::format("every unit is needed for the retained tail of {} tokens ({} tokens after the "
+                               "summary)",
+                               p.retain_target, tail);
+  } else {
+    res.status = "noop";
+    res.reason = "nothing to compact";
+  }
+}
+
+/// Builds the plan: render, trigger, retention walk. Sets status/reason on res when nothing is
+/// to be done and returns false.
+/// at_boundary: plan at that append boundary (replay re-plans a compaction from the state it
+/// started from) instead of the current one.
+bool make_plan(Store& store, const std::string& session, const RollingOptions& opts, bool reconsolidate,
+               std::int64_t max_output, Plan& p, CompactResult& res,
+               std::optional<std::int64_t> at_boundary = std::nullopt) {
+  render_plan(store, session, p, res, at_boundary);
   // What the calibration adds on top of any estimate: the unseen remainder (0 when it scales).
   const std::int64_t extra = std::max<std::int64_t>(0, p.shown_before - p.before);
 
@@ -206,15 +148,7 @@ bool make_plan(Store& store, const std::string& session, const RollingOptions& o
     ++p.sys_end;
   p.region_start = p.summary_pos ? *p.summary_pos + 1 : p.sys_end;
   p.units = split_units(p.items, p.region_start);
-  // A calibrated remainder (what the provider counts beyond the transcript) leaves less room for
-  // the tail: cap it so remainder + system + a full summary + a full recap + tail < trigger.
-  std::int64_t tail_room = std::numeric_limits<std::int64_t>::max();
-  if (extra > 0 && opts.window) {
-    const RecapOptions recap_defaults;
-    tail_room = p.trigger - 1 - extra - items_tokens(p.items, 0, p.sys_end) - max_output - recap_defaults.max_tokens -
-                2 * (kMessageOverhead + kBlockOverhead) - 40;
-    p.retain_target = std::max<std::int64_t>(1, std::min(p.retain_target, tail_room));
-  }
+  const std::int64_t tail_room = cap_tail_room(opts, max_output, extra, p);
 
   // Retention walk, tail to head (docs/strategies.md "Triggers and the tail"), never starting the
   // kept tail inside a turn when it can be helped; a calibrated remainder lowers the bound on a
@@ -223,160 +157,10 @@ bool make_plan(Store& store, const std::string& session, const RollingOptions& o
       p.units, p.retain_target, opts.window ? std::min(p.trigger - 1 - extra, tail_room) : tail_room);
   p.cut_unit = k;
   if (p.cut_unit == 0 && !(reconsolidate && p.old_summary)) {
-    std::int64_t tail = items_tokens(p.items, p.region_start, p.items.size());
-    bool over = opts.window && p.shown_before >= p.trigger;
-    if (!p.units.empty() && p.units.size() == 1 && p.units[0].open) {
-      res.status = "declined";
-      res.reason = "the only compactable content is an open step (tool calls without results); it is never "
-                   "compacted — retry once it closes";
-    } else if (!p.units.empty() && p.units.back().open && p.units.size() == 1) {
-      res.status = "declined";
-      res.reason = "only an open step remains";
-    } else if (over || opts.force) {
-      res.status = "declined";
-      if (p.units.size() == 1)
-        res.reason = fmt::format("the tail is a single unit of {} tokens, larger than the tail budget of {} tokens; "
-                                 "a unit is never split",
-                                 tail, p.retain_target);
-      else if (p.units.empty())
-        res.reason = "nothing after the system prompt and the summary to compact";
-      else
-        res.reason = fmt::format("every unit is needed for the retained tail of {} tokens ({} tokens after the "
-                                 "summary)",
-                                 p.retain_target, tail);
-    } else {
-      res.status = "noop";
-      res.reason = "nothing to compact";
-    }
+    refuse_empty_cut(opts, p, res);
     return false;
   }
   return true;
-}
-
-struct Chunked {
-  std::string summary;          // raw, unframed
-  std::size_t units_done = 0;   // evicted units the summary covers
-  int calls = 0;
-  std::string input_digest;
-  Json usage = Json::array();
-  std::optional<Error> failure;  // the call that stopped it
-  bool capped = false;           // the call cap stopped it
-  std::int64_t chunk_tokens = 0;
-};
-
-std::string unit_text(const Plan& p, const Unit& u, const TranscriptOptions& topts) {
-  std::string out;
-  for (std::size_t i = u.begin; i < u.end; ++i) {
-    std::string t = node_transcript(p.items[i], topts);
-    if (t.empty()) continue;
-    if (!out.empty()) out += "\n\n";
-    out += t;
-  }
-  return out;
-}
-
-/// Summarizes the previous summary plus the evicted units in chunks of at most half the
-/// summarizer window, the summary carried from chunk to chunk.
-Chunked summarize_chunks(const Plan& p, Summarizer& summarizer, const RollingOptions& opts, std::int64_t max_output) {
-  Chunked c;
-  c.summary = p.old_summary ? unframe_summary(node_text(*p.old_summary)) : std::string();
-  const std::int64_t window = opts.summarizer_window > 0 ? opts.summarizer_window : summarizer.window_tokens();
-  c.chunk_tokens = window / 2;
-  const std::int64_t overhead = estimate_text_tokens(embedded_prompt(kDefaultPromptVersion)) +
-                                estimate_text_tokens(opts.instructions) + 64;
-  Sha256 digest;
-  std::size_t next = 0;
-  const std::size_t evicted = p.cut_unit;
-  bool first = true;
-  while (next < evicted || first) {
-    if (c.calls >= opts.max_calls) {
-      c.capped = true;
-      break;
-    }
-    std::int64_t budget = c.chunk_tokens - overhead - estimate_text_tokens(c.summary);
-    if (budget < kMinChunkTokens) {
-      c.failure = Error(Exit::environment, "summarizer.window",
-                        fmt::format("the summarizer window of {} tokens leaves no room for a chunk next to the carried "
-                                    "summary of {} tokens",
-                                    window, estimate_text_tokens(c.summary)),
-                        "use a summarizer with a larger window or --summarizer-window");
-      break;
-    }
-    std::string transcript;
-    std::size_t end = next;
-    std::int64_t used = 0;
-    while (end < evicted) {
-      std::string t = unit_text(p, p.units[end], summarizer.transcript_options());
-      std::int64_t tt = estimate_text_tokens(t) + 1;
-      if (used + tt > budget) {
-        if (end == next) {
-          // One unit larger than a chunk: its text is shortened (head and tail kept), never split
-          // from its tool pairs.
-          t = shorten_middle(t, static_cast<std::size_t>(budget - used) * 4);
-          transcript += (transcript.empty() ? "" : "\n\n") + t;
-          ++end;
-        }
-        break;
-      }
-      transcript += (transcript.empty() ? "" : "\n\n") + t;
-      used += tt;
-      ++end;
-    }
-    first = false;
-    if (transcript.empty() && c.summary.empty()) {
-      next = end;  // nothing readable in these units (hidden reasoning only): covered, nothing to say
-      c.units_done = next;
-      continue;
-    }
-    SummaryRequest req;
-    req.previous_summary = c.summary;
-    req.transcript = transcript;
-    req.instructions = opts.instructions;
-    req.max_output_tokens = max_output;
-    req.input_tokens = estimate_text_tokens(req.previous_summary) + estimate_text_tokens(req.transcript);
-    req.prompt_version = std::string(kDefaultPromptVersion);
-    digest.update(req.previous_summary);
-    digest.update(std::string_view("\0", 1));
-    digest.update(req.transcript);
-    digest.update(std::string_view("\0", 1));
-    digest.update(req.instructions);
-    digest.update(std::string_view("\0", 1));
-    ++c.calls;
-    SummaryResult out;
-    try {
-      out = summarizer.summarize(req);
-    } catch (const Error& e) {
-      c.failure = e;
-      break;
-    }
-    std::string text = out.text;
-    if (auto bad = clean_summary_text(text)) {
-      c.failure = *bad;
-      break;
-    }
-    std::int64_t out_tokens = estimate_text_tokens(text);
-    if (static_cast<double>(out_tokens) > kMaxCallRatio * static_cast<double>(req.input_tokens)) {
-      c.failure = Error(Exit::environment, "summarizer.not_reducing",
-                        fmt::format("the summary of {} tokens is not smaller than 90% of its {}-token input; rejected, "
-                                    "not retried",
-                                    out_tokens, req.input_tokens));
-      break;
-    }
-    if (out_tokens > 2 * max_output) {
-      c.failure = Error(Exit::environment, "summarizer.oversized",
-                        fmt::format("the summary of {} tokens exceeds twice the output budget of {} tokens", out_tokens,
-                                    max_output));
-      break;
-    }
-    c.summary = std::move(text);
-    if (!out.usage.empty()) c.usage.push_back(out.usage);
-    next = end;
-    c.units_done = next;
-  }
-  if (!c.failure && !c.capped && c.summary.empty())
-    c.failure = Error(Exit::environment, "summarizer.empty", "nothing readable to summarize in the evicted history");
-  c.input_digest = digest.hex();
-  return c;
 }
 
 std::vector<std::string> pick_recap_ids(const Plan& p, std::size_t cut, const RecapOptions& ro) {
@@ -391,6 +175,166 @@ std::vector<std::string> pick_recap_ids(const Plan& p, std::size_t cut, const Re
   }
   std::reverse(ids.begin(), ids.end());
   return ids;
+}
+
+/// --dry-run: status "planned" and what the pass would cover and keep.
+void plan_only(const Plan& p, std::size_t cut, const std::vector<std::string>& covers, std::int64_t evicted_tokens,
+               CompactResult& res) {
+  res.status = "planned";
+  res.reason = fmt::format("would cover {} nodes ({} evicted items, {} tokens) and keep {} items as the tail",
+                           covers.size(), cut - p.region_start, evicted_tokens, p.items.size() - cut);
+  res.covers_count = static_cast<std::int64_t>(covers.size());
+  res.covers_first = covers.front();
+  res.covers_last = covers.back();
+  res.plan = Json{{"trigger_tokens", p.trigger},
+                  {"retain_tokens", p.retain_target},
+                  {"window", p.window_eff},
+                  {"previous_summary", p.old_summary ? Json(p.old_summary->id) : Json(nullptr)},
+                  {"evicted_items", cut - p.region_start},
+                  {"evicted_tokens", evicted_tokens},
+                  {"kept_first", cut < p.items.size() ? Json(p.items[cut].id) : Json(nullptr)},
+                  {"kept_items", p.items.size() - cut},
+                  {"kept_tokens", items_tokens(p.items, cut, p.items.size())},
+                  {"units", p.units.size()},
+                  {"evicted_units", p.cut_unit}};
+}
+
+/// One pass's inputs, its plan and its result, shared by the phases after the plan.
+struct Pass {
+  Store& store;
+  const std::string& session;
+  Summarizer& summarizer;
+  const RollingOptions& opts;
+  std::int64_t max_output;
+  const Plan& p;
+  CompactResult& res;
+};
+
+/// What the chunked summarizer produced and the cut it stands for: every evicted unit, or the
+/// units completed before a failure or the call cap (partial).
+struct Summarized {
+  Chunked c;
+  std::size_t cut = 0;
+  std::vector<std::string> covers;
+  bool partial = false;
+};
+
+/// Runs the chunked summarizer (res.calls counts its calls). The error that fails the attempt
+/// when no chunk completed or the summarized part cannot be covered.
+std::optional<Error> summarize_evicted(Pass& ps, Summarized& sm) {
+  const Plan& p = ps.p;
+  sm.c = summarize_chunks(p, ps.summarizer, ps.opts, ps.max_output);
+  const Chunked& c = sm.c;
+  ps.res.calls = c.calls;
+  // Keep what completed chunks produced (partial); without any, the attempt failed.
+  std::size_t done_units = c.units_done;
+  if (c.failure || c.capped) {
+    if (done_units == 0 || done_units >= p.cut_unit) {
+      if (c.failure) return *c.failure;
+      return Error(Exit::environment, "summarizer.calls", "the summarizer call limit was reached");
+    }
+    sm.partial = true;
+  }
+  if (sm.partial) {
+    sm.cut = cut_index(p, done_units);
+    std::string why;
+    auto covers = covered_ids(ps.store, p, sm.cut, why);
+    if (!covers || covers->empty())
+      return Error(Exit::internal, "compact.partial", "cannot cover the summarized part: " + why);
+    sm.covers = std::move(*covers);
+  }
+  return std::nullopt;
+}
+
+/// The provenance a pass records on its summary: summarizer, prompt, input digest, parameters, calls.
+Json pass_provenance(const Pass& ps, const Chunked& c) {
+  const RollingOptions& opts = ps.opts;
+  Json provenance{{"summarizer", {{"kind", ps.summarizer.kind()}, {"model", ps.summarizer.model()}}},
+                  {"prompt_version", std::string(kDefaultPromptVersion)},
+                  {"input_digest", c.input_digest},
+                  {"parameters",
+                   {{"window", opts.window ? Json(*opts.window) : Json(nullptr)},
+                    {"trigger_percent", opts.trigger_percent},
+                    {"tail_percent", opts.tail_percent},
+                    {"retain_tokens", ps.p.retain_target},
+                    {"max_output_tokens", ps.max_output},
+                    {"chunk_tokens", c.chunk_tokens},
+                    {"instructions", opts.instructions},
+                    {"force", opts.force}}},
+                  {"calls", c.calls}};
+  if (!c.usage.empty()) provenance["usage"] = c.usage;
+  return provenance;
+}
+
+/// The summary node of a pass: its metadata (superseded summary, recap ids, provenance,
+/// calibration) and covers.
+Node pass_summary(const Pass& ps, const Summarized& sm, const std::string& summary_id, const std::string& compaction,
+                  const Json& provenance, const RecapOptions& ro) {
+  const Plan& p = ps.p;
+  Node s = summary_node(ps.store, ps.session, summary_id, sm.covers, sm.c.summary);
+  s.metadata = Json{{"strategy", "rolling"},
+                    {"origin", "compact"},
+                    {"compaction", compaction},
+                    {"supersedes", p.old_summary ? Json(p.old_summary->id) : Json(nullptr)},
+                    {"recap_ids", pick_recap_ids(p, sm.cut, ro)},
+                    {"provenance", provenance}};
+  // The matched measurement this compaction saw, so renders after it stay calibrated until a
+  // newer request is measured (the tail's measured requests saw the uncompacted context).
+  if (p.calibration) s.metadata["calibration"] = p.calibration->to_json();
+  s.covers_ids = sm.covers;
+  return s;
+}
+
+/// The recap the projection will quote, from the ids just chosen (no store read needed).
+std::int64_t projected_recap_tokens(const Plan& p, const Json& recap_ids, const RecapOptions& ro) {
+  std::int64_t new_recap_tokens = 0;
+  std::int64_t budget = ro.max_tokens;
+  for (const auto& id : recap_ids) {
+    const std::string want = id.get<std::string>();
+    for (const auto& n : p.items)
+      if (n.id == want) {
+        std::int64_t t = std::min(budget, estimate_text_tokens(user_prompt_text(n)));
+        new_recap_tokens += t;
+        budget -= t;
+      }
+  }
+  if (new_recap_tokens > 0) new_recap_tokens += kMessageOverhead + kBlockOverhead + 40;
+  return new_recap_tokens;
+}
+
+/// The result of a committed pass, with the figures of the render after it.
+void report_compacted(Pass& ps, const Summarized& sm, const std::string& summary_id) {
+  CompactResult& res = ps.res;
+  const Chunked& c = sm.c;
+  const std::vector<std::string>& covers = sm.covers;
+  res.status = "compacted";
+  res.summary_id = summary_id;
+  res.covers_count = static_cast<std::int64_t>(covers.size());
+  res.covers_first = covers.front();
+  res.covers_last = covers.back();
+  res.partial = sm.partial;
+  if (sm.partial) {
+    if (c.failure) {
+      res.error_code = c.failure->code();
+      res.reason = fmt::format("partial: {} of {} evicted units summarized before the summarizer failed: {}",
+                               c.units_done, ps.p.cut_unit, c.failure->what());
+    } else {
+      res.error_code = "summarizer.calls";
+      res.reason = fmt::format("partial: {} of {} evicted units summarized within the limit of {} summarizer calls",
+                               c.units_done, ps.p.cut_unit, ps.opts.max_calls);
+    }
+  }
+  // What a render now reads.
+  RenderOptions after;
+  after.strategy = "rolling";
+  after.notes = false;
+  Rendered r2 = render_context(ps.store, ps.session, after);
+  res.estimated_tokens_after = r2.estimated_tokens;
+  bool has_recap = std::any_of(r2.sections.begin(), r2.sections.end(), [](const Section& x) { return x.kind == "recap"; });
+  if (!has_recap && r2.summary)
+    if (auto n = ps.store.node(*r2.summary, false))
+      if (auto rc = rolling_recap(ps.store, *n)) res.estimated_tokens_after += rc->estimated_tokens;
+  res.tokens_after = calibrated_figure(res.estimated_tokens_after, r2.tokens.calibration);
 }
 
 /// One pass: plan, bracket, summarize, validate, commit.
@@ -415,23 +359,7 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
   const std::int64_t evicted_tokens = items_tokens(p.items, p.region_start, cut);
   const std::int64_t old_summary_tokens = p.old_summary ? estimate_node_tokens(*p.old_summary) : 0;
   if (opts.dry_run) {
-    res.status = "planned";
-    res.reason = fmt::format("would cover {} nodes ({} evicted items, {} tokens) and keep {} items as the tail",
-                             covers->size(), cut - p.region_start, evicted_tokens, p.items.size() - cut);
-    res.covers_count = static_cast<std::int64_t>(covers->size());
-    res.covers_first = covers->front();
-    res.covers_last = covers->back();
-    res.plan = Json{{"trigger_tokens", p.trigger},
-                    {"retain_tokens", p.retain_target},
-                    {"window", p.window_eff},
-                    {"previous_summary", p.old_summary ? Json(p.old_summary->id) : Json(nullptr)},
-                    {"evicted_items", cut - p.region_start},
-                    {"evicted_tokens", evicted_tokens},
-                    {"kept_first", cut < p.items.size() ? Json(p.items[cut].id) : Json(nullptr)},
-                    {"kept_items", p.items.size() - cut},
-                    {"kept_tokens", items_tokens(p.items, cut, p.items.size())},
-                    {"units", p.units.size()},
-                    {"evicted_units", p.cut_unit}};
+    plan_only(p, cut, *covers, evicted_tokens, res);
     return res;
   }
 
@@ -453,69 +381,20 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
     return res;
   };
 
-  Chunked c = summarize_chunks(p, summarizer, opts, max_output);
-  res.calls = c.calls;
-  // Keep what completed chunks produced (partial); without any, the attempt failed.
-  std::size_t done_units = c.units_done;
-  bool partial = false;
-  if (c.failure || c.capped) {
-    if (done_units == 0 || done_units >= p.cut_unit) {
-      if (c.failure) return end_with_error(*c.failure);
-      return end_with_error(Error(Exit::environment, "summarizer.calls", "the summarizer call limit was reached"));
-    }
-    partial = true;
-  }
-  if (partial) {
-    cut = cut_index(p, done_units);
-    covers = covered_ids(store, p, cut, why);
-    if (!covers || covers->empty())
-      return end_with_error(Error(Exit::internal, "compact.partial", "cannot cover the summarized part: " + why));
-  }
-  const std::int64_t replaced = old_summary_tokens + items_tokens(p.items, p.region_start, cut);
+  Pass ps{store, session, summarizer, opts, max_output, p, res};
+  Summarized sm;
+  sm.cut = cut;
+  sm.covers = std::move(*covers);
+  if (auto e = summarize_evicted(ps, sm)) return end_with_error(*e);
+  const Chunked& c = sm.c;
+  const std::int64_t replaced = old_summary_tokens + items_tokens(p.items, p.region_start, sm.cut);
 
   // The summary node.
   RecapOptions ro;
-  Node s = summary_node(store, session, summary_id, *covers, c.summary);
-  Json provenance{{"summarizer", {{"kind", summarizer.kind()}, {"model", summarizer.model()}}},
-                  {"prompt_version", std::string(kDefaultPromptVersion)},
-                  {"input_digest", c.input_digest},
-                  {"parameters",
-                   {{"window", opts.window ? Json(*opts.window) : Json(nullptr)},
-                    {"trigger_percent", opts.trigger_percent},
-                    {"tail_percent", opts.tail_percent},
-                    {"retain_tokens", p.retain_target},
-                    {"max_output_tokens", max_output},
-                    {"chunk_tokens", c.chunk_tokens},
-                    {"instructions", opts.instructions},
-                    {"force", opts.force}}},
-                  {"calls", c.calls}};
-  if (!c.usage.empty()) provenance["usage"] = c.usage;
-  s.metadata = Json{{"strategy", "rolling"},
-                    {"origin", "compact"},
-                    {"compaction", compaction},
-                    {"supersedes", p.old_summary ? Json(p.old_summary->id) : Json(nullptr)},
-                    {"recap_ids", pick_recap_ids(p, cut, ro)},
-                    {"provenance", provenance}};
-  // The matched measurement this compaction saw, so renders after it stay calibrated until a
-  // newer request is measured (the tail's measured requests saw the uncompacted context).
-  if (p.calibration) s.metadata["calibration"] = p.calibration->to_json();
-  s.covers_ids = *covers;
+  const Json provenance = pass_provenance(ps, c);
+  Node s = pass_summary(ps, sm, summary_id, compaction, provenance, ro);
   const std::int64_t summary_tokens = estimate_node_tokens(s);
-  std::int64_t new_recap_tokens = 0;
-  {
-    // The recap the projection will quote, from the ids just chosen (no store read needed).
-    std::int64_t budget = ro.max_tokens;
-    for (const auto& id : s.metadata["recap_ids"]) {
-      const std::string want = id.get<std::string>();
-      for (const auto& n : p.items)
-        if (n.id == want) {
-          std::int64_t t = std::min(budget, estimate_text_tokens(user_prompt_text(n)));
-          new_recap_tokens += t;
-          budget -= t;
-        }
-    }
-    if (new_recap_tokens > 0) new_recap_tokens += kMessageOverhead + kBlockOverhead + 40;
-  }
+  const std::int64_t new_recap_tokens = projected_recap_tokens(p, s.metadata["recap_ids"], ro);
   const std::int64_t candidate =
       p.before - p.old_recap_tokens - replaced + summary_tokens + new_recap_tokens;
   if (summary_tokens >= replaced) return end_with_error(summary_not_smaller(summary_tokens, replaced));
@@ -527,45 +406,17 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
   // Commit: recheck the source, then compact/summary, the node and compact/end in one transaction.
   auto changed = bracket.commit(
       [&] {
-        bracket.append_summary(s, summary_event(provenance, c.summary, *covers, summary_tokens, replaced));
+        bracket.append_summary(s, summary_event(provenance, c.summary, sm.covers, summary_tokens, replaced));
       },
       res.calls,
       Json{{"summary_id", summary_id},
-           {"partial", partial},
+           {"partial", sm.partial},
            {"error", c.failure ? Json{{"code", c.failure->code()}, {"message", c.failure->what()}} : Json(nullptr)}});
   if (changed) {
     fail_result(res, *changed);
     return res;
   }
-
-  res.status = "compacted";
-  res.summary_id = summary_id;
-  res.covers_count = static_cast<std::int64_t>(covers->size());
-  res.covers_first = covers->front();
-  res.covers_last = covers->back();
-  res.partial = partial;
-  if (partial) {
-    if (c.failure) {
-      res.error_code = c.failure->code();
-      res.reason = fmt::format("partial: {} of {} evicted units summarized before the summarizer failed: {}", done_units,
-                               p.cut_unit, c.failure->what());
-    } else {
-      res.error_code = "summarizer.calls";
-      res.reason = fmt::format("partial: {} of {} evicted units summarized within the limit of {} summarizer calls",
-                               done_units, p.cut_unit, opts.max_calls);
-    }
-  }
-  // What a render now reads.
-  RenderOptions after;
-  after.strategy = "rolling";
-  after.notes = false;
-  Rendered r2 = render_context(store, session, after);
-  res.estimated_tokens_after = r2.estimated_tokens;
-  bool has_recap = std::any_of(r2.sections.begin(), r2.sections.end(), [](const Section& x) { return x.kind == "recap"; });
-  if (!has_recap && r2.summary)
-    if (auto n = store.node(*r2.summary, false))
-      if (auto rc = rolling_recap(store, *n)) res.estimated_tokens_after += rc->estimated_tokens;
-  res.tokens_after = calibrated_figure(res.estimated_tokens_after, r2.tokens.calibration);
+  report_compacted(ps, sm, summary_id);
   return res;
 }
 
@@ -685,259 +536,6 @@ std::optional<RollingReplan> replan_rolling(Store& store, const Node& summary, s
     out.input_digest = c.input_digest;
     out.calls = c.calls;
     if (c.failure) out.failure = c.failure->code();
-    return out;
-  }
-  return std::nullopt;
-}
-
-// ---------------------------------------------------------------- region compaction
-
-namespace {
-/// compact_region, or with `replan` its re-plan at `at_boundary`: the same selection and checks,
-/// then the chunked requests issued to `summarizer` and the outcome put in *replan; nothing written.
-CompactResult region_pass(Store& store, const std::string& session, Summarizer& summarizer, const RegionOptions& opts,
-                          const std::string& render_strategy, std::optional<std::int64_t> at_boundary,
-                          RollingReplan* replan) {
-  validate_compaction_options(opts);
-  auto refuse = [](const std::string& msg, std::string hint = {}) {
-    return Error(Exit::usage, "compact.region", msg,
-                 hint.empty() ? "choose --from/--to among the ids `ctxfold render` shows, on unit boundaries" : hint);
-  };
-  CompactResult res;
-  res.session = session;
-  res.strategy = kRegionStrategy;
-  res.summarizer_kind = summarizer.kind();
-  res.summarizer_model = summarizer.model();
-  Plan p;
-  p.boundary = at_boundary ? *at_boundary : store.max_seq();
-  auto h = store.head(session, p.boundary);
-  if (!h)
-    throw Error(Exit::bad_input, "render.no_head", fmt::format("session '{}' has no HEAD", session),
-                "import or append nodes first");
-  p.head = *h;
-  res.head = p.head;
-  p.session_max = session_max_seq(store, session);
-  for (const std::string* id : {&opts.from, &opts.to}) {
-    auto n = store.node(*id, false);
-    if (!n || n->seq > p.boundary) throw refuse(fmt::format("no node '{}'", *id));
-    if (n->session != session)
-      throw refuse(fmt::format("node '{}' belongs to session '{}', not '{}'", *id, n->session, session),
-                   "pass --session with the nodes' session");
-    if (n->is_view()) throw refuse(fmt::format("node '{}' is a summary, not a row of the chain", *id));
-  }
-  RenderOptions ro;
-  ro.head = p.head;
-  ro.as_of = p.boundary;
-  ro.strategy = render_strategy;
-  p.r = render_context(store, session, ro);
-  for (const auto& n : p.r.items)
-    if (!is_recap_node(n)) p.items.push_back(n);
-  auto pos_of = [&](const std::string& id) -> std::optional<std::size_t> {
-    for (std::size_t i = 0; i < p.items.size(); ++i)
-      if (p.items[i].id == id) return i;
-    return std::nullopt;
-  };
-  auto on_spine = [&](const std::string& id) {
-    std::optional<std::string> cur = p.head;
-    for (std::int64_t steps = 0; cur && steps <= p.boundary; ++steps) {
-      if (*cur == id) return true;
-      cur = store.predecessor_of(*cur);
-    }
-    return false;
-  };
-  std::size_t b = 0, e = 0;
-  for (const std::string* id : {&opts.from, &opts.to}) {
-    auto at = pos_of(*id);
-    if (!at) {
-      if (!on_spine(*id))
-        throw refuse(fmt::format("node '{}' is not on HEAD's spine (HEAD is '{}')", *id, p.head),
-                     "checkout the branch that holds it first");
-      throw refuse(fmt::format("node '{}' is hidden under a summary in HEAD's projection, or is not a message", *id));
-    }
-    (id == &opts.from ? b : e) = *at;
-  }
-  if (b > e)
-    throw refuse(fmt::format("--from '{}' comes after --to '{}' on HEAD's spine", opts.from, opts.to),
-                 "swap them: --from is the older node");
-  for (std::size_t i = b; i <= e; ++i) {
-    const Node& n = p.items[i];
-    if (n.is_view() && json_str(n.metadata, "strategy") != kRegionStrategy)
-      throw refuse(fmt::format("the segment holds the {} summary '{}'", json_str(n.metadata, "strategy", "rolling"), n.id),
-                   "a region lies after the rolling summary and outside lcm folds");
-    if (!n.is_view() && n.role == role::kSystem)
-      throw refuse(fmt::format("the segment holds the system message '{}'", n.id));
-  }
-  std::vector<Unit> all = split_units(p.items, 0);
-  std::optional<std::size_t> ub, ue;
-  for (std::size_t u = 0; u < all.size(); ++u) {
-    if (all[u].begin == b) ub = u;
-    if (all[u].end == e + 1) ue = u;
-  }
-  for (std::size_t u = ub.value_or(0); ub && ue && u <= *ue; ++u)
-    if (all[u].open)
-      throw refuse(fmt::format("the segment holds an open step (a tool call still without its result) at '{}'",
-                               p.items[all[u].begin].id),
-                   "end the region before the step that is still running");
-  if (!ub || !ue) {
-    PairingGaps g = pairing_gaps(p.items, b, e + 1);
-    std::string detail;
-    if (!g.unanswered_calls.empty()) detail = fmt::format(": tool call {} has its result outside", g.unanswered_calls.front());
-    else if (!g.orphan_results.empty()) detail = fmt::format(": tool result {} has its call outside", g.orphan_results.front());
-    const std::size_t at = ub ? e : b;
-    bool open = false;
-    for (const auto& u : all)
-      if (u.open && u.begin <= e) open = true;
-    if (open)
-      throw refuse(fmt::format("the segment holds an open step (a tool call still without its result)"),
-                   "end the region before the step that is still running");
-    throw refuse(fmt::format("--{} '{}' is not on a unit boundary: it would split a step's tool calls from their results "
-                             "or cut inside a turn{}",
-                             ub ? "to" : "from", p.items[at].id, detail));
-  }
-  p.region_start = b;
-  p.units.assign(all.begin() + static_cast<std::ptrdiff_t>(*ub), all.begin() + static_cast<std::ptrdiff_t>(*ue) + 1);
-  p.cut_unit = p.units.size();
-  std::string why;
-  auto covers = covered_ids(store, p, e + 1, why);
-  if (!covers || covers->empty()) throw refuse("cannot cover a contiguous segment: " + why);
-  // Disjoint from the region summaries that stand: one it contains whole is allowed.
-  std::unordered_set<std::string> mine(covers->begin(), covers->end());
-  for (const auto& f : store.summary_ranges(session, kRegionStrategy, p.boundary)) {
-    std::vector<std::string> c = store.covers_of(f.seq);
-    std::size_t shared = 0;
-    for (const auto& id : c) shared += mine.count(id);
-    if (shared > 0 && shared < c.size())
-      throw refuse(fmt::format("the segment partly overlaps region summary '{}' ({} of its {} rows)", f.id, shared, c.size()),
-                   "choose a segment that contains it whole or lies outside it");
-  }
-  const std::int64_t replaced = items_tokens(p.items, b, e + 1);
-  res.covers_count = static_cast<std::int64_t>(covers->size());
-  res.covers_first = covers->front();
-  res.covers_last = covers->back();
-  res.estimated_tokens_before = p.r.estimated_tokens;
-  res.tokens_before = p.r.tokens;
-  res.tokens_after = p.r.tokens;
-  res.estimated_tokens_after = p.r.estimated_tokens;
-  const std::int64_t max_output =
-      opts.max_output_tokens > 0 ? opts.max_output_tokens : std::min<std::int64_t>(4096, std::max<std::int64_t>(256, replaced / 4));
-  if (opts.dry_run) {
-    res.status = "planned";
-    res.reason = fmt::format("would cover {} nodes ({} items, {} tokens) from '{}' to '{}'", covers->size(), e + 1 - b,
-                             replaced, opts.from, opts.to);
-    res.plan = Json{{"from", opts.from}, {"to", opts.to}, {"items", e + 1 - b}, {"tokens", replaced}, {"units", p.cut_unit}};
-    return res;
-  }
-  if (replan) {
-    RollingOptions chunk_opts;
-    static_cast<CompactionOptions&>(chunk_opts) = opts;
-    Chunked c = summarize_chunks(p, summarizer, chunk_opts, max_output);
-    replan->covers_ids = *covers;
-    replan->text = frame_summary(c.summary);
-    replan->input_digest = c.input_digest;
-    replan->calls = c.calls;
-    if (c.failure) replan->failure = c.failure->code();
-    if (c.failure) replan->why = c.failure->what();
-    res.status = "replanned";
-    return res;
-  }
-
-  CompactionBracket bracket(store, session, p.head, p.session_max);
-  const std::string summary_id = "reg-" + bracket.hex();
-  res.compaction = bracket.id();
-  bracket.start(Json{{"strategy", kRegionStrategy},
-                     {"boundary_seq", p.boundary},
-                     {"plan", {{"covers_count", covers->size()}, {"first", covers->front()}, {"last", covers->back()}}},
-                     {"region", {{"from", opts.from}, {"to", opts.to}}},
-                     {"estimated_tokens_before", p.r.estimated_tokens},
-                     {"summarizer", {{"kind", summarizer.kind()}, {"model", summarizer.model()}}}});
-  auto end_with_error = [&](const Error& err) {
-    fail_result(res, err);
-    bracket.fail(err, res.calls);
-    return res;
-  };
-  RollingOptions chunk_opts;
-  static_cast<CompactionOptions&>(chunk_opts) = opts;
-  Chunked c = summarize_chunks(p, summarizer, chunk_opts, max_output);
-  res.calls = c.calls;
-  if (c.failure) return end_with_error(*c.failure);
-  if (c.capped || c.units_done < p.cut_unit)
-    return end_with_error(Error(Exit::environment, "summarizer.calls", "the summarizer call limit was reached"));
-
-  Node s = summary_node(store, session, summary_id, *covers, c.summary);
-  Json provenance{{"summarizer", {{"kind", summarizer.kind()}, {"model", summarizer.model()}}},
-                  {"prompt_version", std::string(kDefaultPromptVersion)},
-                  {"input_digest", c.input_digest},
-                  {"parameters",
-                   {{"from", opts.from},
-                    {"to", opts.to},
-                    {"max_output_tokens", max_output},
-                    {"chunk_tokens", c.chunk_tokens},
-                    {"instructions", opts.instructions}}},
-                  {"calls", c.calls}};
-  if (!c.usage.empty()) provenance["usage"] = c.usage;
-  s.metadata = Json{{"strategy", kRegionStrategy},
-                    {"origin", "compact"},
-                    {"compaction", bracket.id()},
-                    {"region", {{"from", opts.from}, {"to", opts.to}}},
-                    {"provenance", provenance}};
-  s.covers_ids = *covers;
-  const std::int64_t summary_tokens = estimate_node_tokens(s);
-  if (summary_tokens >= replaced) return end_with_error(summary_not_smaller(summary_tokens, replaced));
-  auto changed = bracket.commit(
-      [&] {
-        bracket.append_summary(s, summary_event(provenance, c.summary, *covers, summary_tokens, replaced));
-      },
-      res.calls, Json{{"summary_id", summary_id}, {"partial", false}, {"error", nullptr}});
-  if (changed) {
-    fail_result(res, *changed);
-    return res;
-  }
-  res.status = "compacted";
-  res.summary_id = summary_id;
-  RenderOptions after;
-  after.strategy = render_strategy;
-  Rendered r2 = render_context(store, session, after);
-  res.estimated_tokens_after = r2.estimated_tokens;
-  res.tokens_after = r2.tokens;
-  res.details = Json{{"region", {{"from", opts.from}, {"to", opts.to}}}};
-  return res;
-}
-}  // namespace
-
-CompactResult compact_region(Store& store, const std::string& session, Summarizer& summarizer,
-                             const RegionOptions& opts, const std::string& render_strategy) {
-  return region_pass(store, session, summarizer, opts, render_strategy, std::nullopt, nullptr);
-}
-
-std::optional<RollingReplan> replan_region(Store& store, const Node& summary, std::int64_t boundary, Summarizer& answers,
-                                           std::string& why) {
-  const Json prov = summary.metadata.contains("provenance") && summary.metadata["provenance"].is_object()
-                        ? summary.metadata["provenance"]
-                        : Json::object();
-  const Json par = prov.contains("parameters") && prov["parameters"].is_object() ? prov["parameters"] : Json::object();
-  RegionOptions opts;
-  opts.from = json_str(par, "from");
-  opts.to = json_str(par, "to");
-  opts.instructions = json_str(par, "instructions");
-  if (par.contains("max_output_tokens") && par["max_output_tokens"].is_number_integer())
-    opts.max_output_tokens = par["max_output_tokens"].get<std::int64_t>();
-  if (par.contains("chunk_tokens") && par["chunk_tokens"].is_number_integer())
-    opts.summarizer_window = 2 * par["chunk_tokens"].get<std::int64_t>();
-  why = "no plan";
-  // The projection the segment was chosen in (the session's strategy then, not recorded): rolling,
-  // else lcm, else snapcompact.
-  for (const char* strategy : {"rolling", "lcm", "snapcompact"}) {
-    RollingReplan out;
-    try {
-      region_pass(store, summary.session, answers, opts, strategy, boundary, &out);
-    } catch (const Error& e) {
-      why = fmt::format("the region plan under {} at boundary {} is refused: {}", strategy, boundary, e.what());
-      continue;
-    }
-    if (out.failure && *out.failure == "replay.unrecorded") {
-      why = out.why;
-      continue;
-    }
     return out;
   }
   return std::nullopt;

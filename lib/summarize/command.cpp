@@ -165,14 +165,8 @@ void stop_group(pid_t pid) {
   if (!reaped) waitpid(pid, &status, 0);
 }
 
-}  // namespace
-
-CommandSummarizer::CommandSummarizer(std::string command)
-    : command_(std::move(command)),
-      timeout_(env_int("CTXFOLD_SUMMARIZER_TIMEOUT_MS", 300000)),
-      window_(env_int("CTXFOLD_SUMMARIZER_WINDOW", 32000)) {}
-
-SummaryResult CommandSummarizer::summarize(const SummaryRequest& req) {
+/// The request the command reads on stdin: one line of ctxfold.summarize-request/1.
+std::string request_line(const SummaryRequest& req) {
   std::string version = req.prompt_version.empty() ? std::string(kDefaultPromptVersion) : req.prompt_version;
   Json request{{"schema", "ctxfold.summarize-request/1"},
                {"prompt_version", version},
@@ -182,9 +176,19 @@ SummaryResult CommandSummarizer::summarize(const SummaryRequest& req) {
                {"instructions", req.instructions},
                {"max_output_tokens", req.max_output_tokens},
                {"input_tokens", req.input_tokens}};
-  const std::string input = dump_json(request) + "\n";
+  return dump_json(request) + "\n";
+}
 
+/// The command's stdin, stdout and stderr pipes, as pipe() gives them.
+struct Pipes {
   int in[2], out[2], err[2];
+};
+
+Pipes open_pipes() {
+  Pipes p;
+  int(&in)[2] = p.in;
+  int(&out)[2] = p.out;
+  int(&err)[2] = p.err;
   if (pipe(in) != 0) throw Error(Exit::environment, "summarizer.command", "cannot create a pipe");
   if (pipe(out) != 0) {
     ::close(in[0]);
@@ -195,11 +199,26 @@ SummaryResult CommandSummarizer::summarize(const SummaryRequest& req) {
     for (int fd : {in[0], in[1], out[0], out[1]}) ::close(fd);
     throw Error(Exit::environment, "summarizer.command", "cannot create a pipe");
   }
-  StopSignals stop;
+  return p;
+}
+
+/// The running command: its pid (the leader of its own process group) and this side's
+/// non-blocking pipe ends (-1 once closed).
+struct Child {
+  pid_t pid = -1;
+  int wfd = -1, rfd = -1, efd = -1;
+};
+
+/// Forks `sh -c command` in its own process group, its stdio on the pipes and the signal mask
+/// ctxfold had on entry.
+Child spawn(const std::string& command, const Pipes& p, const StopSignals& stop) {
+  const int(&in)[2] = p.in;
+  const int(&out)[2] = p.out;
+  const int(&err)[2] = p.err;
   pid_t pid = fork();
   if (pid < 0) {
     for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) ::close(fd);
-    throw Error(Exit::environment, "summarizer.command", fmt::format("cannot start '{}': fork failed", command_));
+    throw Error(Exit::environment, "summarizer.command", fmt::format("cannot start '{}': fork failed", command));
   }
   if (pid == 0) {
     setpgid(0, 0);
@@ -209,81 +228,107 @@ SummaryResult CommandSummarizer::summarize(const SummaryRequest& req) {
     dup2(out[1], 1);
     dup2(err[1], 2);
     for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) ::close(fd);
-    execl("/bin/sh", "sh", "-c", command_.c_str(), static_cast<char*>(nullptr));
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   setpgid(pid, pid);
   ::close(in[0]);
   ::close(out[1]);
   ::close(err[1]);
-  int wfd = in[1], rfd = out[0], efd = err[0];
-  for (int fd : {wfd, rfd, efd}) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  Child ch;
+  ch.pid = pid;
+  ch.wfd = in[1];
+  ch.rfd = out[0];
+  ch.efd = err[0];
+  for (int fd : {ch.wfd, ch.rfd, ch.efd}) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  return ch;
+}
 
-  SigpipeGuard guard;
-  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+/// What the command printed and how the exchange ended.
+struct Output {
   std::string sout, serr;
-  std::size_t written = 0;
   bool timed_out = false, too_big = false;
+};
+
+using Deadline = std::chrono::steady_clock::time_point;
+
+/// After a stop signal: stops the command's group, says so, and ends ctxfold as the signal would.
+void check_interrupted(StopSignals& stop, pid_t pid, const std::string& command) {
+  const int sig = stop.caught();
+  if (sig == 0) return;
+  stop_group(pid);
+  fmt::print(stderr,
+             "ctxfold: interrupted by {} while summarizer command '{}' ran: it was stopped, and nothing of this "
+             "compaction was committed\n",
+             sigabbrev(sig), command);
+  stop.die(sig);
+}
+
+/// One ready pipe: writes more of `input` to stdin, or reads stdout or stderr (stdout past its
+/// cap ends the exchange as too big; stderr past its cap is dropped).
+void pump(int fd, Child& ch, const std::string& input, std::size_t& written, Output& o) {
   char buf[65536];
-  auto interrupted = [&] {
-    const int sig = stop.caught();
-    if (sig == 0) return;
-    stop_group(pid);
-    fmt::print(stderr,
-               "ctxfold: interrupted by {} while summarizer command '{}' ran: it was stopped, and nothing of this "
-               "compaction was committed\n",
-               sigabbrev(sig), command_);
-    stop.die(sig);
-  };
-  while (rfd >= 0 || efd >= 0 || wfd >= 0) {
-    interrupted();
+  if (fd == ch.wfd) {
+    ssize_t n = ::write(ch.wfd, input.data() + written, input.size() - written);
+    if (n > 0) written += static_cast<std::size_t>(n);
+    if ((n < 0 && errno != EAGAIN && errno != EINTR) || written == input.size()) close_fd(ch.wfd);
+    return;
+  }
+  ssize_t n = ::read(fd, buf, sizeof buf);
+  if (n > 0) {
+    std::string& dst = fd == ch.rfd ? o.sout : o.serr;
+    std::size_t cap = fd == ch.rfd ? kMaxStdout : kMaxStderr;
+    if (dst.size() < cap) dst.append(buf, static_cast<std::size_t>(n));
+    if (fd == ch.rfd && dst.size() >= kMaxStdout) {
+      o.too_big = true;
+      o.timed_out = false;
+      close_fd(ch.rfd);
+    }
+  } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+    if (fd == ch.rfd) close_fd(ch.rfd);
+    else close_fd(ch.efd);
+  }
+}
+
+/// Writes `input` to the command and reads what it prints until every pipe is closed, the
+/// deadline passes or stdout is too big; the pipes are closed after.
+void exchange(Child& ch, const std::string& input, Deadline deadline, StopSignals& stop, const std::string& command,
+              Output& o) {
+  std::size_t written = 0;
+  while (ch.rfd >= 0 || ch.efd >= 0 || ch.wfd >= 0) {
+    check_interrupted(stop, ch.pid, command);
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      timed_out = true;
+      o.timed_out = true;
       break;
     }
     pollfd fds[3];
     int nfds = 0;
-    if (wfd >= 0) fds[nfds++] = {wfd, POLLOUT, 0};
-    if (rfd >= 0) fds[nfds++] = {rfd, POLLIN, 0};
-    if (efd >= 0) fds[nfds++] = {efd, POLLIN, 0};
+    if (ch.wfd >= 0) fds[nfds++] = {ch.wfd, POLLOUT, 0};
+    if (ch.rfd >= 0) fds[nfds++] = {ch.rfd, POLLIN, 0};
+    if (ch.efd >= 0) fds[nfds++] = {ch.efd, POLLIN, 0};
     int rc = stop.wait(fds, static_cast<nfds_t>(nfds), std::min<std::int64_t>(left.count(), 1000));
     if (rc < 0 && errno != EINTR) break;
     if (rc <= 0) continue;
     for (int k = 0; k < nfds; ++k) {
       if (!fds[k].revents) continue;
-      int fd = fds[k].fd;
-      if (fd == wfd) {
-        ssize_t n = ::write(wfd, input.data() + written, input.size() - written);
-        if (n > 0) written += static_cast<std::size_t>(n);
-        if ((n < 0 && errno != EAGAIN && errno != EINTR) || written == input.size()) close_fd(wfd);
-        continue;
-      }
-      ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n > 0) {
-        std::string& dst = fd == rfd ? sout : serr;
-        std::size_t cap = fd == rfd ? kMaxStdout : kMaxStderr;
-        if (dst.size() < cap) dst.append(buf, static_cast<std::size_t>(n));
-        if (fd == rfd && dst.size() >= kMaxStdout) {
-          too_big = true;
-          timed_out = false;
-          close_fd(rfd);
-        }
-      } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-        if (fd == rfd) close_fd(rfd);
-        else close_fd(efd);
-      }
+      pump(fds[k].fd, ch, input, written, o);
     }
-    if (too_big) break;
+    if (o.too_big) break;
   }
-  close_fd(wfd);
-  close_fd(rfd);
-  close_fd(efd);
+  close_fd(ch.wfd);
+  close_fd(ch.rfd);
+  close_fd(ch.efd);
+}
 
+/// Waits for the command to end before the deadline (it is killed, with its group, when it does
+/// not, or when the exchange timed out or overflowed); its wait status.
+int reap(const Child& ch, Deadline deadline, StopSignals& stop, const std::string& command, Output& o) {
+  const pid_t pid = ch.pid;
   int status = 0;
   bool reaped = false;
-  while (!timed_out && !too_big) {
-    interrupted();
+  while (!o.timed_out && !o.too_big) {
+    check_interrupted(stop, pid, command);
     pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) {
       reaped = true;
@@ -291,7 +336,7 @@ SummaryResult CommandSummarizer::summarize(const SummaryRequest& req) {
     }
     if (w < 0 && errno != EINTR) break;
     if (std::chrono::steady_clock::now() >= deadline) {
-      timed_out = true;
+      o.timed_out = true;
       break;
     }
     stop.wait(nullptr, 0, 5);
@@ -301,25 +346,35 @@ SummaryResult CommandSummarizer::summarize(const SummaryRequest& req) {
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
   }
-  if (timed_out)
+  return status;
+}
+
+/// Throws for a command that timed out, printed too much, was killed by a signal or failed.
+void check_status(const std::string& command, std::chrono::milliseconds timeout, const Output& o, int status) {
+  if (o.timed_out)
     throw Error(Exit::environment, "summarizer.timeout",
-                fmt::format("summarizer command '{}' did not finish within {} ms", command_, timeout_.count()),
+                fmt::format("summarizer command '{}' did not finish within {} ms", command, timeout.count()),
                 "raise CTXFOLD_SUMMARIZER_TIMEOUT_MS or use a faster summarizer");
-  if (too_big)
+  if (o.too_big)
     throw Error(Exit::environment, "summarizer.malformed",
-                fmt::format("summarizer command '{}' printed more than {} bytes", command_, kMaxStdout));
+                fmt::format("summarizer command '{}' printed more than {} bytes", command, kMaxStdout));
   if (WIFSIGNALED(status))
     throw Error(Exit::environment, "summarizer.command",
-                fmt::format("summarizer command '{}' was killed by signal {}", command_, WTERMSIG(status)));
+                fmt::format("summarizer command '{}' was killed by signal {}", command, WTERMSIG(status)));
   if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-    std::string why = first_line(serr);
+    std::string why = first_line(o.serr);
     throw Error(Exit::environment, "summarizer.command",
-                fmt::format("summarizer command '{}' exited with status {}{}", command_, WEXITSTATUS(status),
+                fmt::format("summarizer command '{}' exited with status {}{}", command, WEXITSTATUS(status),
                             why.empty() ? std::string() : ": " + utf8_sanitize(why)));
   }
+}
+
+/// The summary the command printed: UTF-8 text, or the "summary" (else "text") string of a JSON
+/// object; throws when it is not text or empty.
+std::string printed_summary(const std::string& command, const std::string& sout) {
   if (sout.find('\0') != std::string::npos || !utf8_valid(sout))
     throw Error(Exit::environment, "summarizer.malformed",
-                fmt::format("summarizer command '{}' printed bytes that are not UTF-8 text", command_));
+                fmt::format("summarizer command '{}' printed bytes that are not UTF-8 text", command));
   std::string text = trim(sout);
   if (!text.empty() && text.front() == '{') {
     try {
@@ -333,9 +388,31 @@ SummaryResult CommandSummarizer::summarize(const SummaryRequest& req) {
     }
   }
   if (text.empty())
-    throw Error(Exit::environment, "summarizer.empty", fmt::format("summarizer command '{}' printed no summary", command_));
+    throw Error(Exit::environment, "summarizer.empty", fmt::format("summarizer command '{}' printed no summary", command));
+  return text;
+}
+
+}  // namespace
+
+CommandSummarizer::CommandSummarizer(std::string command)
+    : command_(std::move(command)),
+      timeout_(env_int("CTXFOLD_SUMMARIZER_TIMEOUT_MS", 300000)),
+      window_(env_int("CTXFOLD_SUMMARIZER_WINDOW", 32000)) {}
+
+SummaryResult CommandSummarizer::summarize(const SummaryRequest& req) {
+  const std::string input = request_line(req);
+  const Pipes pipes = open_pipes();
+  StopSignals stop;
+  Child ch = spawn(command_, pipes, stop);
+
+  SigpipeGuard guard;
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  Output o;
+  exchange(ch, input, deadline, stop, command_, o);
+  const int status = reap(ch, deadline, stop, command_, o);
+  check_status(command_, timeout_, o, status);
   SummaryResult r;
-  r.text = std::move(text);
+  r.text = printed_summary(command_, o.sout);
   r.model = command_;
   return r;
 }

@@ -419,25 +419,20 @@ void fit_identifiers(Extract& ex, std::size_t cap) {
   apply(lo);
 }
 
-}  // namespace
-
-SummaryResult ExtractiveSummarizer::summarize(const SummaryRequest& req) {
-  const std::size_t input_bytes = req.previous_summary.size() + req.transcript.size();
-  if (collapse(req.previous_summary).empty() && collapse(req.transcript).empty())
-    throw Error(Exit::environment, "summarizer.empty", "nothing to summarize: the input is empty");
-  Extract ex;
-  for (std::size_t i = 0; i < req.instructions.size();) {
+/// The instruction words of four letters or more (trailing punctuation dropped) become the focus.
+void add_focus_words(const std::string& instructions, Extract& ex) {
+  for (std::size_t i = 0; i < instructions.size();) {
     std::size_t j = i;
-    while (j < req.instructions.size() && !std::isspace(static_cast<unsigned char>(req.instructions[j]))) ++j;
-    std::string w = lower(std::string_view(req.instructions).substr(i, j - i));
+    while (j < instructions.size() && !std::isspace(static_cast<unsigned char>(instructions[j]))) ++j;
+    std::string w = lower(std::string_view(instructions).substr(i, j - i));
     while (!w.empty() && std::ispunct(static_cast<unsigned char>(w.back()))) w.pop_back();
     if (w.size() >= 4) ex.focus_words.push_back(w);
     i = j + 1;
   }
-  merge_previous(req.previous_summary, ex);
-  scan_transcript(req.transcript, ex);
-  merge_path_suffixes(ex.files);
-  // `names` and URLs already listed as a file or command are not repeated under Identifiers.
+}
+
+/// `names` and URLs already listed as a file or command are not repeated under Identifiers.
+void drop_listed_identifiers(Extract& ex) {
   if (auto it = ex.sections.find(kIdents); it != ex.sections.end()) {
     std::set<std::string, std::less<>> listed;
     for (const auto& f : ex.files.items) {
@@ -449,6 +444,10 @@ SummaryResult ExtractiveSummarizer::summarize(const SummaryRequest& req) {
     for (std::size_t i = ids.items.size(); i-- > 0;)
       if (listed.count(ids.items[i])) ids.drop(i);
   }
+}
+
+/// The tools section: each tool with its use count.
+void add_tool_counts(Extract& ex) {
   if (!ex.tools.empty()) {
     // Most used first, then by name: deterministic.
     std::vector<std::pair<std::string, std::int64_t>> t(ex.tools.begin(), ex.tools.end());
@@ -456,80 +455,80 @@ SummaryResult ExtractiveSummarizer::summarize(const SummaryRequest& req) {
     Section& s = ex.sections[kTools];
     for (const auto& [name, n] : t) s.add(fmt::format("{}: {}", name, n));
   }
+}
 
-  std::vector<std::string> order = kOrder;
-  order.insert(order.end(), ex.extra_order.begin(), ex.extra_order.end());
-  order.push_back(kTools);
+/// Prose sections: everything but files and commands.
+std::size_t prose_total(const Extract& ex, const std::vector<std::string>& order) {
+  std::size_t b = 0;
+  for (const auto& name : order)
+    if (auto it = ex.sections.find(name); it != ex.sections.end() && !it->second.items.empty())
+      b += it->second.bytes + name.size() + 5;
+  return b;
+}
 
-  std::size_t budget = std::min<std::size_t>(static_cast<std::size_t>(std::max<std::int64_t>(req.max_output_tokens, 16)) * 4,
-                                             input_bytes / 2);
-  // Prose sections: everything but files and commands.
-  auto prose_total = [&] {
-    std::size_t b = 0;
-    for (const auto& name : order)
-      if (auto it = ex.sections.find(name); it != ex.sections.end() && !it->second.items.empty())
-        b += it->second.bytes + name.size() + 5;
-    return b;
-  };
-  // Identifiers first: file paths and commands get the budget the prose leaves, and at least
-  // 1 - kProseShare of it when the prose needs more; the prose then gets what they leave.
-  const std::size_t prose = prose_total();
-  if (prose + ident_bytes(ex) > budget) {
-    const std::size_t prose_reserve = std::min(prose, budget * kProseSharePercent / 100);
-    fit_identifiers(ex, budget - prose_reserve);
-  }
-  const std::size_t prose_budget = budget - std::min(budget, ident_bytes(ex));
-  // Over budget, in this order, until the prose fits: (1) the longest item over kItemBytes is
-  // shortened to it; (2) the largest section drops its oldest item, but every section keeps its
-  // newest and the requests also their first (so condensing children keeps the latest request and
-  // the newest decisions); (3) the largest section other than the requests drops its last item;
-  // (4) the requests drop their oldest, the newest stays.
-  std::size_t size = prose_total();
-  auto shorten_longest = [&] {
-    Section* best = nullptr;
-    std::size_t best_i = 0;
-    for (auto& [name, s] : ex.sections)
-      for (std::size_t i = 0; i < s.items.size(); ++i)
-        if (s.items[i].size() > kItemBytes && (!best || s.items[i].size() > best->items[best_i].size())) {
-          best = &s;
-          best_i = i;
-        }
-    if (!best) return false;
-    std::string cut = shorten(best->items[best_i], kItemBytes);
-    if (best->seen.count(cut)) {
-      best->drop(best_i);
-    } else {
-      best->seen.erase(best->items[best_i]);
-      best->bytes -= best->items[best_i].size() - cut.size();
-      best->seen.insert(cut);
-      best->items[best_i] = std::move(cut);
-    }
-    return true;
-  };
-  auto drop_largest = [&](bool keep_newest) {
-    Section* largest = nullptr;
-    std::string largest_name;
-    for (auto& [name, s] : ex.sections) {
-      std::size_t keep = keep_newest ? (name == kRequests ? std::min<std::size_t>(2, s.items.size()) : 1)
-                                     : (name == kRequests ? s.items.size() : 0);
-      if (s.items.size() <= keep) continue;
-      if (!largest || s.bytes > largest->bytes) {
-        largest = &s;
-        largest_name = name;
+/// Shortens the longest item over kItemBytes to it (dropped when the shortened form is already
+/// there); false when none is that long.
+bool shorten_longest(Extract& ex) {
+  Section* best = nullptr;
+  std::size_t best_i = 0;
+  for (auto& [name, s] : ex.sections)
+    for (std::size_t i = 0; i < s.items.size(); ++i)
+      if (s.items[i].size() > kItemBytes && (!best || s.items[i].size() > best->items[best_i].size())) {
+        best = &s;
+        best_i = i;
       }
+  if (!best) return false;
+  std::string cut = shorten(best->items[best_i], kItemBytes);
+  if (best->seen.count(cut)) {
+    best->drop(best_i);
+  } else {
+    best->seen.erase(best->items[best_i]);
+    best->bytes -= best->items[best_i].size() - cut.size();
+    best->seen.insert(cut);
+    best->items[best_i] = std::move(cut);
+  }
+  return true;
+}
+
+/// The largest section drops an item: with keep_newest its oldest (the newest and the first
+/// request kept), else its last (the requests keep all); false when none can.
+bool drop_largest(Extract& ex, bool keep_newest) {
+  Section* largest = nullptr;
+  std::string largest_name;
+  for (auto& [name, s] : ex.sections) {
+    std::size_t keep = keep_newest ? (name == kRequests ? std::min<std::size_t>(2, s.items.size()) : 1)
+                                   : (name == kRequests ? s.items.size() : 0);
+    if (s.items.size() <= keep) continue;
+    if (!largest || s.bytes > largest->bytes) {
+      largest = &s;
+      largest_name = name;
     }
-    if (!largest) return false;
-    largest->drop(!keep_newest ? largest->items.size() - 1 : largest_name == kRequests ? 1 : 0);
-    return true;
-  };
+  }
+  if (!largest) return false;
+  largest->drop(!keep_newest ? largest->items.size() - 1 : largest_name == kRequests ? 1 : 0);
+  return true;
+}
+
+/// Over budget, in this order, until the prose fits: (1) the longest item over kItemBytes is
+/// shortened to it; (2) the largest section drops its oldest item, but every section keeps its
+/// newest and the requests also their first (so condensing children keeps the latest request and
+/// the newest decisions); (3) the largest section other than the requests drops its last item;
+/// (4) the requests drop their oldest, the newest stays.
+void fit_prose(Extract& ex, const std::vector<std::string>& order, std::size_t prose_budget) {
+  std::size_t size = prose_total(ex, order);
   while (size > prose_budget) {
-    if (!shorten_longest() && !drop_largest(true) && !drop_largest(false)) {
+    if (!shorten_longest(ex) && !drop_largest(ex, true) && !drop_largest(ex, false)) {
       auto it = ex.sections.find(kRequests);
       if (it == ex.sections.end() || it->second.items.size() <= 1) break;
       it->second.drop(0);
     }
-    size = prose_total();
+    size = prose_total(ex, order);
   }
+}
+
+/// The rendered summary within the budget, never empty for non-empty input and smaller than it.
+std::string bounded_summary(const Extract& ex, const std::vector<std::string>& order, const SummaryRequest& req,
+                            std::size_t budget, std::size_t input_bytes) {
   std::string out = render(ex, order);
   if (out.size() > budget) out = shorten(out, budget);  // one request alone larger than the budget
   if (collapse(out).empty() || out == " \xE2\x80\xA6") {
@@ -542,8 +541,40 @@ SummaryResult ExtractiveSummarizer::summarize(const SummaryRequest& req) {
   }
   if (out.size() >= input_bytes)
     if (std::size_t keep = utf8_safe_prefix(out, input_bytes / 2); keep > 0) out.resize(keep);
+  return out;
+}
+
+}  // namespace
+
+SummaryResult ExtractiveSummarizer::summarize(const SummaryRequest& req) {
+  const std::size_t input_bytes = req.previous_summary.size() + req.transcript.size();
+  if (collapse(req.previous_summary).empty() && collapse(req.transcript).empty())
+    throw Error(Exit::environment, "summarizer.empty", "nothing to summarize: the input is empty");
+  Extract ex;
+  add_focus_words(req.instructions, ex);
+  merge_previous(req.previous_summary, ex);
+  scan_transcript(req.transcript, ex);
+  merge_path_suffixes(ex.files);
+  drop_listed_identifiers(ex);
+  add_tool_counts(ex);
+
+  std::vector<std::string> order = kOrder;
+  order.insert(order.end(), ex.extra_order.begin(), ex.extra_order.end());
+  order.push_back(kTools);
+
+  std::size_t budget = std::min<std::size_t>(static_cast<std::size_t>(std::max<std::int64_t>(req.max_output_tokens, 16)) * 4,
+                                             input_bytes / 2);
+  // Identifiers first: file paths and commands get the budget the prose leaves, and at least
+  // 1 - kProseShare of it when the prose needs more; the prose then gets what they leave.
+  const std::size_t prose = prose_total(ex, order);
+  if (prose + ident_bytes(ex) > budget) {
+    const std::size_t prose_reserve = std::min(prose, budget * kProseSharePercent / 100);
+    fit_identifiers(ex, budget - prose_reserve);
+  }
+  const std::size_t prose_budget = budget - std::min(budget, ident_bytes(ex));
+  fit_prose(ex, order, prose_budget);
   SummaryResult r;
-  r.text = std::move(out);
+  r.text = bounded_summary(ex, order, req, budget, input_bytes);
   r.model = "extractive";
   return r;
 }
