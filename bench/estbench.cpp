@@ -10,6 +10,7 @@
 #include "render/render.hpp"
 #include "store/store.hpp"
 #include "tokens/estimate.hpp"
+#include "session/open.hpp"
 
 using namespace ctxfold;
 
@@ -22,7 +23,7 @@ int main(int argc, char** argv) {
   app.add_option("--session", session, "session (default: ctxfold's default rule)");
   app.add_option("--repeat", repeat, "passes per estimator")->default_val(10);
   CLI11_PARSE(app, argc, argv);
-  Store store = Store::open(db, Store::Mode::read_only);
+  Store store = open_store(db, Store::Mode::read_only);
   const std::string s = store.resolve_session(session);
   using clock = std::chrono::steady_clock;
   RenderOptions raw;

@@ -8,6 +8,7 @@
 #include "recall/text_index.hpp"
 #include "store/store.hpp"
 #include "util/error.hpp"
+#include "session/open.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 3) {
@@ -15,7 +16,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    ctxfold::Store st = ctxfold::Store::open(argv[1], ctxfold::Store::Mode::read_only);
+    ctxfold::Store st = ctxfold::open_store(argv[1], ctxfold::Store::Mode::read_only);
     std::FILE* out = std::fopen(argv[2], "wb");
     if (!out) {
       std::perror(argv[2]);

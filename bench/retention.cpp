@@ -24,6 +24,7 @@
 #include "summarize/extractive.hpp"
 #include "summarize/transcript.hpp"
 #include "util/error.hpp"
+#include "session/open.hpp"
 
 using namespace ctxfold;
 
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    Store st = Store::open(argv[1], Store::Mode::read_only);
+    Store st = open_store(argv[1], Store::Mode::read_only);
     std::printf("%-38s %9s %9s %6s | %-17s %-17s | %9s %-17s %-17s\n", "session / summary", "covered", "real B",
                 "real%", "real files", "real commands", "ctxfold B", "ctxfold files", "ctxfold commands");
     bool all_ok = true;

@@ -11,6 +11,7 @@
 #include "snapcompact/archive.hpp"
 #include "snapcompact/frames.hpp"
 #include "util/json.hpp"
+#include "session/open.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"ctxfold-snapbench: draw and encode every frame of a text file"};
@@ -63,7 +64,7 @@ int main(int argc, char** argv) {
            {"missing_glyphs", missing}};
   if (!db.empty()) {
     // The frames of one render, as render_context builds them: read from the cache vs drawn.
-    Store store = Store::open(db, Store::Mode::read_only);
+    Store store = open_store(db, Store::Mode::read_only);
     auto node = store.node(archive, false);
     if (!node) {
       std::cerr << "no archive " << archive << "\n";

@@ -4,13 +4,14 @@
 #include "compact_options.hpp"
 #include "context.hpp"
 #include "session/prepare.hpp"
+#include "model/strategy_label.hpp"
 #include "strategies/notes.hpp"
 #include "strategies/region.hpp"
 #include "strategies/replay.hpp"
 #include "summarize/summarizer.hpp"
 #include "util/config.hpp"
 #include "util/error.hpp"
-#include "util/progress.hpp"
+#include "progress.hpp"
 
 namespace ctxfold::cli {
 
@@ -54,8 +55,9 @@ int run_region(Context& ctx, const CompactCliOptions& o, const std::string& from
   static_cast<CompactionOptions&>(ro) = rolling_options(o);
   ro.from = from;
   ro.to = to;
+  ro.env = ctx.env;
   std::unique_ptr<Summarizer> summarizer =
-      with_progress(make_recording_summarizer(ctx.db(), session, make_summarizer(o.summarizer)));
+      with_progress(make_recording_summarizer(ctx.db(), session, make_summarizer(o.summarizer, *ctx.env)));
   CompactResult r = compact_region(ctx.db(), session, *summarizer, ro, session_strategy(ctx.db(), session));
   if (ctx.text)
     emit_text(fmt::format("{}: {}{}\n", r.status, r.reason,
@@ -75,32 +77,35 @@ int run_compact(Context& ctx, const CompactCliOptions& o) {
   // Without --strategy the session's own strategy runs; --strategy X first makes X the session's
   // own (docs/strategies.md "The session's own strategy").
   const std::string strategy = o.strategy ? *o.strategy : session_strategy(ctx.db(), session);
-  if (strategy == "notes")
+  if (parse_label(strategy) == StrategyLabel::notes)
     throw Error(Exit::usage, "compact.strategy", fmt::format("strategy '{}' is not yet supported", strategy),
                 "use --strategy " + strategy_names());
-  strategy_named(strategy);  // an unknown name is a usage error
-  if (strategy != "lcm" && (o.fanout || o.leaf_chunk_tokens))
+  const StrategyInfo& info = strategy_named(strategy);  // an unknown name is a usage error
+  if (info.label != StrategyLabel::lcm && (o.fanout || o.leaf_chunk_tokens))
     throw Error(Exit::usage, "compact.options", "--fanout and --leaf-chunk-tokens apply to --strategy lcm only");
-  if (strategy != "snapcompact" && (o.archive_percent || o.max_frames || !o.model.empty()))
+  if (info.label != StrategyLabel::snapcompact && (o.archive_percent || o.max_frames || !o.model.empty()))
     throw Error(Exit::usage, "compact.options",
                 "--archive-percent, --max-frames and --model apply to --strategy snapcompact only");
   // Each strategy reads its own flags and config section; only the one that runs is validated.
   StrategyOptions sopts;
-  if (strategy == "lcm") sopts.lcm = lcm_options(o);
-  else if (strategy == "snapcompact") sopts.snapcompact = snapcompact_options(o);
-  else sopts.rolling = rolling_options(o);
+  switch (info.label) {
+    case StrategyLabel::lcm: sopts.lcm = lcm_options(o); break;
+    case StrategyLabel::snapcompact: sopts.snapcompact = snapcompact_options(o); break;
+    default: sopts.rolling = rolling_options(o); break;
+  }
+  info.shared(sopts).env = ctx.env;
   std::unique_ptr<Summarizer> summarizer =
-      with_progress(make_recording_summarizer(ctx.db(), session, make_summarizer(o.summarizer)));
+      with_progress(make_recording_summarizer(ctx.db(), session, make_summarizer(o.summarizer, *ctx.env)));
   if (o.strategy && !o.dry_run) record_session_strategy(ctx.db(), session, strategy);
   CompactResult r = compact_session(ctx.db(), session, strategy, *summarizer, sopts);
   NotesOptions no;
-  apply_notes_config(load_config(o.config).value, no);
+  apply_notes_config(load_config(o.config, *ctx.env).value, no);
   if (o.notes) no.enabled = true;
   if (o.notes_budget) no.budget_tokens = *o.notes_budget;
   if (no.enabled && r.status == "compacted") {
     // The notes layer (docs/strategies.md "notes"): rewritten after the strategy committed; a failure keeps
     // the old notes, is said in the output, and never fails the compaction.
-    std::unique_ptr<Summarizer> notes_summarizer = make_summarizer(o.summarizer);
+    std::unique_ptr<Summarizer> notes_summarizer = make_summarizer(o.summarizer, *ctx.env);
     no.instructions = o.instructions;
     if (o.summarizer_window) no.summarizer_window = *o.summarizer_window;
     Json n = rewrite_notes(ctx.db(), r.session, r, *notes_summarizer, no);

@@ -24,7 +24,7 @@ void apply_flags(const CompactCliOptions& o, CompactionOptions& r) {
 
 RollingOptions rolling_options(const CompactCliOptions& o) {
   RollingOptions r;
-  apply_rolling_config(load_config(o.config).value, r);
+  apply_rolling_config(load_config(o.config, system_environment()).value, r);
   apply_flags(o, r);
   validate_rolling_options(r);
   return r;
@@ -32,7 +32,7 @@ RollingOptions rolling_options(const CompactCliOptions& o) {
 
 LcmOptions lcm_options(const CompactCliOptions& o) {
   LcmOptions r;
-  apply_lcm_config(load_config(o.config).value, r);
+  apply_lcm_config(load_config(o.config, system_environment()).value, r);
   apply_flags(o, r);
   if (o.fanout) r.fanout = *o.fanout;
   if (o.leaf_chunk_tokens) r.leaf_chunk_tokens = *o.leaf_chunk_tokens;
@@ -42,7 +42,7 @@ LcmOptions lcm_options(const CompactCliOptions& o) {
 
 SnapcompactOptions snapcompact_options(const CompactCliOptions& o) {
   SnapcompactOptions r;
-  apply_snapcompact_config(load_config(o.config).value, r);
+  apply_snapcompact_config(load_config(o.config, system_environment()).value, r);
   apply_flags(o, r);
   if (o.archive_percent) r.archive_percent = *o.archive_percent;
   if (o.max_frames) r.max_frames = *o.max_frames;

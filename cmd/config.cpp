@@ -31,7 +31,7 @@ Json shared(const CompactionOptions& o, const Json& section, const ConfigSource&
 }
 
 int run_config(Context& ctx, const ConfigCliOptions& o) {
-  ConfigSource src = load_config(o.config);
+  ConfigSource src = load_config(o.config, *ctx.env);
   RollingOptions rolling;
   apply_rolling_config(src.value, rolling);
   LcmOptions lcm;
@@ -59,7 +59,7 @@ int run_config(Context& ctx, const ConfigCliOptions& o) {
   // Sections this build does not read are shown as given, so a typo is visible.
   Json other = Json::object();
   for (auto& [k, v] : src.value.items())
-    if (!find_strategy(k) && k != "notes") other[k] = v;
+    if (!find_strategy(k) && parse_label(k) != StrategyLabel::notes) other[k] = v;
   Json out = {{"schema", "ctxfold.config/1"},
               {"file", src.path ? Json(*src.path) : Json(nullptr)},
               {"origin", src.origin},

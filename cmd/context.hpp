@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "store/store.hpp"
+#include "util/environment.hpp"
 #include "util/json.hpp"
 
 namespace ctxfold::cli {
@@ -22,6 +23,8 @@ struct Context {
   std::optional<std::string> session;  ///< --session / CTXFOLD_SESSION
   bool text = false;                   ///< --text: a human view where one helps
   std::optional<Store> store;
+  /// What lib/ reads of the process (util/environment.hpp); tests of cmd/ may point it elsewhere.
+  Environment* env = &system_environment();
 
   Store& db() { return *store; }
   /// Resolves --session against the open store (docs/commands.md "Choosing the session").

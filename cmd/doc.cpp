@@ -13,6 +13,7 @@
 #include "doc.hpp"
 #include "store/db.hpp"
 #include "util/error.hpp"
+#include "session/open.hpp"
 
 namespace ctxfold {
 std::string_view embedded_man(std::string_view name);
@@ -244,7 +245,7 @@ struct CompletionDb {
   std::vector<std::string> query(const std::string& sql, bool bind_session) const {
     std::vector<std::string> out;
     try {
-      Store st = Store::open(path, Store::Mode::read_only);
+      Store st = open_store(path, Store::Mode::read_only);
       std::string s = st.resolve_session(session);
       Stmt q = st.db().prepare(sql);
       if (bind_session) q.bind(1, s);
@@ -257,7 +258,7 @@ struct CompletionDb {
   std::vector<std::string> sessions() const {
     std::vector<std::string> out;
     try {
-      Store st = Store::open(path, Store::Mode::read_only);
+      Store st = open_store(path, Store::Mode::read_only);
       for (const auto& s : st.sessions()) out.push_back(s.id);
     } catch (...) {
     }

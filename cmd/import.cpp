@@ -5,6 +5,7 @@
 #include "import/import.hpp"
 #include "recall/text_packs.hpp"
 #include "util/error.hpp"
+#include "progress.hpp"
 
 namespace ctxfold::cli {
 
@@ -44,8 +45,14 @@ int run_home(Context& ctx, const ImportOptionsCli& o) {
   HomeOptions ho;
   ho.from = o.from;
   if (!o.paths.empty()) ho.dir = o.paths.front();
-  ho.progress = !o.no_progress && isatty(STDERR_FILENO);
+  ho.env = ctx.env;
+  Progress bar("import");  // drawn only on a terminal, erased at the end
+  if (!o.no_progress && isatty(STDERR_FILENO))
+    ho.progress = [&bar](std::int64_t done, std::int64_t total, const std::string& file) {
+      bar.update(done, total, file);
+    };
   HomeResult r = import_home(ctx.db(), ho);
+  bar.finish();
   update_text_packs(ctx.db());  // grep scans the packed text, not the nodes' JSON
   Json counts = Json::object();
   for (const char* k : {"new", "appended", "rewritten", "touched", "unchanged", "ignored", "failed"}) counts[k] = 0;

@@ -18,6 +18,7 @@
 #include "context.hpp"
 #include "doc.hpp"
 #include "util/error.hpp"
+#include "session/open.hpp"
 
 namespace ctxfold::cli {
 
@@ -224,7 +225,7 @@ int run_command(ctxfold::cli::Context& ctx, const ctxfold::cli::Runner& run, con
     const Needs needs = run.needs ? run.needs() : chosen->needs;
     creates_db = needs == Needs::read_write && !std::filesystem::exists(ctx.db_path, exists_ec);
     if (needs != Needs::nothing)
-      ctx.store.emplace(Store::open(ctx.db_path, needs == Needs::read_only ? Store::Mode::read_only
+      ctx.store.emplace(open_store(ctx.db_path, needs == Needs::read_only ? Store::Mode::read_only
                                                                            : Store::Mode::read_write));
     rc = run.run(ctx);
   } catch (const Error& e) {

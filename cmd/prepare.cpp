@@ -66,7 +66,7 @@ int run_prepare(Context& ctx, const PrepareCliOptions& o) {
   p.budget = budget_options(o.budget, o.compact.model);  // a bad flag fails before anything runs
   if (p.budget) p.budget->instructions = o.compact.instructions;
   const std::string session = ctx.resolve_session();
-  PrepareResult r = prepare_request(ctx.db(), session, p);
+  PrepareResult r = prepare_request(ctx.db(), session, p, *ctx.env);
   if (r.compaction) {
     const CompactResult& c = *r.compaction;
     if (c.summary_id)

@@ -91,7 +91,7 @@ int run_render(Context& ctx, const RenderCliOptions& o) {
   if (o.frames_dir) write_frames(r, *o.frames_dir);
   std::optional<BudgetReport> report;
   if (budget) {
-    std::unique_ptr<Summarizer> summarizer = make_summarizer(o.summarizer);
+    std::unique_ptr<Summarizer> summarizer = make_summarizer(o.summarizer, *ctx.env);
     BudgetCache cache;
     report = apply_budget(r, *summarizer, *budget, cache);
     fmt::print(stderr, "{}\n", budget_summary_line(*report));

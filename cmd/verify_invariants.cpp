@@ -6,10 +6,11 @@
 #include <algorithm>
 
 #include "context.hpp"
-#include "util/progress.hpp"
+#include "progress.hpp"
 #include "invariants/report.hpp"
 #include "invariants/verify.hpp"
 #include "util/error.hpp"
+#include "session/open.hpp"
 
 namespace ctxfold::cli {
 
@@ -62,7 +63,7 @@ Outcome verify_one(Context& ctx, const std::string& path, const VerifyCliOptions
   Outcome out;
   out.db.path = path;
   try {
-    Store st = Store::open(path, Store::Mode::read_only);
+    Store st = open_store(path, Store::Mode::read_only);
     std::vector<std::string> sessions;
     if (o.all_sessions) {
       for (const auto& s : st.sessions()) sessions.push_back(s.id);
@@ -71,6 +72,7 @@ Outcome verify_one(Context& ctx, const std::string& path, const VerifyCliOptions
     }
     VerifyOptions vo;
     vo.quick = o.quick;
+    vo.env = ctx.env;
     Progress bar("verify " + std::filesystem::path(path).filename().string());
     if (bar.active())
       vo.progress = [&](const std::string& phase, std::int64_t done, std::int64_t total) {

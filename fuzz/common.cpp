@@ -12,6 +12,7 @@
 #include "invariants/verify.hpp"
 #include "render/render.hpp"
 #include "util/error.hpp"
+#include "session/open.hpp"
 
 namespace ctxfold::fuzz {
 
@@ -51,7 +52,7 @@ std::string write_input(const std::uint8_t* data, std::size_t size, const std::s
 }
 
 Store& memory_store() {
-  static Store* store = new Store(Store::open(":memory:", Store::Mode::read_write));
+  static Store* store = new Store(open_store(":memory:", Store::Mode::read_write));
   return *store;
 }
 

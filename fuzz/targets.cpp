@@ -1,5 +1,5 @@
 // The fuzz targets' bodies (fuzz/README.md): each LLVMFuzzerTestOneInput in fuzz/<target>.cpp calls
-// one of these, and tests/unit/fuzz_regressions_test.cpp feeds saved inputs through the same ones.
+// one of these, and tests/unit/fuzz/fuzz_regressions_test.cpp feeds saved inputs through the same ones.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>

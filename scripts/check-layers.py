@@ -80,6 +80,82 @@ for top in ("lib", "cmd"):
                         problems.append(f"{os.path.relpath(path, root)}:{no}: writes the ledger table {m.group(2)} "
                                         "outside lib/store (go through Store)")
 
+# The environment seam (docs/architecture.md "The environment seam"): in lib/, only
+# lib/util/system_environment.cpp reads environment variables or the wall clock, writes to the
+# terminal, installs signal handlers, raises signals or exits; and nothing in lib/ picks the
+# system environment itself (cmd/ passes it in). Comments are not code.
+PROCESS = re.compile(r"\b(getenv|setenv|unsetenv|sigaction|isatty)\s*\(|(?<![\w.>])(std::|::)?(signal|raise|abort)\s*\("
+                     r"|\bstd::(quick_)?exit\s*\(|(?<![\w.>:])exit\s*\(\s*(\d|EXIT_)"
+                     r"|\bstd::time\s*\(|\btime\s*\(\s*nullptr|system_clock::now|\bstd::(cerr|cout|clog)\b"
+                     r"|\b(stderr|stdout)\b|\bsystem_environment\s*\(")
+SEAM = os.path.join("lib", "util", "system_environment.cpp")
+for dirpath, _, files in os.walk(lib):
+    for f in sorted(files):
+        path = os.path.join(dirpath, f)
+        rel = os.path.relpath(path, root)
+        if rel == SEAM:
+            continue
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for no, line in enumerate(fh, 1):
+                code = re.sub(r'"(\\.|[^"\\])*"', '""', line.split("//")[0])
+                m = PROCESS.search(code)
+                if m and not (rel == os.path.join("lib", "util", "environment.hpp") and "system_environment" in m.group(0)):
+                    problems.append(f"{rel}:{no}: touches the process ({m.group(0).strip(' (')}) outside {SEAM}; "
+                                    "take an Environment& (util/environment.hpp) instead")
+
+# A strategy is named in one table (docs/architecture.md "Strategy names live in one table"):
+# outside model/strategy_label.*, code compares StrategyLabel values, never a strategy's name as a
+# string, in C++ (== "lcm", != "rolling", a name as a comparison's left side) or in SQL ('rolling').
+NAMES = "rolling|lcm|snapcompact|notes|region"
+NAME_CMP = re.compile(r'(==|!=)\s*"(%s)"|"(%s)"\s*(==|!=)|strategy.*\'(%s)\'' % (NAMES, NAMES, NAMES))
+LABEL_TABLE = {os.path.join("lib", "model", "strategy_label.hpp"), os.path.join("lib", "model", "strategy_label.cpp")}
+for top in ("lib", "cmd"):
+    for dirpath, _, files in os.walk(os.path.join(root, top)):
+        for f in sorted(files):
+            path = os.path.join(dirpath, f)
+            rel = os.path.relpath(path, root)
+            if rel in LABEL_TABLE:
+                continue
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                for no, line in enumerate(fh, 1):
+                    m = NAME_CMP.search(line.split("//")[0])
+                    if m:
+                        problems.append(f"{rel}:{no}: compares a strategy name as a string ({m.group(0)}); "
+                                        "use model/strategy_label.hpp's StrategyLabel")
+
+# Unit tests mirror lib/ (docs/architecture.md "Tests").
+unit = os.path.join(root, "tests", "unit")
+test_dirs = {d for d in os.listdir(unit) if os.path.isdir(os.path.join(unit, d))}
+for d in sorted(test_dirs - set(folders) - {"fuzz", "bench"}):
+    problems.append(f"tests/unit/{d}/: names no folder of lib/ (unit tests mirror lib/)")
+for d in sorted(set(folders) - test_dirs):
+    problems.append(f"lib/{d}/: has no tests/unit/{d}/ (unit tests mirror lib/)")
+for f in sorted(os.listdir(unit)):
+    if f.endswith(".cpp"):
+        problems.append(f"tests/unit/{f}: belongs in the tests/unit/<folder>/ of the lib/ folder it tests")
+
+# Each derived table has one owner (docs/architecture.md "Each derived table has one owner"):
+# the owner table is read from the document, and SQL writing one of those tables elsewhere fails.
+owners = {}
+doc_text = open(os.path.join(root, "docs", "architecture.md"), encoding="utf-8").read()
+for m in re.finditer(r"^\s*\|\s*((?:`[a-z_]+`(?:,\s*)?)+)\s*\|\s*`(lib/[^`]+)`\s*\|", doc_text, re.M):
+    for t in re.findall(r"`([a-z_]+)`", m.group(1)):
+        owners[t] = m.group(2)
+if not owners:
+    problems.append("docs/architecture.md: no derived-table owner table found")
+derived_write = re.compile(r"\b(INSERT(?:\s+OR\s+\w+)?\s+INTO|UPDATE|DELETE\s+FROM|REPLACE\s+INTO)\s+(%s)\b"
+                           % "|".join(sorted(owners, key=len, reverse=True)), re.I) if owners else None
+for top in ("lib", "cmd"):
+    for dirpath, _, files in os.walk(os.path.join(root, top)):
+        for f in sorted(files):
+            path = os.path.join(dirpath, f)
+            rel = os.path.relpath(path, root)
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                for no, line in enumerate(fh, 1):
+                    m = derived_write.search(line) if derived_write else None
+                    if m and owners[m.group(2)] != rel:
+                        problems.append(f"{rel}:{no}: writes {m.group(2)}, which {owners[m.group(2)]} owns")
+
 # Nothing in lib/ includes the command layer.
 for dirpath, _, files in os.walk(lib):
     for f in files:
@@ -95,5 +171,6 @@ if problems:
     print(f"check-layers: {len(problems)} problem(s)", file=sys.stderr)
     sys.exit(1)
 print(f"check-layers: {len(folders)} lib/ folders, every include points down as docs/architecture.md declares, "
-      "and only lib/store writes the ledger",
+      "only lib/store writes the ledger, only lib/util/system_environment.cpp touches the process, "
+      "and strategy names are compared only in model/strategy_label",
       file=sys.stderr)

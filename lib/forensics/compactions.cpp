@@ -4,6 +4,7 @@
 
 #include "model/identifiers.hpp"
 #include "model/node.hpp"
+#include "model/strategy_label.hpp"
 
 namespace ctxfold {
 namespace {
@@ -32,7 +33,7 @@ std::vector<CompactionEntry> session_compactions(Store& store, const std::string
     c.summary_id = v.id;
     c.seq = v.seq;
     const Json& m = v.metadata;
-    c.strategy = m.value("strategy", "rolling");
+    c.strategy = m.value("strategy", std::string(label_name(StrategyLabel::rolling)));
     bool imported = m.value("origin", "") == "import";
     c.origin = imported ? m.value("format", "import") : "ctxfold";
     if (m.contains("timestamp") && m["timestamp"].is_string()) c.timestamp = m["timestamp"].get<std::string>();

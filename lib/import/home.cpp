@@ -4,7 +4,6 @@
 // row holds the size, modification time and the digest of the bytes read last time. A second run
 // over an unchanged home therefore costs one stat and one indexed lookup per file.
 #include "import/home.hpp"
-#include "util/progress.hpp"
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -29,10 +28,9 @@ struct Candidate {
   std::string agent;  ///< known from the root, or empty: detect
 };
 
-std::string env_or_home(const char* var, const char* home_sub) {
-  if (const char* v = var ? std::getenv(var) : nullptr; v && *v) return v;
-  const char* home = std::getenv("HOME");
-  return fmt::format("{}/{}", home && *home ? home : ".", home_sub);
+std::string env_or_home(const Environment& env, const char* var, const char* home_sub) {
+  if (auto v = var ? env.variable(var) : std::nullopt) return *v;
+  return fmt::format("{}/{}", env.variable("HOME").value_or("."), home_sub);
 }
 
 bool is_agent(const std::string& a) { return a == "claude-code" || a == "codex" || a == "gemini"; }
@@ -163,23 +161,32 @@ Seen resume_after(FILE* f, const std::string& path, const Span& span, std::int64
 
 }  // namespace
 
-std::vector<std::string> agent_home_roots(const std::string& agent) {
-  std::vector<std::string> roots;
-  bool all = agent == "all";
-  if (!all && !is_agent(agent))
+namespace {
+
+/// --from's value: an agent or "all"; Error(usage,"import.from") otherwise.
+void check_agent(const std::string& agent) {
+  if (agent != "all" && !is_agent(agent))
     throw Error(Exit::usage, "import.from", fmt::format("unknown agent '{}'", agent),
                 "use one of: claude-code, codex, gemini, all");
-  if (all || agent == "claude-code") roots.push_back(env_or_home("CLAUDE_CONFIG_DIR", ".claude") + "/projects");
+}
+
+}  // namespace
+
+std::vector<std::string> agent_home_roots(const std::string& agent, const Environment& env) {
+  std::vector<std::string> roots;
+  check_agent(agent);
+  bool all = agent == "all";
+  if (all || agent == "claude-code") roots.push_back(env_or_home(env, "CLAUDE_CONFIG_DIR", ".claude") + "/projects");
   if (all || agent == "codex") {
-    std::string h = env_or_home("CODEX_HOME", ".codex");
+    std::string h = env_or_home(env, "CODEX_HOME", ".codex");
     roots.push_back(h + "/sessions");
     roots.push_back(h + "/archived_sessions");
   }
   if (all || agent == "gemini") {
     // GEMINI_CLI_HOME: "root directory for user-level configuration and storage; a .gemini folder
     // is created inside it" (Gemini CLI docs, environment variables); default the user's home.
-    const char* g = std::getenv("GEMINI_CLI_HOME");
-    roots.push_back(g && *g ? fmt::format("{}/.gemini/tmp", g) : env_or_home(nullptr, ".gemini") + "/tmp");
+    const std::optional<std::string> g = env.variable("GEMINI_CLI_HOME");
+    roots.push_back(g ? fmt::format("{}/.gemini/tmp", *g) : env_or_home(env, nullptr, ".gemini") + "/tmp");
   }
   return roots;
 }
@@ -189,7 +196,7 @@ namespace {
 /// The files to import: opts.dir walked (formats detected), else the agents' roots; main files
 /// before their sub-agent files, each path once.
 std::vector<Candidate> candidates(const HomeOptions& opts, HomeResult& res) {
-  std::vector<std::string> roots = agent_home_roots(opts.from);  // validates --from
+  check_agent(opts.from);
   std::vector<Candidate> cands;
   if (opts.dir) {
     std::error_code ec;
@@ -197,6 +204,9 @@ std::vector<Candidate> candidates(const HomeOptions& opts, HomeResult& res) {
       throw Error(Exit::environment, "io.open", fmt::format("'{}' is not a readable folder", *opts.dir));
     walk(*opts.dir, "", cands, res);
   } else {
+    if (opts.env == nullptr)
+      throw Error(Exit::internal, "import.env", "import --from without a folder needs the environment's agent homes");
+    std::vector<std::string> roots = agent_home_roots(opts.from, *opts.env);
     std::size_t r = 0;
     for (const std::string& a : {std::string("claude-code"), std::string("codex"), std::string("gemini")}) {
       if (opts.from != "all" && opts.from != a) continue;
@@ -396,12 +406,11 @@ HomeFile import_file(Store& store, const HomeOptions& opts, const Candidate& c, 
 HomeResult import_home(Store& store, const HomeOptions& opts) {
   HomeResult res;
   std::vector<Candidate> cands = candidates(opts, res);
-  Progress progress("import");  // util/progress: a terminal only, erased at the end
   std::size_t done = 0;
   for (const Candidate& c : cands) {
     if (opts.progress)
-      progress.update(static_cast<std::int64_t>(done), static_cast<std::int64_t>(cands.size()),
-                      fs::path(c.path).filename().string());
+      opts.progress(static_cast<std::int64_t>(done), static_cast<std::int64_t>(cands.size()),
+                    fs::path(c.path).filename().string());
     ++done;
     res.files.push_back(import_file(store, opts, c, res));
   }

@@ -6,16 +6,22 @@
 #include <vector>
 
 #include "import/import.hpp"
+#include "util/environment.hpp"
 
 namespace ctxfold {
 
 /// What `ctxfold import --from AGENT [DIR]` reads: the agent ("claude-code", "codex", "gemini"
-/// or "all"), an explicit folder replacing the agents' default roots, and whether to draw a
-/// progress line on stderr (the caller decides; the CLI does it only when stderr is a terminal).
+/// or "all"), an explicit folder replacing the agents' default roots, the environment those roots
+/// come from, and who hears of the progress.
 struct HomeOptions {
   std::string from = "all";
   std::optional<std::string> dir;
-  bool progress = false;
+  /// Where the agents' default roots are read (agent_home_roots); needed when `dir` is not given
+  /// (without it import_home throws Error(internal,"import.env")).
+  const Environment* env = nullptr;
+  /// Called before each file is read with (files done, files in all, the file's name); for a
+  /// progress line (the CLI draws one only on a terminal). May be empty.
+  std::function<void(std::int64_t done, std::int64_t total, const std::string& file)> progress;
   /// Fault injection for tests: called with a file's path after it was listed and stat'ed,
   /// before it is opened (to make it vanish or grow while it is being read).
   std::function<void(const std::string& path)> after_stat;
@@ -50,7 +56,7 @@ struct HomeResult {
 /// (default `~/.codex`); gemini `$GEMINI_CLI_HOME/.gemini/tmp` (default `~/.gemini/tmp`; only
 /// `<hash>/chats/` files and their `chats/<sessionId>/*.jsonl` sub-agent files are taken). "all"
 /// gives the three. Throws Error(usage, "import.from") for another agent name.
-std::vector<std::string> agent_home_roots(const std::string& agent);
+std::vector<std::string> agent_home_roots(const std::string& agent, const Environment& env);
 
 /// Imports every transcript file under the roots (or opts.dir: each file's format detected;
 /// with from "all" every format importer_for reads, else only that agent's) incrementally, one write

@@ -18,6 +18,7 @@
 #include "invariants/verify_compaction.hpp"
 #include "invariants/verify_fork.hpp"
 #include "invariants/verify_lcm.hpp"
+#include "model/strategy_label.hpp"
 #include "render/render.hpp"
 #include "store/node_cache.hpp"
 #include "util/digest.hpp"
@@ -518,11 +519,11 @@ struct HeadRender {
 
 /// Renders HEAD with the given strategy; nullopt (and a violation in c) when rendering fails.
 std::optional<HeadRender> render_head(Store& store, const std::string& session, const std::string& head, Check& c,
-                                      const std::string& strategy) {
+                                      StrategyLabel strategy) {
   HeadRender h;
   try {
     RenderOptions ro;
-    ro.strategy = strategy;
+    ro.strategy = label_name(strategy);
     h.r = render_context(store, session, ro);
   } catch (const Error& e) {
     add(c, session, {head}, fmt::format("rendering HEAD '{}' failed: {}", head, e.what()));
@@ -686,12 +687,12 @@ void warn_repairs(const RenderCheck& k) {
 
 /// I5 for the render in hr (made by render_head with the same strategy).
 void check_render(Store& store, const std::string& session, const Chain& chain, Check& c, const HeadRender& hr,
-                  const std::string& strategy = "rolling") {
+                  StrategyLabel strategy = StrategyLabel::rolling) {
   const std::size_t v0 = c.violations.size(), w0 = c.warnings.size();
   const Rendered& r = hr.r;
-  LcmLabel label{c, v0, w0, strategy == "lcm"};
+  LcmLabel label{c, v0, w0, strategy == StrategyLabel::lcm};
   // Render warnings (an unapplied summary or fold) are the rolling render's to report, once.
-  if (strategy != "lcm")
+  if (strategy != StrategyLabel::lcm)
     for (const auto& w : r.warnings) warn(c, session, {r.head}, w);
 
   const RenderCheck k{store, session, chain, c, r};
@@ -700,7 +701,7 @@ void check_render(Store& store, const std::string& session, const Chain& chain, 
   check_raw_on_spine(k, reads, spine);
   const std::vector<std::uint32_t> covered_by = check_view_coverage(k, reads, spine);
   check_spine_covered(k, spine, covered_by);
-  if (strategy == "lcm") {
+  if (strategy == StrategyLabel::lcm) {
     check_pairing(hr.openai["messages"], hr.anthropic["messages"], session, c);
     return;
   }
@@ -898,7 +899,9 @@ Json violations_json(const std::vector<Violation>& vs) {
 /// CPU seconds of the calling thread spent per check, printed to stderr when on. I11 on its own
 /// thread is timed there (the "I11" lap in the main thread is the wait for it).
 struct Profile {
+  Environment* env = nullptr;  ///< where the figures go (diagnostics); null: no profile
   bool on = false;
+  bool rss = false;
   double last = 0;
   std::map<std::string, double> seconds;
   static double now() {
@@ -911,17 +914,21 @@ struct Profile {
     double t = now();
     if (std::string(id) != "-") seconds[id] += t - last;
     last = t;
-    if (std::getenv("CTXFOLD_VERIFY_PROFILE_RSS")) {
+    if (rss) {
       std::FILE* f = std::fopen("/proc/self/status", "r");
       char line[256];
       while (f && std::fgets(line, sizeof line, f))
-        if (std::strncmp(line, "VmHWM:", 6) == 0) fmt::print(stderr, "after {}: {}", id, line);
+        if (std::strncmp(line, "VmHWM:", 6) == 0) {
+          std::string_view text(line);
+          while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+          env->diagnostic(fmt::format("after {}: {}", id, text));
+        }
       if (f) std::fclose(f);
     }
   }
   void print() const {
     if (!on) return;
-    for (const auto& [id, sec] : seconds) fmt::print(stderr, "verify profile: {} {:.2f} s CPU\n", id, sec);
+    for (const auto& [id, sec] : seconds) env->diagnostic(fmt::format("verify profile: {} {:.2f} s CPU", id, sec));
   }
 };
 
@@ -983,11 +990,11 @@ void check_session(Store& store, const std::string& s, bool quick, Checks& k, Pr
   node_cache->clear();
   std::optional<HeadRender> hr;
   if (auto head = store.head(s)) {  // no HEAD: I6 reports a session with nodes and none
-    hr = render_head(store, s, *head, k.i5, "rolling");
+    hr = render_head(store, s, *head, k.i5, StrategyLabel::rolling);
     if (hr) check_render(store, s, chain, k.i5, *hr);
-    if (!store.summary_ranges(s, "lcm").empty())
-      if (auto lr = render_head(store, s, *head, k.i5, "lcm"))
-        check_render(store, s, chain, k.i5, *lr, "lcm");
+    if (!store.summary_ranges(s, StrategyLabel::lcm).empty())
+      if (auto lr = render_head(store, s, *head, k.i5, StrategyLabel::lcm))
+        check_render(store, s, chain, k.i5, *lr, StrategyLabel::lcm);
     prof.lap("I5");
     if (hr) check_determinism(store, s, *head, *hr, k.i10);
     prof.lap("I10");
@@ -1028,7 +1035,9 @@ VerifyReport verify_invariants(Store& store, const std::vector<std::string>& ses
 
   // CTXFOLD_VERIFY_PROFILE=1: CPU seconds per check on stderr (bench/verify.sh, bench/README.md).
   Profile prof;
-  prof.on = std::getenv("CTXFOLD_VERIFY_PROFILE") != nullptr;
+  prof.env = opts.env;
+  prof.on = opts.env && opts.env->variable("CTXFOLD_VERIFY_PROFILE");
+  prof.rss = prof.on && opts.env->variable("CTXFOLD_VERIFY_PROFILE_RSS");
   prof.lap("-");
   auto step = [&](const std::string& phase, std::int64_t done, std::int64_t total) {
     if (opts.progress) opts.progress(phase, done, total);
@@ -1049,7 +1058,7 @@ VerifyReport verify_invariants(Store& store, const std::vector<std::string>& ses
   if (apart)
     wide_thread = std::thread([&] {
       try {
-        Store own = Store::open(store.path(), Store::Mode::read_only);
+        Store own = Store::open(store.path(), Store::Mode::read_only, store.token_measure());
         db_wide(own);
       } catch (...) {
         wide_error = std::current_exception();

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "store/store.hpp"
+#include "util/environment.hpp"
 
 namespace ctxfold {
 
@@ -44,6 +45,9 @@ struct VerifyOptions {
   /// Called as the work advances: (phase, done, total) — "sessions" per session checked, then
   /// each database-wide check by its id. For a progress bar; may be empty.
   std::function<void(const std::string& phase, std::int64_t done, std::int64_t total)> progress;
+  /// CTXFOLD_VERIFY_PROFILE (and _RSS) read from here: CPU seconds per check (and peak RSS after
+  /// each) as diagnostics (bench/verify.sh). Null: no profile.
+  Environment* env = nullptr;
 };
 
 struct VerifyReport {

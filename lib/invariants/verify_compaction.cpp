@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "model/strategy_label.hpp"
 #include "render/render.hpp"
 #include "util/error.hpp"
 
@@ -143,7 +144,7 @@ struct CoverWalk {
 CoverWalk walk_covers(Stmt& st, const std::string& session, const Node& s, Check& c) {
   const bool imported = origin_of(s) == "import";
   const bool rolling = is_rolling_summary(s);
-  const bool region = json_str(s.metadata, "strategy") == "region";
+  const bool region = has_label(s.metadata, StrategyLabel::region);
   st.reset();
   st.bind(1, s.seq);
   CoverWalk w;
@@ -169,7 +170,7 @@ CoverWalk walk_covers(Stmt& st, const std::string& session, const Node& s, Check
     if ((rolling || region) && (kind == kind::kSummary || kind == kind::kArchive || kind == kind::kNotes)) {
       add(c, false, session, {s.id, id},
           fmt::format("{} summary '{}' covers view node '{}': coverage must name real turns",
-                      region ? "region" : "rolling", s.id, id));
+                      label_name(region ? StrategyLabel::region : StrategyLabel::rolling), s.id, id));
       w.structural = false;
     }
     if (i > 0 && pred != before) {
@@ -311,7 +312,7 @@ void check_active_summary(Store& store, const std::string& session, Check& c, co
   {
     // Region summaries: two may not partly overlap (one containing another whole is a nesting).
     {
-      auto regions = store.summary_ranges(session, "region");
+      auto regions = store.summary_ranges(session, StrategyLabel::region);
       std::vector<std::unordered_set<std::string>> sets;
       for (const auto& f : regions) {
         auto v = store.covers_of(f.seq);

@@ -5,6 +5,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "model/strategy_label.hpp"
+
 namespace ctxfold {
 namespace {
 
@@ -120,7 +122,7 @@ void check_lcm_cursor(Store& store, const std::string& session, const std::vecto
     if (depth_of(n) == std::optional<std::int64_t>(1))
       if (auto ref = json_str(n.metadata, "compaction"); !ref.empty()) leaves_of[ref].push_back(&n);
   for (const auto& e : store.events(session, "compact/end")) {
-    if (json_str(e.payload, "strategy") != "lcm") continue;
+    if (!has_label(e.payload, StrategyLabel::lcm)) continue;
     const std::string ref = e.ref.value_or("");
     if (!e.payload.contains("cursor") || !e.payload.contains("cursor_before")) {
       add(c, session, {},
@@ -158,7 +160,7 @@ Check check_lcm_tree(Store& store, const std::vector<std::string>& sessions) {
   for (const auto& session : sessions) {
     std::vector<Node> tree;
     for (auto& n : store.view_nodes(session, kind::kSummary, kLatest, true))
-      if (json_str(n.metadata, "strategy") == "lcm") tree.push_back(std::move(n));
+      if (has_label(n.metadata, StrategyLabel::lcm)) tree.push_back(std::move(n));
     if (tree.empty()) continue;
     LcmCheck k{session, c, {}, {}};
     for (const auto& n : tree) k.by_id.emplace(n.id, &n);

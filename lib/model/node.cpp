@@ -1,5 +1,6 @@
 #include "model/node.hpp"
 
+#include "model/strategy_label.hpp"
 #include "util/digest.hpp"
 #include "util/error.hpp"
 
@@ -128,9 +129,7 @@ std::string node_text(const Node& n) {
 }
 
 bool is_rolling_summary(const Node& n) {
-  if (n.kind != kind::kSummary) return false;
-  auto it = n.metadata.find("strategy");
-  return it == n.metadata.end() || it->is_null() || (it->is_string() && it->get<std::string>() == "rolling");
+  return n.kind == kind::kSummary && has_label(n.metadata, StrategyLabel::rolling);
 }
 
 bool is_user_turn(const Node& n) {

@@ -170,8 +170,7 @@ void clear_index(Db& db) {
   db.exec("DELETE FROM node_text");
   db.exec("DROP TABLE IF EXISTS grep_fts");
   db.exec("DELETE FROM grep_gram");
-  db.exec("DELETE FROM grep_tri");
-  db.exec("DELETE FROM grep_tri_count");
+  TriWriter::clear(db);
 }
 
 /// grep_gram's mark, at most `through`, written back to grep_gram_state.
@@ -197,10 +196,7 @@ std::int64_t reset_tri_state(Db& db, std::int64_t through) {
     auto tq = db.prepare("SELECT through_seq FROM grep_tri_state WHERE id=1");
     tri_through = tq.step() ? std::min(tq.int64(0), through) : 0;
   }
-  if (tri_through == 0) {  // rows past a state never written
-    db.exec("DELETE FROM grep_tri");
-    db.exec("DELETE FROM grep_tri_count");
-  }
+  if (tri_through == 0) TriWriter::clear(db);  // rows past a state never written
   auto tr = db.prepare(
       "INSERT INTO grep_tri_state(id, through_seq) VALUES (1, ?1) "
       "ON CONFLICT(id) DO UPDATE SET through_seq=excluded.through_seq");

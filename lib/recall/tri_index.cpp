@@ -88,6 +88,11 @@ std::vector<std::size_t> tri_cover(const std::vector<std::int64_t>& weight) {
   return out;
 }
 
+void TriWriter::clear(Db& db) {
+  db.exec("DELETE FROM grep_tri");
+  db.exec("DELETE FROM grep_tri_count");
+}
+
 TriWriter::TriWriter(Db& db) : db_(db) {}
 
 void TriWriter::add(std::int64_t seq, bool view, std::string_view folded) {

@@ -39,6 +39,9 @@ class TriWriter {
   static constexpr std::size_t kRowBytes = 900;
 
   explicit TriWriter(Db& db);
+  /// Empties grep_tri and grep_tri_count (a rebuild, or rows past a state never written); the
+  /// caller holds the transaction and resets grep_tri_state.
+  static void clear(Db& db);
   /// Adds the ASCII trigrams of `folded` (casefold() of the node's searchable text) for node
   /// `seq`; seqs must be added in ascending order. `view`: the node is a summary/archive/notes.
   void add(std::int64_t seq, bool view, std::string_view folded);

@@ -33,7 +33,7 @@ std::string fold_header(const RenderedFold& f) {
     return fmt::format("[ctxfold snapcompact archive {}: the earlier conversation as text, {} source rows {} … {}; "
                        "`ctxfold expand {}` reads them]",
                        f.id, f.count, f.first, f.last, f.id);
-  if (f.kind == "region")
+  if (parse_label(f.kind) == StrategyLabel::region)
     return fmt::format("[ctxfold region summary {}: {} source rows {} … {}; `ctxfold expand {}` reads them]", f.id,
                        f.count, f.first, f.last, f.id);
   return fmt::format("[ctxfold lcm summary {}, depth {}: {} source rows {} … {}; `ctxfold expand {}` reads them]", f.id,

@@ -181,15 +181,15 @@ Views choose_views(Store& store, const std::string& session, const RenderOptions
   if (view.archives) {
     // A snapcompact archive is a stored fold: rolling reads it as text (docs/model.md "View nodes"),
     // snapcompact as frames.
-    for (auto& f : store.view_ranges(session, kind::kArchive, "snapcompact", opts.as_of)) {
+    for (auto& f : store.view_ranges(session, kind::kArchive, StrategyLabel::snapcompact, opts.as_of)) {
       v.archive_folds.insert(f.id);
       v.folds_by_last[f.last].push_back(std::move(f));
     }
   }
   if (view.folds) {
-    for (const char* st : {"lcm", "region"})
-      for (auto& f : store.summary_ranges(session, st, opts.as_of)) {
-        if (std::string_view(st) == "region") v.region_ids.insert(f.id);
+    for (StrategyLabel label : {StrategyLabel::lcm, StrategyLabel::region})
+      for (auto& f : store.summary_ranges(session, label, opts.as_of)) {
+        if (label == StrategyLabel::region) v.region_ids.insert(f.id);
         v.folds_by_last[f.last].push_back(std::move(f));
       }
     // lcm: the newest rolling/imported summary none of its own folds overlaps, the one its folds
@@ -225,7 +225,7 @@ Views choose_views(Store& store, const std::string& session, const RenderOptions
   // newest does not reach). The first summary the walk meets, on the chain or at its last covered
   // node, is the one in force at X; the newest, when met first, wins as before.
   if (opts.head && view.head_summary)
-    for (auto& f : store.summary_ranges(session, "rolling", opts.as_of)) {
+    for (auto& f : store.summary_ranges(session, StrategyLabel::rolling, opts.as_of)) {
       if (v.summary && f.id == v.summary->id) continue;
       v.alt_by_last[f.last] = f;  // oldest first: a newer summary ending at the same node replaces it
       v.alt_by_id[f.id] = std::move(f);
@@ -316,7 +316,7 @@ bool SpineWalk::jump_summary(const Node& n) {
       return true;
     }
     r.warnings.push_back(fmt::format(
-        "v.summary '{}' was not applied: its predecessor is not the predecessor of its first covered node '{}'",
+        "summary '{}' was not applied: its predecessor is not the predecessor of its first covered node '{}'",
         v.summary->id, v.cov->first));
     v.summary.reset();
   }
@@ -333,7 +333,7 @@ bool SpineWalk::apply_fold(const Node& n) {
     if (!first || first->seq > opts.as_of || first->predecessor != f.predecessor) {
       r.warnings.push_back(fmt::format(
           "{} '{}' was not applied: its predecessor is not the predecessor of its first covered node '{}'",
-          v.archive_folds.count(f.id) ? "snapcompact archive" : v.region_ids.count(f.id) ? "region v.summary" : "lcm v.summary",
+          v.archive_folds.count(f.id) ? "snapcompact archive" : v.region_ids.count(f.id) ? "region summary" : "lcm summary",
           f.id, f.first));
       continue;
     }
@@ -363,7 +363,7 @@ RenderedFold SpineWalk::fold_of(const Store::SummaryRange& f, const Node& fold, 
   RenderedFold rf;
   rf.id = f.id;
   if (v.archive_folds.count(f.id)) rf.kind = "archive";
-  if (v.region_ids.count(f.id)) rf.kind = "region";
+  if (v.region_ids.count(f.id)) rf.kind = label_name(StrategyLabel::region);
   if (auto d = fold.metadata.find("depth"); d != fold.metadata.end() && d->is_number_integer())
     rf.depth = d->get<std::int64_t>();
   rf.first = f.first;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/node.hpp"
+#include "model/strategy_label.hpp"
 #include "store/store.hpp"
 #include "tokens/calibrate.hpp"
 
@@ -148,7 +149,7 @@ struct RenderedMessage {
 /// `compact --from/--to`: docs/strategies.md "region summaries").
 struct RenderedFold {
   std::string id;
-  std::string kind = "lcm";
+  std::string kind{label_name(StrategyLabel::lcm)};
   std::int64_t depth = 1;
   std::string first, last;
   std::int64_t first_seq = 0, last_seq = 0, count = 0;

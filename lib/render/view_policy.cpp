@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "model/strategy_label.hpp"
 #include "util/error.hpp"
 #include "util/names.hpp"
 
@@ -15,18 +16,26 @@ namespace {
 constexpr ViewPolicy kPolicies[] = {
     // rolling: one active summary, then its recap and the tail; stored folds (lcm, regions,
     // snapcompact archives as text) where they fit.
-    {.name = "rolling", .summary = true, .lcm_prefix = false, .folds = true, .archives = true, .frames = false,
-     .recap = true, .head_summary = true, .notes = true, .fold_section = "folds", .text_fallback = ""},
+    {.name = label_name(StrategyLabel::rolling),
+     .summary = true, .lcm_prefix = false, .folds = true, .archives = true, .frames = false,
+     .recap = true, .head_summary = true, .notes = true,
+     .fold_section = "folds", .text_fallback = ""},
     // lcm: its fold tree over the prefix the active summary covers.
-    {.name = "lcm", .summary = true, .lcm_prefix = true, .folds = true, .archives = false, .frames = false,
-     .recap = false, .head_summary = false, .notes = true, .fold_section = "summary", .text_fallback = ""},
+    {.name = label_name(StrategyLabel::lcm),
+     .summary = true, .lcm_prefix = true, .folds = true, .archives = false, .frames = false,
+     .recap = false, .head_summary = false, .notes = true,
+     .fold_section = "summary", .text_fallback = ""},
     // snapcompact: rolling's walk, with its archives drawn as frames; rolling's view for a model
     // that reads no images.
-    {.name = "snapcompact", .summary = true, .lcm_prefix = false, .folds = true, .archives = true, .frames = true,
-     .recap = false, .head_summary = true, .notes = true, .fold_section = "folds", .text_fallback = "rolling"},
+    {.name = label_name(StrategyLabel::snapcompact),
+     .summary = true, .lcm_prefix = false, .folds = true, .archives = true, .frames = true,
+     .recap = false, .head_summary = true, .notes = true,
+     .fold_section = "folds", .text_fallback = label_name(StrategyLabel::rolling)},
     // raw: every stored message on HEAD's spine, nothing substituted.
-    {.name = "raw", .summary = false, .lcm_prefix = false, .folds = false, .archives = false, .frames = false,
-     .recap = false, .head_summary = false, .notes = false, .fold_section = "folds", .text_fallback = ""},
+    {.name = "raw",
+     .summary = false, .lcm_prefix = false, .folds = false, .archives = false, .frames = false,
+     .recap = false, .head_summary = false, .notes = false,
+     .fold_section = "folds", .text_fallback = ""},
 };
 // clang-format on
 

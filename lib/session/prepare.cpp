@@ -125,7 +125,8 @@ Rendered project(Store& store, const std::string& session, const std::string& st
 
 }  // namespace
 
-PrepareResult prepare_request(Store& store, const std::string& session, const PrepareOptions& o) {
+PrepareResult prepare_request(Store& store, const std::string& session, const PrepareOptions& o,
+                              Environment& env) {
   PrepareResult p;
   p.strategy = o.strategy ? *o.strategy : session_strategy(store, session);
   const StrategyInfo& info = strategy_named(p.strategy);
@@ -155,10 +156,11 @@ PrepareResult prepare_request(Store& store, const std::string& session, const Pr
   const std::int64_t trigger = shared.window ? ceil_percent(*shared.window, shared.trigger_percent) : 0;
   p.due = o.force || (shared.window && p.tokens_before >= trigger);
   if (p.due) {
-    std::unique_ptr<Summarizer> summarizer = make_recording_summarizer(store, session, make_summarizer(o.summarizer));
+    std::unique_ptr<Summarizer> summarizer = make_recording_summarizer(store, session, make_summarizer(o.summarizer, env));
     CompactionOptions& run = info.shared(own);
     run.force = true;  // due by prepare's figure, which sees the prompt and tools
     run.dry_run = false;
+    run.env = &env;
     p.compaction = info.compact(store, session, *summarizer, own);
     if (p.compaction->status == "compacted" || p.compaction->summary_id) r = project(store, session, p.strategy, o);
   }
@@ -203,7 +205,7 @@ PrepareResult prepare_request(Store& store, const std::string& session, const Pr
     BudgetOptions bo = *o.budget;
     bo.extra_tokens = adj;
     bo.tools_tokens = o.tools ? estimate_text_tokens(dump_json(*o.tools)) : 0;
-    std::unique_ptr<Summarizer> summarizer = make_summarizer(o.summarizer);
+    std::unique_ptr<Summarizer> summarizer = make_summarizer(o.summarizer, env);
     BudgetCache cache;
     p.budget = apply_budget(r, *summarizer, bo, cache);
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "render/render.hpp"
+#include "util/environment.hpp"
 #include "session/budget.hpp"
 #include "store/store.hpp"
 #include "strategies/compaction.hpp"
@@ -107,8 +108,10 @@ struct PrepareResult {
 /// summarizer), never the recording one) before prepare/sent is written; its errors
 /// (budget.protected, budget.over) are thrown and nothing is printed.
 /// Throws what render_context and the strategies throw; a summarizer failure is reported in
-/// compaction (status failed) and the previous projection is returned.
-PrepareResult prepare_request(Store& store, const std::string& session, const PrepareOptions& opts);
+/// compaction (status failed) and the previous projection is returned. The summarizers are made
+/// with `env` (make_summarizer).
+PrepareResult prepare_request(Store& store, const std::string& session, const PrepareOptions& opts,
+                              Environment& env);
 
 /// The JSON `prepare` prints: render_to_json(rendered, format) (with "tools" when given) plus
 /// "prepare": {"strategy","due","still_due","window","tokens_before","estimated_tokens",

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "store/node_cache.hpp"
-#include "tokens/estimate.hpp"
+#include "model/strategy_label.hpp"
 #include "util/digest.hpp"
 #include "util/error.hpp"
 
@@ -59,12 +59,13 @@ constexpr const char* kSessionColumns = "id, kind, parent_session, parent_node, 
 
 }  // namespace
 
-Store Store::open(const std::string& path, Mode mode) {
+Store Store::open(const std::string& path, Mode mode, TokenMeasure measure) {
+  if (measure == nullptr) throw Error(Exit::internal, "db.open", "Store::open needs a token measure");
   bool ro = mode == Mode::read_only;
   if (ro && path != ":memory:" && !std::filesystem::exists(path))
     throw Error(Exit::environment, "db.open", fmt::format("cannot open database '{}': no such file", path),
                 "import a transcript first, or pass --db");
-  Store s(Db(path, ro), path);
+  Store s(Db(path, ro), path, measure);
   if (ro) {
     // Probe: is this a ctxfold database this binary understands? A WAL database needs its -shm
     // file even to read; in a directory we cannot write, read it as an immutable file instead.
@@ -73,7 +74,7 @@ Store Store::open(const std::string& path, Mode mode) {
       v = s.db_.user_version();
     } catch (const Error& e) {
       if (e.exit() != Exit::environment || e.code() == "db.locked") throw;
-      Store again(Db(path, true, true), path);
+      Store again(Db(path, true, true), path, measure);
       return finish_read_only(std::move(again));
     }
     (void)v;
@@ -196,7 +197,7 @@ AppendResult Store::append(Node& n) {
   std::string content = dump_json(n.content);
   std::string meta = metadata_json(n);
   std::string digest = sha256_hex(canonical_node(n, content, meta));
-  std::int64_t tokens = estimate_node_tokens(n);
+  std::int64_t tokens = measure_(n);
   {
     // Look before inserting: an INSERT that does nothing would still consume an AUTOINCREMENT
     // value, leaving a seq gap that invariant 1 rightly reads as a vanished node.
@@ -386,9 +387,10 @@ std::vector<Node> Store::view_nodes(const std::string& session, const std::strin
 std::optional<Node> Store::active_summary(const std::string& session, std::int64_t as_of) {
   auto st = db_.prepare(fmt::format(
       "SELECT {} FROM nodes WHERE session=?1 AND kind='summary' AND seq<=?2 AND covers_count IS NOT NULL "
-      "AND coalesce(json_extract(metadata,'$.strategy'),'rolling')='rolling' ORDER BY seq DESC LIMIT 1",
+      "AND coalesce(json_extract(metadata,'$.strategy'),?3)=?3 ORDER BY seq DESC LIMIT 1",
       kNodeColumns));
-  st.bind(1, session).bind(2, as_of);
+  // Absent or null reads as rolling: model/strategy_label.hpp strategy_label.
+  st.bind(1, session).bind(2, as_of).bind(3, label_name(StrategyLabel::rolling));
   if (!st.step()) return std::nullopt;
   return read_node(st);
 }
@@ -411,29 +413,29 @@ std::optional<Node> Store::latest_of_kind(const std::string& session, const std:
   return read_node(st);
 }
 
-std::vector<Store::SummaryRange> Store::summary_ranges(const std::string& session, const std::string& strategy,
+std::vector<Store::SummaryRange> Store::summary_ranges(const std::string& session, StrategyLabel label,
                                                        std::int64_t as_of) {
-  return view_ranges(session, kind::kSummary, strategy, as_of);
+  return view_ranges(session, kind::kSummary, label, as_of);
 }
 
 std::optional<Node> Store::active_view(const std::string& session, const std::string& kind_name,
-                                       const std::string& strategy, std::int64_t as_of) {
+                                       StrategyLabel label, std::int64_t as_of) {
   auto st = db_.prepare(fmt::format(
       "SELECT {} FROM nodes WHERE session=?1 AND kind=?3 AND seq<=?2 AND covers_count IS NOT NULL "
       "AND json_extract(metadata,'$.strategy')=?4 ORDER BY seq DESC LIMIT 1",
       kNodeColumns));
-  st.bind(1, session).bind(2, as_of).bind(3, kind_name).bind(4, strategy);
+  st.bind(1, session).bind(2, as_of).bind(3, kind_name).bind(4, label_name(label));
   if (!st.step()) return std::nullopt;
   return read_node(st);
 }
 
 std::vector<Store::SummaryRange> Store::view_ranges(const std::string& session, const std::string& kind_name,
-                                                    const std::string& strategy, std::int64_t as_of) {
+                                                    StrategyLabel label, std::int64_t as_of) {
   std::vector<SummaryRange> out;
   auto st = db_.prepare(
       "SELECT seq, id, predecessor, covers_first, covers_last, covers_count FROM nodes WHERE session=?1 AND "
       "kind=?4 AND seq<=?2 AND covers_count IS NOT NULL AND json_extract(metadata,'$.strategy')=?3 ORDER BY seq");
-  st.bind(1, session).bind(2, as_of).bind(3, strategy).bind(4, kind_name);
+  st.bind(1, session).bind(2, as_of).bind(3, label_name(label)).bind(4, kind_name);
   while (st.step()) {
     SummaryRange r;
     r.seq = st.int64(0);

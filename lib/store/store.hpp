@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/node.hpp"
+#include "model/strategy_label.hpp"
 #include "store/db.hpp"
 
 namespace ctxfold {
@@ -64,10 +65,17 @@ class Store {
  public:
   enum class Mode { read_only, read_write };
 
+  /// How the store fills a node's `tokens` column at append: a pure function of the node, given
+  /// by the caller. The store calls it and knows nothing of how it counts; ctxfold's estimator is
+  /// tokens/estimate.hpp estimate_node_tokens, which session/open.hpp open_store passes.
+  using TokenMeasure = std::int64_t (*)(const Node&);
+
   /// read_only opens with SQLITE_OPEN_READONLY and never changes a byte (a missing file is an
   /// environment error). read_write creates the file when absent, enables WAL and foreign keys,
-  /// and applies pending migrations.
-  static Store open(const std::string& path, Mode mode);
+  /// and applies pending migrations. `measure` must not be null.
+  static Store open(const std::string& path, Mode mode, TokenMeasure measure);
+  /// The measure this store was opened with (to open a second handle on the same file).
+  TokenMeasure token_measure() const { return measure_; }
 
   Db& db() { return db_; }
   bool read_only() const { return db_.read_only(); }
@@ -155,19 +163,19 @@ class Store {
     std::string first, last;
     std::int64_t count = 0;
   };
-  /// The summaries (kind summary with coverage) of a session whose metadata.strategy equals
-  /// `strategy`, at or before as_of, oldest first. Cost: one indexed scan of the session's
-  /// summaries, no content read.
-  std::vector<SummaryRange> summary_ranges(const std::string& session, const std::string& strategy,
+  /// The summaries (kind summary with coverage) of a session whose metadata.strategy is stored
+  /// as label_name(`label`) (an unlabelled summary is not returned), at or before as_of, oldest
+  /// first. Cost: one indexed scan of the session's summaries, no content read.
+  std::vector<SummaryRange> summary_ranges(const std::string& session, StrategyLabel label,
                                            std::int64_t as_of = kLatest);
   /// The same for view nodes of another kind (summary_ranges is view_ranges with kind "summary"):
-  /// snapcompact archives are read as folds with kind "archive", strategy "snapcompact".
-  std::vector<SummaryRange> view_ranges(const std::string& session, const std::string& kind,
-                                        const std::string& strategy, std::int64_t as_of = kLatest);
-  /// The newest view node of `kind` with metadata.strategy `strategy` and a coverage, at or before
+  /// snapcompact archives are read as folds with kind "archive", label snapcompact.
+  std::vector<SummaryRange> view_ranges(const std::string& session, const std::string& kind, StrategyLabel label,
+                                        std::int64_t as_of = kLatest);
+  /// The newest view node of `kind` with metadata.strategy label_name(`label`) and a coverage, at or before
   /// as_of (snapcompact's active archive: each recompaction appends a longer one). Loaded like
   /// active_summary (covers in metadata.covers, covers_ids not loaded).
-  std::optional<Node> active_view(const std::string& session, const std::string& kind, const std::string& strategy,
+  std::optional<Node> active_view(const std::string& session, const std::string& kind, StrategyLabel label,
                                   std::int64_t as_of = kLatest);
   /// Whether view node view_seq covers id (one indexed lookup; the covers list is not read).
   bool covers_contains(std::int64_t view_seq, const std::string& id);
@@ -204,11 +212,13 @@ class Store {
                               const std::function<bool(const SourceRecord&)>& fn);
 
  private:
-  Store(Db db, std::string path) : db_(std::move(db)), path_(std::move(path)) {}
+  Store(Db db, std::string path, TokenMeasure measure)
+      : db_(std::move(db)), path_(std::move(path)), measure_(measure) {}
   void migrate();
   static Store finish_read_only(Store s);
   Db db_;
   std::string path_;
+  TokenMeasure measure_;
 };
 
 }  // namespace ctxfold

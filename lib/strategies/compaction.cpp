@@ -4,7 +4,6 @@
 #include <sqlite3.h>
 
 #include <cmath>
-#include <csignal>
 #include <cstdlib>
 #include <ctime>
 
@@ -35,20 +34,6 @@ std::int64_t last_event_seq(Store& store) {
 }
 
 }  // namespace
-
-void crash_point(const char* name) {
-  const char* v = std::getenv("CTXFOLD_TEST_CRASH_AT");
-  if (v && std::string_view(v) == name) std::raise(SIGKILL);
-}
-
-std::string now_rfc3339() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::int64_t session_max_seq(Store& store, const std::string& session) {
   auto st = store.db().prepare("SELECT coalesce(max(seq),0) FROM nodes WHERE session=?1");
@@ -144,25 +129,37 @@ Json compact_to_json(const CompactResult& r) {
 
 // ---------------------------------------------------------------- the bracket
 
-CompactionBracket::CompactionBracket(Store& store, std::string session, std::string head, std::int64_t session_max)
-    : store_(store), session_(std::move(session)), head_(std::move(head)), session_max_(session_max) {
+namespace {
+
+Environment& required_env(Environment* env) {
+  if (env == nullptr)
+    throw Error(Exit::internal, "compact.env", "a compaction that writes needs CompactionOptions::env");
+  return *env;
+}
+
+}  // namespace
+
+CompactionBracket::CompactionBracket(Store& store, std::string session, std::string head, std::int64_t session_max,
+                                     Environment* env)
+    : store_(store), env_(required_env(env)), session_(std::move(session)), head_(std::move(head)),
+      session_max_(session_max) {
   hex_ = sha256_hex(fmt::format("{}\n{}\n{}\n{}", session_, head_, session_max_, last_event_seq(store_))).substr(0, 16);
   id_ = "cmp-" + hex_;
 }
 
 void CompactionBracket::start(const Json& payload) {
-  crash_point("before_start");
+  env_.crash_point("before_start");
   release_snapshot(store_);
   {
     Txn t(store_.db());
     Json p = payload;
     p["head"] = head_;
     p["session_seq"] = session_max_;
-    p["started_at"] = now_rfc3339();
+    p["started_at"] = rfc3339_utc(env_.unix_seconds());
     store_.log_event(session_, "compact/start", id_, p);
     t.commit();
   }
-  crash_point("after_start");
+  env_.crash_point("after_start");
 }
 
 void CompactionBracket::fail(const Error& e, int calls, const Json& extra) {
@@ -173,7 +170,7 @@ void CompactionBracket::fail(const Error& e, int calls, const Json& extra) {
          {"error", {{"code", e.code()}, {"message", e.what()}}},
          {"calls", calls}};
   for (auto it = extra.begin(); it != extra.end(); ++it) p[it.key()] = it.value();
-  p["ended_at"] = now_rfc3339();
+  p["ended_at"] = rfc3339_utc(env_.unix_seconds());
   store_.log_event(session_, "compact/end", id_, p);
   t.commit();
 }
@@ -194,7 +191,7 @@ std::optional<Error> CompactionBracket::commit(const std::function<void()>& writ
                           {"summary_id", nullptr},
                           {"error", {{"code", e.code()}, {"message", e.what()}}},
                           {"calls", calls},
-                          {"ended_at", now_rfc3339()}});
+                          {"ended_at", rfc3339_utc(env_.unix_seconds())}});
     t.commit();
     return e;
   }
@@ -202,7 +199,7 @@ std::optional<Error> CompactionBracket::commit(const std::function<void()>& writ
   Json p{{"status", "compacted"}};
   for (auto it = end_payload.begin(); it != end_payload.end(); ++it) p[it.key()] = it.value();
   p["calls"] = calls;
-  p["ended_at"] = now_rfc3339();
+  p["ended_at"] = rfc3339_utc(env_.unix_seconds());
   store_.log_event(session_, "compact/end", id_, p);
   t.commit();
   return std::nullopt;
@@ -216,7 +213,7 @@ void CompactionBracket::append_summary(Node& s, const Json& record) {
     throw Error(Exit::internal, "compact.summary_exists", fmt::format("summary id '{}' already exists", s.id));
   if (first_summary_) {
     first_summary_ = false;
-    crash_point("after_summary");
+    env_.crash_point("after_summary");
   }
 }
 

@@ -7,6 +7,7 @@
 #include "model/node.hpp"
 #include "store/store.hpp"
 #include "tokens/calibrate.hpp"
+#include "util/environment.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
 
@@ -31,6 +32,10 @@ struct CompactionOptions {
   /// Cap on one summary's size in tokens (0: the strategy's default).
   std::int64_t max_output_tokens = 0;
   int max_calls = 64;  ///< summarizer calls per compaction; past it the rest waits (partial)
+  /// The clock of the compaction log's started_at/ended_at and the kill tests' crash points
+  /// (util/environment.hpp). Needed by a compaction that writes: without it the bracket throws
+  /// Error(internal,"compact.env"); a dry run does not use it.
+  Environment* env = nullptr;
 };
 
 /// Reads the shared keys of config[section] ({"contextWindowTokens","triggerPercent",
@@ -114,13 +119,6 @@ TriggerCheck check_trigger(const std::optional<std::int64_t>& window, int trigge
 /// The session's newest node seq (0 for an empty session): what a commit rechecks.
 std::int64_t session_max_seq(Store& store, const std::string& session);
 
-/// Current time as RFC 3339 UTC ("2026-01-02T03:04:05Z").
-std::string now_rfc3339();
-
-/// Test hook (never set in production): raises SIGKILL when CTXFOLD_TEST_CRASH_AT equals name.
-/// The bracket calls it at before_start, after_start and after_summary.
-void crash_point(const char* name);
-
 /// The log-only bracket of one compaction attempt (docs/strategies.md "The compaction bracket"):
 /// compact/start is committed before any summarizer call; the summaries, one compact/summary record
 /// per summary, and compact/end are written in one BEGIN IMMEDIATE transaction after HEAD and the
@@ -130,7 +128,9 @@ class CompactionBracket {
  public:
   /// The attempt's identity is deterministic in the state it starts from: a hash of (session,
   /// head, session_max, the newest event seq). id() is "cmp-<hex>".
-  CompactionBracket(Store& store, std::string session, std::string head, std::int64_t session_max);
+  /// `env` gives the time stamps and the crash points before_start, after_start and
+  /// after_summary (Environment::crash_point); null is Error(internal,"compact.env").
+  CompactionBracket(Store& store, std::string session, std::string head, std::int64_t session_max, Environment* env);
   const std::string& id() const { return id_; }
   /// 16 hex digits shared by the compaction id and the summary ids a strategy derives.
   const std::string& hex() const { return hex_; }
@@ -153,6 +153,7 @@ class CompactionBracket {
 
  private:
   Store& store_;
+  Environment& env_;
   std::string session_, head_;
   std::int64_t session_max_ = 0;
   std::string hex_, id_;

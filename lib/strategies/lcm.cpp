@@ -746,7 +746,7 @@ CompactResult compact_lcm(Store& store, const std::string& session, Summarizer& 
     return res;
   }
 
-  CompactionBracket bracket(store, session, p.head, p.session_max);
+  CompactionBracket bracket(store, session, p.head, p.session_max, opts.env);
   res.compaction = bracket.id();
   bracket.start(Json{{"strategy", "lcm"},
                      {"boundary_seq", p.boundary},

@@ -4,6 +4,7 @@
 
 #include <unordered_set>
 
+#include "model/strategy_label.hpp"
 #include "render/recap.hpp"
 #include "strategies/rolling.hpp"
 #include "strategies/rolling_parts.hpp"
@@ -99,8 +100,9 @@ void locate_segment(const Region& rg, const Plan& p, std::size_t& b, std::size_t
 void check_segment_rows(const Plan& p, std::size_t b, std::size_t e) {
   for (std::size_t i = b; i <= e; ++i) {
     const Node& n = p.items[i];
-    if (n.is_view() && json_str(n.metadata, "strategy") != kRegionStrategy)
-      throw refuse(fmt::format("the segment holds the {} summary '{}'", json_str(n.metadata, "strategy", "rolling"), n.id),
+    if (n.is_view() && !has_label(n.metadata, StrategyLabel::region))
+      throw refuse(fmt::format("the segment holds the {} summary '{}'",
+                               json_str(n.metadata, "strategy", std::string(label_name(StrategyLabel::rolling))), n.id),
                    "a region lies after the rolling summary and outside lcm folds");
     if (!n.is_view() && n.role == role::kSystem)
       throw refuse(fmt::format("the segment holds the system message '{}'", n.id));
@@ -150,7 +152,7 @@ std::vector<std::string> cover_region(const Region& rg, const Plan& p, std::size
   if (!covers || covers->empty()) throw refuse("cannot cover a contiguous segment: " + why);
   // Disjoint from the region summaries that stand: one it contains whole is allowed.
   std::unordered_set<std::string> mine(covers->begin(), covers->end());
-  for (const auto& f : rg.store.summary_ranges(rg.session, kRegionStrategy, p.boundary)) {
+  for (const auto& f : rg.store.summary_ranges(rg.session, StrategyLabel::region, p.boundary)) {
     std::vector<std::string> c = rg.store.covers_of(f.seq);
     std::size_t shared = 0;
     for (const auto& id : c) shared += mine.count(id);
@@ -190,10 +192,10 @@ void commit_region(const Region& rg, const Plan& p, const std::vector<std::strin
                    std::int64_t max_output, CompactResult& res) {
   Store& store = rg.store;
   const RegionOptions& opts = rg.opts;
-  CompactionBracket bracket(store, rg.session, p.head, p.session_max);
+  CompactionBracket bracket(store, rg.session, p.head, p.session_max, opts.env);
   const std::string summary_id = "reg-" + bracket.hex();
   res.compaction = bracket.id();
-  bracket.start(Json{{"strategy", kRegionStrategy},
+  bracket.start(Json{{"strategy", label_name(StrategyLabel::region)},
                      {"boundary_seq", p.boundary},
                      {"plan", {{"covers_count", covers.size()}, {"first", covers.front()}, {"last", covers.back()}}},
                      {"region", {{"from", opts.from}, {"to", opts.to}}},
@@ -211,7 +213,7 @@ void commit_region(const Region& rg, const Plan& p, const std::vector<std::strin
 
   Node s = summary_node(store, rg.session, summary_id, covers, c.summary);
   const Json provenance = region_provenance(rg, c, max_output);
-  s.metadata = Json{{"strategy", kRegionStrategy},
+  s.metadata = Json{{"strategy", label_name(StrategyLabel::region)},
                     {"origin", "compact"},
                     {"compaction", bracket.id()},
                     {"region", {{"from", opts.from}, {"to", opts.to}}},
@@ -247,7 +249,7 @@ CompactResult region_pass(Store& store, const std::string& session, Summarizer& 
   const Region rg{store, session, summarizer, opts, render_strategy};
   CompactResult res;
   res.session = session;
-  res.strategy = kRegionStrategy;
+  res.strategy = label_name(StrategyLabel::region);
   res.summarizer_kind = summarizer.kind();
   res.summarizer_model = summarizer.model();
   Plan p;
@@ -320,7 +322,8 @@ std::optional<RollingReplan> replan_region(Store& store, const Node& summary, st
   why = "no plan";
   // The projection the segment was chosen in (the session's strategy then, not recorded): rolling,
   // else lcm, else snapcompact.
-  for (const char* strategy : {"rolling", "lcm", "snapcompact"}) {
+  for (StrategyLabel view : {StrategyLabel::rolling, StrategyLabel::lcm, StrategyLabel::snapcompact}) {
+    const std::string strategy(label_name(view));
     RollingReplan out;
     try {
       region_pass(store, summary.session, answers, opts, strategy, boundary, &out);

@@ -7,10 +7,9 @@
 
 namespace ctxfold {
 
-/// Region summaries carry metadata.strategy "region" (docs/strategies.md "region summaries"):
-/// several may be active at once on disjoint segments, and render reads
-/// them as stored folds under every strategy but raw.
-inline constexpr const char* kRegionStrategy = "region";
+// Region summaries carry the label StrategyLabel::region (docs/strategies.md "region
+// summaries"): several may be active at once on disjoint segments, and render reads them as
+// stored folds under every strategy but raw.
 
 /// What `compact --from ID --to ID` is given: the inclusive segment, and the shared options
 /// (instructions, summarizer_window, max_output_tokens, max_calls, dry_run; window/trigger unused).

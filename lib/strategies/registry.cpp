@@ -9,22 +9,25 @@ namespace ctxfold {
 
 namespace {
 
-const ViewPolicy& rolling_view() { return view_policy("rolling"); }
-const ViewPolicy& lcm_view() { return view_policy("lcm"); }
-const ViewPolicy& snapcompact_view() { return view_policy("snapcompact"); }
+const ViewPolicy& rolling_view() { return view_policy(label_name(StrategyLabel::rolling)); }
+const ViewPolicy& lcm_view() { return view_policy(label_name(StrategyLabel::lcm)); }
+const ViewPolicy& snapcompact_view() { return view_policy(label_name(StrategyLabel::snapcompact)); }
 
 const StrategyInfo kStrategies[] = {
-    {"rolling", "one summary of everything older than the tail, rewritten at each compaction", rolling_view,
+    {StrategyLabel::rolling, label_name(StrategyLabel::rolling),
+     "one summary of everything older than the tail, rewritten at each compaction", rolling_view,
      [](StrategyOptions& o) -> CompactionOptions& { return o.rolling; },
      [](Store& st, const std::string& s, Summarizer& sum, const StrategyOptions& o) {
        return compact_rolling(st, s, sum, o.rolling);
      }},
-    {"lcm", "a tree of folds: leaves summarize chunks, parents summarize leaves; nothing is rewritten", lcm_view,
+    {StrategyLabel::lcm, label_name(StrategyLabel::lcm),
+     "a tree of folds: leaves summarize chunks, parents summarize leaves; nothing is rewritten", lcm_view,
      [](StrategyOptions& o) -> CompactionOptions& { return o.lcm; },
      [](Store& st, const std::string& s, Summarizer& sum, const StrategyOptions& o) {
        return compact_lcm(st, s, sum, o.lcm);
      }},
-    {"snapcompact", "the evicted history drawn as text frames a vision model reads", snapcompact_view,
+    {StrategyLabel::snapcompact, label_name(StrategyLabel::snapcompact),
+     "the evicted history drawn as text frames a vision model reads", snapcompact_view,
      [](StrategyOptions& o) -> CompactionOptions& { return o.snapcompact; },
      [](Store& st, const std::string& s, Summarizer& sum, const StrategyOptions& o) {
        return compact_snapcompact(st, s, sum, o.snapcompact);

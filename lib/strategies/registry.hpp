@@ -3,6 +3,8 @@
 #include <string>
 #include <string_view>
 
+#include "model/strategy_label.hpp"
+#include "model/strategy_label.hpp"
 #include "render/view_policy.hpp"
 #include "store/store.hpp"
 #include "strategies/compaction.hpp"
@@ -26,7 +28,8 @@ struct StrategyOptions {
 
 /// One compacting strategy.
 struct StrategyInfo {
-  std::string_view name;
+  StrategyLabel label;    ///< the label its view nodes carry (model/strategy_label.hpp)
+  std::string_view name;  ///< label_name(label): the name compact --strategy and config take
   std::string_view help;  ///< one line: what it keeps
   const ViewPolicy& (*view)();
   /// The options the strategy runs with (its own part of StrategyOptions), as the keys every

@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "model/strategy_label.hpp"
 #include "strategies/compaction.hpp"
 #include "strategies/region.hpp"
 #include "strategies/rolling.hpp"
@@ -215,7 +216,7 @@ void replay_answer(ReplayResult& r) {
   std::string text = json_str((*found)["response"], "text");
   if (auto bad = clean_summary_text(text))
     throw Error(Exit::bad_input, "replay.no_answer", fmt::format("the recorded answer is rejected: {}", bad->what()));
-  r.reproduced = r.strategy == "lcm" ? text : frame_summary(text);
+  r.reproduced = parse_label(r.strategy) == StrategyLabel::lcm ? text : frame_summary(text);
   r.identical = r.reproduced == r.stored;
 }
 
@@ -231,7 +232,7 @@ ReplayResult replay_summary(Store& store, const std::string& summary_id) {
     throw Error(Exit::bad_input, "replay.not_summary", fmt::format("no summary '{}'", summary_id));
   ReplayResult r;
   r.summary_id = summary_id;
-  r.strategy = json_str(n->metadata, "strategy", "rolling");
+  r.strategy = json_str(n->metadata, "strategy", std::string(label_name(StrategyLabel::rolling)));
   r.compaction = json_str(n->metadata, "compaction");
   const Json prov = n->metadata.contains("provenance") ? n->metadata["provenance"] : Json::object();
   const std::string input_digest = json_str(prov, "input_digest");
@@ -241,15 +242,16 @@ ReplayResult replay_summary(Store& store, const std::string& summary_id) {
   if (n->content.is_array() && !n->content.empty()) r.stored = json_str(n->content[0], "text");
   const std::vector<Json> all = recorded_calls(store, *n, summary_id, r);
   // Which calls made this node, checked against the node's input digest.
-  if (r.strategy == "lcm") {
+  const std::optional<StrategyLabel> label = strategy_label(n->metadata);
+  if (label == StrategyLabel::lcm) {
     match_lcm_calls(*n, summary_id, all, input_digest, r);
   } else {
     match_chained_calls(all, input_digest, r);
   }
   // Rolling summaries are re-planned from the ledger state before them: the same covered range
   // selected again and the same requests issued again, answered by the recorded responses.
-  const bool region = r.strategy == kRegionStrategy;
-  if ((r.strategy == "rolling" || region) && json_str(n->metadata, "origin") == "compact") {
+  const bool region = label == StrategyLabel::region;
+  if ((label == StrategyLabel::rolling || region) && json_str(n->metadata, "origin") == "compact") {
     replay_replan(store, *n, prov, input_digest, region, r);
     return r;
   }

@@ -364,7 +364,7 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
   }
 
   // Identity of this attempt: deterministic in the state it starts from.
-  CompactionBracket bracket(store, session, p.head, p.session_max);
+  CompactionBracket bracket(store, session, p.head, p.session_max, opts.env);
   const std::string compaction = bracket.id();
   const std::string summary_id = "sum-" + bracket.hex();
   res.compaction = compaction;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "model/strategy_label.hpp"
 #include "render/recap.hpp"
 #include "summarize/prompt.hpp"
 #include "summarize/transcript.hpp"
@@ -153,7 +154,7 @@ std::optional<std::vector<std::string>> covered_ids(Store& store, const Plan& p,
   // A region summary (compact --from/--to) at the end stands for its rows: the walk starts at its
   // last covered node.
   for (const auto& f : p.r.folds)
-    if (f.kind == "region" && f.id == *cur) cur = f.last;
+    if (parse_label(f.kind) == StrategyLabel::region && f.id == *cur) cur = f.last;
   for (std::int64_t steps = 0; cur; ++steps) {
     if (steps > bound) {
       why = "the chain behind the cut is longer than the rendered spine";

@@ -356,7 +356,7 @@ CompactResult compact_snapcompact(Store& store, const std::string& session, Summ
     return res;
   }
 
-  CompactionBracket bracket(store, session, p.head, p.session_max);
+  CompactionBracket bracket(store, session, p.head, p.session_max, opts.env);
   res.compaction = bracket.id();
   bracket.start(Json{{"strategy", "snapcompact"},
                      {"boundary_seq", p.boundary},

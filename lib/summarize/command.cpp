@@ -26,13 +26,13 @@ namespace {
 constexpr std::size_t kMaxStdout = 64u << 20;
 constexpr std::size_t kMaxStderr = 64u << 10;
 
-std::int64_t env_int(const char* name, std::int64_t fallback) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
+std::int64_t env_int(const Environment& env, const char* name, std::int64_t fallback) {
+  const std::optional<std::string> v = env.variable(name);
+  if (!v) return fallback;
   char* end = nullptr;
-  long long n = std::strtoll(v, &end, 10);
+  long long n = std::strtoll(v->c_str(), &end, 10);
   if (!end || *end != '\0' || n <= 0)
-    throw Error(Exit::usage, "summarizer.config", fmt::format("{} must be a positive integer, not '{}'", name, v));
+    throw Error(Exit::usage, "summarizer.config", fmt::format("{} must be a positive integer, not '{}'", name, *v));
   return n;
 }
 
@@ -75,79 +75,6 @@ class SigpipeGuard {
 
  private:
   sigset_t set_{}, old_{};
-};
-
-volatile sig_atomic_t g_stop_signal = 0;
-
-extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
-
-/// While a summarizer command runs, SIGINT, SIGTERM and SIGHUP stop ctxfold only after the
-/// command's process group is killed (the group is its own, so a terminal's ^C reaches ctxfold
-/// alone). Each is caught unless ignored on entry (nohup, a background job of a non-interactive
-/// shell keep it ignored) and kept blocked except inside wait(), so none arrives unseen between
-/// two checks. The child gets the mask it had before (exec resets the handlers).
-class StopSignals {
- public:
-  StopSignals() {
-    g_stop_signal = 0;
-    sigemptyset(&set_);
-    for (std::size_t i = 0; i < std::size(kSignals); ++i) {
-      struct sigaction old {};
-      if (sigaction(kSignals[i], nullptr, &old) != 0 || old.sa_handler == SIG_IGN) continue;
-      struct sigaction sa {};
-      sa.sa_handler = on_stop_signal;
-      sigemptyset(&sa.sa_mask);
-      sa.sa_flags = 0;  // no SA_RESTART: ppoll returns EINTR
-      if (sigaction(kSignals[i], &sa, &old_[i]) == 0) {
-        installed_[i] = true;
-        sigaddset(&set_, kSignals[i]);
-      }
-    }
-    pthread_sigmask(SIG_BLOCK, &set_, &entry_mask_);
-  }
-  ~StopSignals() { restore(); }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-
-  /// The signal mask the process had before (for the child, before exec).
-  const sigset_t& entry_mask() const { return entry_mask_; }
-  /// The caught signal, 0 when none came.
-  int caught() const { return g_stop_signal; }
-  /// Waits for an fd event or `ms` milliseconds with the stop signals deliverable; like ppoll.
-  int wait(pollfd* fds, nfds_t n, std::int64_t ms) const {
-    sigset_t during;
-    pthread_sigmask(SIG_BLOCK, nullptr, &during);
-    for (int sig : kSignals)
-      if (sigismember(&set_, sig)) sigdelset(&during, sig);
-    timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>((ms % 1000) * 1000000)};
-    return ppoll(fds, n, &ts, &during);
-  }
-  /// Ends the process as the signal would have (the shell sees 128+sig: 130 for SIGINT).
-  [[noreturn]] void die(int sig) {
-    restore();
-    std::fflush(nullptr);
-    ::signal(sig, SIG_DFL);
-    sigset_t one;
-    sigemptyset(&one);
-    sigaddset(&one, sig);
-    ::raise(sig);
-    pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
-    _exit(128 + sig);
-  }
-
- private:
-  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
-  void restore() {
-    if (restored_) return;
-    restored_ = true;
-    for (std::size_t i = 0; i < std::size(kSignals); ++i)
-      if (installed_[i]) sigaction(kSignals[i], &old_[i], nullptr);
-    pthread_sigmask(SIG_SETMASK, &entry_mask_, nullptr);
-  }
-  sigset_t set_{}, entry_mask_{};
-  struct sigaction old_[3] {};
-  bool installed_[3] = {false, false, false};
-  bool restored_ = false;
 };
 
 /// Kills the command's process group after a stop signal: SIGTERM, up to 500 ms for it to end,
@@ -211,7 +138,7 @@ struct Child {
 
 /// Forks `sh -c command` in its own process group, its stdio on the pipes and the signal mask
 /// ctxfold had on entry.
-Child spawn(const std::string& command, const Pipes& p, const StopSignals& stop) {
+Child spawn(const std::string& command, const Pipes& p, const StopGuard& stop) {
   const int(&in)[2] = p.in;
   const int(&out)[2] = p.out;
   const int(&err)[2] = p.err;
@@ -222,8 +149,7 @@ Child spawn(const std::string& command, const Pipes& p, const StopSignals& stop)
   }
   if (pid == 0) {
     setpgid(0, 0);
-    signal(SIGPIPE, SIG_DFL);
-    pthread_sigmask(SIG_SETMASK, &stop.entry_mask(), nullptr);
+    stop.enter_child();
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
@@ -253,14 +179,13 @@ struct Output {
 using Deadline = std::chrono::steady_clock::time_point;
 
 /// After a stop signal: stops the command's group, says so, and ends ctxfold as the signal would.
-void check_interrupted(StopSignals& stop, pid_t pid, const std::string& command) {
+void check_interrupted(Environment& env, StopGuard& stop, pid_t pid, const std::string& command) {
   const int sig = stop.caught();
   if (sig == 0) return;
   stop_group(pid);
-  fmt::print(stderr,
-             "ctxfold: interrupted by {} while summarizer command '{}' ran: it was stopped, and nothing of this "
-             "compaction was committed\n",
-             sigabbrev(sig), command);
+  env.diagnostic(fmt::format("ctxfold: interrupted by {} while summarizer command '{}' ran: it was stopped, and "
+                             "nothing of this compaction was committed",
+                             sigabbrev(sig), command));
   stop.die(sig);
 }
 
@@ -292,11 +217,11 @@ void pump(int fd, Child& ch, const std::string& input, std::size_t& written, Out
 
 /// Writes `input` to the command and reads what it prints until every pipe is closed, the
 /// deadline passes or stdout is too big; the pipes are closed after.
-void exchange(Child& ch, const std::string& input, Deadline deadline, StopSignals& stop, const std::string& command,
-              Output& o) {
+void exchange(Child& ch, const std::string& input, Deadline deadline, Environment& env, StopGuard& stop,
+              const std::string& command, Output& o) {
   std::size_t written = 0;
   while (ch.rfd >= 0 || ch.efd >= 0 || ch.wfd >= 0) {
-    check_interrupted(stop, ch.pid, command);
+    check_interrupted(env, stop, ch.pid, command);
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       o.timed_out = true;
@@ -323,12 +248,13 @@ void exchange(Child& ch, const std::string& input, Deadline deadline, StopSignal
 
 /// Waits for the command to end before the deadline (it is killed, with its group, when it does
 /// not, or when the exchange timed out or overflowed); its wait status.
-int reap(const Child& ch, Deadline deadline, StopSignals& stop, const std::string& command, Output& o) {
+int reap(const Child& ch, Deadline deadline, Environment& env, StopGuard& stop, const std::string& command,
+         Output& o) {
   const pid_t pid = ch.pid;
   int status = 0;
   bool reaped = false;
   while (!o.timed_out && !o.too_big) {
-    check_interrupted(stop, pid, command);
+    check_interrupted(env, stop, pid, command);
     pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) {
       reaped = true;
@@ -394,22 +320,23 @@ std::string printed_summary(const std::string& command, const std::string& sout)
 
 }  // namespace
 
-CommandSummarizer::CommandSummarizer(std::string command)
+CommandSummarizer::CommandSummarizer(std::string command, Environment& env)
     : command_(std::move(command)),
-      timeout_(env_int("CTXFOLD_SUMMARIZER_TIMEOUT_MS", 300000)),
-      window_(env_int("CTXFOLD_SUMMARIZER_WINDOW", 32000)) {}
+      env_(env),
+      timeout_(env_int(env, "CTXFOLD_SUMMARIZER_TIMEOUT_MS", 300000)),
+      window_(env_int(env, "CTXFOLD_SUMMARIZER_WINDOW", 32000)) {}
 
 SummaryResult CommandSummarizer::summarize(const SummaryRequest& req) {
   const std::string input = request_line(req);
   const Pipes pipes = open_pipes();
-  StopSignals stop;
-  Child ch = spawn(command_, pipes, stop);
+  const std::unique_ptr<StopGuard> stop = env_.catch_stop_signals();
+  Child ch = spawn(command_, pipes, *stop);
 
   SigpipeGuard guard;
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   Output o;
-  exchange(ch, input, deadline, stop, command_, o);
-  const int status = reap(ch, deadline, stop, command_, o);
+  exchange(ch, input, deadline, env_, *stop, command_, o);
+  const int status = reap(ch, deadline, env_, *stop, command_, o);
   check_status(command_, timeout_, o, status);
   SummaryResult r;
   r.text = printed_summary(command_, o.sout);
@@ -417,13 +344,13 @@ SummaryResult CommandSummarizer::summarize(const SummaryRequest& req) {
   return r;
 }
 
-std::unique_ptr<Summarizer> make_local_summarizer(const std::string& spec) {
+std::unique_ptr<Summarizer> make_local_summarizer(const std::string& spec, Environment& env) {
   if (spec == "extractive") return std::make_unique<ExtractiveSummarizer>();
   if (spec.rfind("command:", 0) == 0) {
     std::string cmd = spec.substr(8);
     if (cmd.empty())
       throw Error(Exit::usage, "summarizer.spec", "command: needs a program", "use --summarizer 'command:CMD'");
-    return std::make_unique<CommandSummarizer>(std::move(cmd));
+    return std::make_unique<CommandSummarizer>(std::move(cmd), env);
   }
   return nullptr;
 }

@@ -22,13 +22,15 @@ namespace ctxfold {
 /// the command's process group gets SIGTERM, then SIGKILL after 500 ms, is reaped, and the
 /// process ends as the signal would (exit 128+N, docs/commands.md "Exit codes"): summarize never
 /// returns, so nothing after the call is committed.
-/// Environment: CTXFOLD_SUMMARIZER_TIMEOUT_MS (default 300000), CTXFOLD_SUMMARIZER_WINDOW (tokens,
-/// default 32000) — read once by the constructor.
+/// The stop signals are caught, and the interruption reported, through `env`
+/// (util/environment.hpp catch_stop_signals, diagnostic). Settings: CTXFOLD_SUMMARIZER_TIMEOUT_MS
+/// (default 300000), CTXFOLD_SUMMARIZER_WINDOW (tokens, default 32000) — read from `env` once by
+/// the constructor. `env` must outlive the summarizer.
 class CommandSummarizer : public Summarizer {
  public:
-  explicit CommandSummarizer(std::string command);
-  CommandSummarizer(std::string command, std::chrono::milliseconds timeout, std::int64_t window)
-      : command_(std::move(command)), timeout_(timeout), window_(window) {}
+  CommandSummarizer(std::string command, Environment& env);
+  CommandSummarizer(std::string command, std::chrono::milliseconds timeout, std::int64_t window, Environment& env)
+      : command_(std::move(command)), env_(env), timeout_(timeout), window_(window) {}
 
   std::string kind() const override { return "command"; }
   std::string model() const override { return command_; }
@@ -37,12 +39,14 @@ class CommandSummarizer : public Summarizer {
 
  private:
   std::string command_;
+  Environment& env_;
   std::chrono::milliseconds timeout_{300000};
   std::int64_t window_ = 32000;
 };
 
 /// The summarizers this library builds without a network client: "extractive" and
-/// "command:CMD"; nullptr for any other spec (openai:, anthropic: come from make_summarizer).
-std::unique_ptr<Summarizer> make_local_summarizer(const std::string& spec);
+/// "command:CMD" (made with `env`); nullptr for any other spec (openai:, anthropic: come from
+/// make_summarizer).
+std::unique_ptr<Summarizer> make_local_summarizer(const std::string& spec, Environment& env);
 
 }  // namespace ctxfold

@@ -10,18 +10,18 @@
 
 namespace ctxfold {
 
-std::unique_ptr<Summarizer> make_summarizer(const std::string& spec) {
+std::unique_ptr<Summarizer> make_summarizer(const std::string& spec, Environment& env) {
   SummarizerSpec s = parse_summarizer_spec(spec);
   if (s.kind == "openai") {
-    ProviderConfig config = openai_config_from_env(s.arg);
+    ProviderConfig config = openai_config_from_env(s.arg, env);
     return make_openai_summarizer(std::move(s.arg), std::move(config));
   }
   if (s.kind == "anthropic") {
-    ProviderConfig config = anthropic_config_from_env(s.arg);
+    ProviderConfig config = anthropic_config_from_env(s.arg, env);
     return make_anthropic_summarizer(std::move(s.arg), std::move(config));
   }
   if (s.kind == "replay") return make_replay_summarizer(std::move(s.arg));
-  if (std::unique_ptr<Summarizer> local = make_local_summarizer(spec)) return local;  // extractive, command:
+  if (std::unique_ptr<Summarizer> local = make_local_summarizer(spec, env)) return local;  // extractive, command:
   throw Error(Exit::internal, "summarizer.spec", "no summarizer for kind '" + s.kind + "'");
 }
 

@@ -19,10 +19,10 @@
 namespace ctxfold {
 namespace {
 
-std::int64_t env_int(const char* name, std::int64_t fallback, std::int64_t min) {
-  const char* raw = std::getenv(name);
-  if (raw == nullptr || *raw == '\0') return fallback;
-  std::string_view text(raw);
+std::int64_t env_int(const Environment& env, const char* name, std::int64_t fallback, std::int64_t min) {
+  const std::optional<std::string> raw = env.variable(name);
+  if (!raw) return fallback;
+  std::string_view text(*raw);
   std::int64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || value < min) {
@@ -155,14 +155,14 @@ bool retryable_transport(CURLcode rc) {
 
 }  // namespace
 
-HttpOptions http_options_from_env() {
+HttpOptions http_options_from_env(const Environment& env) {
   HttpOptions o;
-  o.timeout = std::chrono::milliseconds(env_int("CTXFOLD_HTTP_TIMEOUT_MS", o.timeout.count(), 1));
+  o.timeout = std::chrono::milliseconds(env_int(env, "CTXFOLD_HTTP_TIMEOUT_MS", o.timeout.count(), 1));
   o.connect_timeout =
-      std::chrono::milliseconds(env_int("CTXFOLD_HTTP_CONNECT_TIMEOUT_MS", o.connect_timeout.count(), 1));
-  o.max_retries = static_cast<int>(std::min<std::int64_t>(env_int("CTXFOLD_HTTP_RETRIES", o.max_retries, 0), 20));
+      std::chrono::milliseconds(env_int(env, "CTXFOLD_HTTP_CONNECT_TIMEOUT_MS", o.connect_timeout.count(), 1));
+  o.max_retries = static_cast<int>(std::min<std::int64_t>(env_int(env, "CTXFOLD_HTTP_RETRIES", o.max_retries, 0), 20));
   o.initial_backoff =
-      std::chrono::milliseconds(env_int("CTXFOLD_HTTP_BACKOFF_MS", o.initial_backoff.count(), 0));
+      std::chrono::milliseconds(env_int(env, "CTXFOLD_HTTP_BACKOFF_MS", o.initial_backoff.count(), 0));
   return o;
 }
 

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "util/environment.hpp"
+
 namespace ctxfold {
 
 /// One request header. Values are treated as secrets: they are never written into an error
@@ -29,7 +31,7 @@ struct HttpOptions {
 /// CTXFOLD_HTTP_TIMEOUT_MS, CTXFOLD_HTTP_CONNECT_TIMEOUT_MS, CTXFOLD_HTTP_RETRIES,
 /// CTXFOLD_HTTP_BACKOFF_MS (initial backoff). Throws Error(usage, "summarizer.config") for a
 /// value that is not a non-negative integer (timeouts must be positive).
-HttpOptions http_options_from_env();
+HttpOptions http_options_from_env(const Environment& env);
 
 /// The final answer of http_post_json.
 struct HttpResponse {

@@ -32,9 +32,8 @@ constexpr std::array kWindows{
     WindowEntry{"o4-mini", 200'000},       WindowEntry{"claude-", 200'000},
 };
 
-std::string env_or(const char* name, std::string_view fallback) {
-  const char* v = std::getenv(name);
-  return (v != nullptr && *v != '\0') ? std::string(v) : std::string(fallback);
+std::string env_or(const Environment& env, const char* name, std::string_view fallback) {
+  return env.variable(name).value_or(std::string(fallback));
 }
 
 std::string strip_trailing_slashes(std::string url) {
@@ -51,9 +50,9 @@ std::string lower(std::string_view s) {
 
 }  // namespace
 
-std::int64_t summarizer_window_tokens(std::string_view kind, std::string_view model) {
-  if (const char* raw = std::getenv("CTXFOLD_SUMMARIZER_WINDOW"); raw != nullptr && *raw != '\0') {
-    std::string_view text(raw);
+std::int64_t summarizer_window_tokens(std::string_view kind, std::string_view model, const Environment& env) {
+  if (const std::optional<std::string> raw = env.variable("CTXFOLD_SUMMARIZER_WINDOW")) {
+    std::string_view text(*raw);
     std::int64_t v = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (ec != std::errc() || end != text.data() + text.size() || v <= 0) {
@@ -72,21 +71,21 @@ std::int64_t summarizer_window_tokens(std::string_view kind, std::string_view mo
   return kind == "anthropic" ? 200'000 : 128'000;
 }
 
-ProviderConfig openai_config_from_env(std::string_view model) {
+ProviderConfig openai_config_from_env(std::string_view model, const Environment& env) {
   ProviderConfig c;
-  c.base_url = strip_trailing_slashes(env_or("OPENAI_BASE_URL", kOpenAiDefaultBaseUrl));
-  c.api_key = env_or("OPENAI_API_KEY", "");
-  c.window_tokens = summarizer_window_tokens("openai", model);
-  c.http = http_options_from_env();
+  c.base_url = strip_trailing_slashes(env_or(env, "OPENAI_BASE_URL", kOpenAiDefaultBaseUrl));
+  c.api_key = env_or(env, "OPENAI_API_KEY", "");
+  c.window_tokens = summarizer_window_tokens("openai", model, env);
+  c.http = http_options_from_env(env);
   return c;
 }
 
-ProviderConfig anthropic_config_from_env(std::string_view model) {
+ProviderConfig anthropic_config_from_env(std::string_view model, const Environment& env) {
   ProviderConfig c;
-  c.base_url = strip_trailing_slashes(env_or("ANTHROPIC_BASE_URL", kAnthropicDefaultBaseUrl));
-  c.api_key = env_or("ANTHROPIC_API_KEY", "");
-  c.window_tokens = summarizer_window_tokens("anthropic", model);
-  c.http = http_options_from_env();
+  c.base_url = strip_trailing_slashes(env_or(env, "ANTHROPIC_BASE_URL", kAnthropicDefaultBaseUrl));
+  c.api_key = env_or(env, "ANTHROPIC_API_KEY", "");
+  c.window_tokens = summarizer_window_tokens("anthropic", model, env);
+  c.http = http_options_from_env(env);
   return c;
 }
 

@@ -25,14 +25,14 @@ inline constexpr std::string_view kAnthropicVersion = "2023-06-01";
 /// The input window in tokens of a model: CTXFOLD_SUMMARIZER_WINDOW when set (a positive
 /// integer, else Error(usage, "summarizer.config")), else a small built-in table by model name
 /// prefix, else 128000 for kind "openai" and 200000 for "anthropic".
-std::int64_t summarizer_window_tokens(std::string_view kind, std::string_view model);
+std::int64_t summarizer_window_tokens(std::string_view kind, std::string_view model, const Environment& env);
 
 /// OPENAI_BASE_URL (default kOpenAiDefaultBaseUrl), OPENAI_API_KEY, the window and the
 /// CTXFOLD_HTTP_* limits.
-ProviderConfig openai_config_from_env(std::string_view model);
+ProviderConfig openai_config_from_env(std::string_view model, const Environment& env);
 /// ANTHROPIC_BASE_URL (default kAnthropicDefaultBaseUrl), ANTHROPIC_API_KEY, the window and the
 /// CTXFOLD_HTTP_* limits.
-ProviderConfig anthropic_config_from_env(std::string_view model);
+ProviderConfig anthropic_config_from_env(std::string_view model, const Environment& env);
 
 /// openai:MODEL — POST {base}/chat/completions, Authorization: Bearer KEY, body {model,
 /// messages:[system prompt, user data], max_tokens} (max_completion_tokens for o-series and

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "summarize/transcript.hpp"
+#include "util/environment.hpp"
 #include "util/json.hpp"
 
 namespace ctxfold {
@@ -58,7 +59,8 @@ class Summarizer {
 
 /// Parses a --summarizer spec: "extractive", "openai:MODEL", "anthropic:MODEL", "command:CMD".
 /// Endpoints and keys come from the environment (OPENAI_BASE_URL/OPENAI_API_KEY,
-/// ANTHROPIC_BASE_URL/ANTHROPIC_API_KEY). Throws Error(usage) for an unknown spec.
-std::unique_ptr<Summarizer> make_summarizer(const std::string& spec);
+/// ANTHROPIC_BASE_URL/ANTHROPIC_API_KEY) and the summarizer command's timeouts and stop signals
+/// from `env` (util/environment.hpp). Throws Error(usage) for an unknown spec.
+std::unique_ptr<Summarizer> make_summarizer(const std::string& spec, Environment& env);
 
 }  // namespace ctxfold

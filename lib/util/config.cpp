@@ -20,12 +20,12 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-std::optional<std::string> user_default() {
+std::optional<std::string> user_default(const Environment& env) {
   std::filesystem::path dir;
-  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x)
-    dir = x;
-  else if (const char* h = std::getenv("HOME"); h && *h)
-    dir = std::filesystem::path(h) / ".config";
+  if (auto x = env.variable("XDG_CONFIG_HOME"))
+    dir = *x;
+  else if (auto h = env.variable("HOME"))
+    dir = std::filesystem::path(*h) / ".config";
   else
     return std::nullopt;
   std::filesystem::path p = dir / "ctxfold" / "config.json";
@@ -62,15 +62,15 @@ Json parse_config_text(const std::string& text, const std::string& path) {
   return j;
 }
 
-ConfigSource load_config(const std::optional<std::string>& flag) {
+ConfigSource load_config(const std::optional<std::string>& flag, const Environment& env) {
   ConfigSource c;
   if (flag) {
     c.path = *flag;
     c.origin = "--config";
-  } else if (const char* env = std::getenv("CTXFOLD_CONFIG"); env && *env) {
-    c.path = env;
+  } else if (auto from_env = env.variable("CTXFOLD_CONFIG")) {
+    c.path = *from_env;
     c.origin = "CTXFOLD_CONFIG";
-  } else if (auto u = user_default()) {
+  } else if (auto u = user_default(env)) {
     c.path = *u;
     c.origin = "user";
   }

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "util/environment.hpp"
 #include "util/json.hpp"
 
 namespace ctxfold {
@@ -21,8 +22,8 @@ struct ConfigSource {
 /// Resolves and reads the configuration: flag, then CTXFOLD_CONFIG, then the per-user default.
 /// A named file (flag or environment) that cannot be read is Error(environment,"config.read");
 /// a file that is not a JSON object is Error(bad_input,"config.invalid") naming the path, line
-/// and column.
-ConfigSource load_config(const std::optional<std::string>& flag);
+/// and column. CTXFOLD_CONFIG, XDG_CONFIG_HOME and HOME are read from `env`.
+ConfigSource load_config(const std::optional<std::string>& flag, const Environment& env);
 
 /// Parses configuration text; errors as load_config, with `path` in the message.
 Json parse_config_text(const std::string& text, const std::string& path);

@@ -25,7 +25,7 @@ std::string casefold(std::string_view s);
 /// with what precedes it: ASCII, Hiragana/Katakana letters, CJK unified ideographs (BMP and
 /// extension A) and precomposed Hangul syllables. Hence casefold(a + b) == casefold(a) +
 /// casefold(b) whenever b starts with an anchor (checked over all code points by
-/// tests/unit/grep_index_test.cpp). casefold splits at ASCII anchors to fold ASCII by table; the
+/// tests/unit/recall/grep_index_test.cpp). casefold splits at ASCII anchors to fold ASCII by table; the
 /// grep index uses anchors to derive a required folded substring from a case-sensitive pattern.
 bool is_fold_anchor(std::uint32_t cp);
 

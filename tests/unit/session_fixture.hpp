@@ -13,6 +13,7 @@
 #include "model/node.hpp"
 #include "store/store.hpp"
 #include "summarize/summarizer.hpp"
+#include "session/open.hpp"
 
 namespace ctxfold {
 
@@ -59,7 +60,7 @@ class SessionTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     path_ = (dir_ / "t.db").string();
-    store_.emplace(Store::open(path_, Store::Mode::read_write));
+    store_.emplace(open_store(path_, Store::Mode::read_write));
     store_->create_session(SessionInfo{"s"});
   }
   void TearDown() override {
