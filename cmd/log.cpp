@@ -6,6 +6,7 @@
 #include "model/preview.hpp"
 #include "render/graph.hpp"
 #include "session/snapshot.hpp"
+#include "stream.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold::cli {
@@ -39,6 +40,7 @@ int run_log(Context& ctx, const LogOptions& o) {
   std::optional<std::string> start = o.head ? o.head : st.head(session, o.as_of);
   if (!start) throw Error(Exit::bad_input, "session.no_head", fmt::format("session '{}' has no HEAD", session));
   std::int64_t count = 0;
+  JsonLines out;
   // A broken database (edited directly: invariant 2) can hold a predecessor cycle or a missing
   // predecessor: the walk prints each node once, stops there, says so and exits 3 (bad data),
   // as render does for the same database.
@@ -61,20 +63,18 @@ int run_log(Context& ctx, const LogOptions& o) {
       emit_text(fmt::format("{} {:>7} {:<9} {:<9} {}\n", n->id, n->seq, n->kind, n->role.empty() ? "-" : n->role,
                             node_preview(*n, 100)));
     } else {
-      emit({{"type", "node"},
-            {"id", n->id},
-            {"seq", n->seq},
-            {"kind", n->kind},
-            {"role", n->role.empty() ? Json(nullptr) : Json(n->role)},
-            {"predecessor", n->predecessor ? Json(*n->predecessor) : Json(nullptr)},
-            {"estimated_tokens", n->tokens},
-            {"preview", node_preview(*n, 100)}});
+      out.record("node", {{"id", n->id},
+                          {"seq", n->seq},
+                          {"kind", n->kind},
+                          {"role", n->role.empty() ? Json(nullptr) : Json(n->role)},
+                          {"predecessor", n->predecessor ? Json(*n->predecessor) : Json(nullptr)},
+                          {"estimated_tokens", n->tokens},
+                          {"preview", node_preview(*n, 100)}});
     }
     ++count;
     cur = n->predecessor;
   }
-  if (!ctx.text)
-    emit({{"type", "summary"}, {"schema", "ctxfold.log/1"}, {"session", session}, {"head", *start}, {"count", count}});
+  if (!ctx.text) out.summary("ctxfold.log/1", {{"session", session}, {"head", *start}, {"count", count}});
   if (broken) {
     warn(fmt::format("session '{}': the spine printed is partial; run 'ctxfold verify-invariants'", session));
     return static_cast<int>(Exit::bad_input);

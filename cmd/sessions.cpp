@@ -3,6 +3,7 @@
 #include "context.hpp"
 #include "forensics/index.hpp"
 #include "session/snapshot.hpp"
+#include "stream.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold::cli {
@@ -21,6 +22,7 @@ int run_sessions(Context& ctx, const SessionsCli& o) {
   if (as_of != kLatest && (as_of < 0 || as_of > st.max_seq()))
     throw Error(Exit::bad_input, "as_of.out_of_range",
                 fmt::format("--as-of {} is outside the append boundary 0..{}", as_of, st.max_seq()));
+  JsonLines out;
   std::string text = fmt::format("{:<56} {:<11} {:<10} {:>6} {:>3} {:<20} {:<20} {}\n", "SESSION", "AGENT", "KIND",
                                  "NODES", "CMP", "FIRST", "LAST", "TITLE");
   for (const SessionIndexEntry& e : session_index(st, o.filter)) {
@@ -52,7 +54,7 @@ int run_sessions(Context& ctx, const SessionsCli& o) {
               {"head", opt(head)},
               {"created_seq", s.created_seq}};
     if (!ctx.text) {
-      emit(j);
+      out.record("session", j);
       continue;
     }
     std::string name = std::string(static_cast<std::size_t>(e.depth) * 2, ' ') + (e.depth ? "└ " : "") + s.id;
@@ -62,6 +64,7 @@ int run_sessions(Context& ctx, const SessionsCli& o) {
                         e.title.value_or(""));
   }
   if (ctx.text) emit_text(text);
+  else out.summary("ctxfold.sessions/1", {{"as_of", as_of == kLatest ? Json(nullptr) : Json(as_of)}, {"count", out.records()}});
   return 0;
 }
 }  // namespace
