@@ -2,10 +2,10 @@
 
 #include <unordered_set>
 
+#include "as_of.hpp"
 #include "context.hpp"
 #include "model/preview.hpp"
 #include "render/graph.hpp"
-#include "session/snapshot.hpp"
 #include "stream.hpp"
 #include "util/error.hpp"
 
@@ -15,7 +15,7 @@ namespace {
 struct LogOptions {
   std::optional<std::string> head;
   std::int64_t limit = 0;
-  std::int64_t as_of = kLatest;
+  AsOfOption as_of;
   bool graph = false;
   std::string format = "json";
 };
@@ -23,7 +23,8 @@ struct LogOptions {
 int run_log(Context& ctx, const LogOptions& o) {
   Store& st = ctx.db();
   std::string session = ctx.resolve_session();
-  if (o.as_of != kLatest) resolve_as_of(st, session, o.as_of);  // as_of.out_of_range
+  std::optional<std::string> head = o.head;
+  const std::int64_t as_of = o.as_of.for_session(ctx, session, &head);  // as_of.out_of_range
   if (o.format != "json" && o.format != "dot")
     throw Error(Exit::usage, "usage.log", fmt::format("unknown log format '{}' (json | dot)", o.format));
   if (o.format == "dot" && !o.graph)
@@ -32,12 +33,12 @@ int run_log(Context& ctx, const LogOptions& o) {
     if (o.format != "dot")
       throw Error(Exit::usage, "usage.log", "--graph writes Graphviz: add --format dot");
     GraphStats g;
-    emit_text(session_dot(st, session, o.as_of, &g));
+    emit_text(session_dot(st, session, as_of, &g));
     fmt::print(stderr, "ctxfold: session {}: {} raw nodes, {} capsule(s) folding {} nodes, {} inert view nodes, {} tips\n",
                  session, g.raw_nodes, g.capsules, g.folded, g.relics, g.tips);
     return 0;
   }
-  std::optional<std::string> start = o.head ? o.head : st.head(session, o.as_of);
+  std::optional<std::string> start = head ? head : st.head(session, as_of);
   if (!start) throw Error(Exit::bad_input, "session.no_head", fmt::format("session '{}' has no HEAD", session));
   std::int64_t count = 0;
   JsonLines out;
@@ -87,7 +88,7 @@ std::function<int(Context&)> setup_log(CLI::App& sub) {
   auto o = std::make_shared<LogOptions>();
   sub.add_option("--head", o->head, "start from this node instead of HEAD");
   sub.add_option("--limit", o->limit, "print at most N nodes");
-  sub.add_option("--as-of", o->as_of, "read the state at this append boundary (a snapshot's boundary_seq)");
+  o->as_of.add_to(sub, "read HEAD's spine as it was");
   sub.add_flag("--graph", o->graph, "the whole session DAG instead of HEAD's spine (with --format dot)");
   sub.add_option("--format", o->format, "json | dot (Graphviz; with --graph)")->default_val("json");
   return [o](Context& ctx) { return run_log(ctx, *o); };
