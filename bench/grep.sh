@@ -82,7 +82,7 @@ bench_cmd() {  # name command...
   jq -r '.results[0] | "\(.mean) \(.min) \(.user + .system)"' "$work/hf.json"
 }
 ctx_count() {  # args... -> raw+summary matches
-  "$CTXFOLD" --db "$db" grep -i --all-sessions --limit 0 "$@" | tail -1 | jq -r '.data.raw_matches + .data.summary_matches'
+  "$CTXFOLD" --db "$db" grep -i --all-sessions --limit 0 "$@" | tail -1 | jq -r '.raw_matches + .summary_matches'
 }
 
 patterns=("error" "tmux waiting overlay summaries" "签名校验失败" "飞书")
@@ -103,7 +103,7 @@ measure_all() {  # phase (scan|index)
       read -r c_mean c_min c_cpu < <(bench_cmd ctx "$CTXFOLD" --db "$db" grep -i --all-sessions --limit 0 -- "$p")
     fi
     local how
-    how=$("$CTXFOLD" --db "$db" grep -i --all-sessions --limit 0 $([ "$phase" = scan ] && echo --no-index) -- "$p" | tail -1 | jq -r .data.index)
+    how=$("$CTXFOLD" --db "$db" grep -i --all-sessions --limit 0 $([ "$phase" = scan ] && echo --no-index) -- "$p" | tail -1 | jq -r .index)
     log "$phase '$p': rg $rg_count rows $(secs "$rg_mean") s; ctxfold ($how) $ctx rows $(secs "$c_mean") s"
     results=$(jq -c --arg phase "$phase" --arg p "$p" --arg lbl "${labels[$i]}" --arg how "$how" \
       --argjson rgc "$rg_count" --argjson cc "$ctx" --argjson rgm "$rg_mean" --argjson rgmin "$rg_min" \

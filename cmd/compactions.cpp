@@ -2,6 +2,7 @@
 
 #include "context.hpp"
 #include "forensics/compactions.hpp"
+#include "stream.hpp"
 
 namespace ctxfold::cli {
 
@@ -20,6 +21,7 @@ int run_compactions(Context& ctx, const CompactionsCli& o) {
   Store& st = ctx.db();
   std::string session = o.session.empty() ? ctx.resolve_session() : st.resolve_session(o.session);
   std::string text;
+  JsonLines out;
   for (const CompactionEntry& c : session_compactions(st, session)) {
     Json found = Json::object(), dropped_count = Json::object();
     for (const auto& [k, n] : c.found) {
@@ -51,7 +53,7 @@ int run_compactions(Context& ctx, const CompactionsCli& o) {
               {"dropped_count", dropped_count},
               {"dropped", dropped}};
     if (!ctx.text) {
-      emit(j);
+      out.record("compaction", j);
       continue;
     }
     auto fig = [](const std::optional<TokenFigure>& f) {
@@ -68,6 +70,7 @@ int run_compactions(Context& ctx, const CompactionsCli& o) {
                           d["node"].get<std::string>());
   }
   if (ctx.text) emit_text(text);
+  else out.summary("ctxfold.compactions/1", {{"session", session}, {"count", out.records()}});
   return 0;
 }
 }  // namespace

@@ -40,9 +40,10 @@ void warn(const std::string& message);
 
 /// Reads the ids a command was given: the positional value, or with "-" one id per stdin line,
 /// where a line may also be a JSON record printed by another ctxfold command (its "id",
-/// "node", "summary_id" or "head" field, looked up in "data" too for JSON Lines envelopes such
-/// as grep's {"type":"match","data":{"id":...}}; a listing with an "items" array, like list's
-/// document, gives each item's id; records without an id, like grep's summary record, are skipped).
+/// "node", "summary_id" or "head" field, looked up in "data" too for the nested records of
+/// ctxfold.grep/1, {"type":"match","data":{"id":...}}; a listing with an "items" array, like
+/// list's document, gives each item's id). A stream's closing {"type":"summary",...} record and
+/// records without an id are skipped.
 std::vector<std::string> ids_from_arg(const std::string& arg);
 /// Runs fn for each id of arg (an id, or "-": ids_from_arg's stdin records). An Error thrown for
 /// a record read from stdin is reported on stderr as "ctxfold: error: stdin:LINE: message" and the

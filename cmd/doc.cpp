@@ -62,7 +62,7 @@ std::string value_name(const CLI::Option* o) {
   std::string t = o->get_type_name();
   if (auto sp = t.find(' '); sp != std::string::npos) t.resize(sp);
   if (t.empty()) t = "VALUE";
-  return t;
+  return roff(t);  // "SEQ|-" (--as-of): the dash stays a dash
 }
 
 std::vector<const CLI::Option*> documented_options(const CLI::App& app) {

@@ -6,7 +6,9 @@
 #include "context.hpp"
 #include "render_warnings.hpp"
 #include "forensics/redact.hpp"
+#include "model/node.hpp"
 #include "session/export.hpp"
+#include "stream.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold::cli {
@@ -63,18 +65,21 @@ int run_export(Context& ctx, const ExportOptions& o) {
   Json sessions = Json::array();
   std::int64_t nodes = 0, views = 0;
   Redactor redactor;
+  JsonLines out;
   for (const std::string& id : ids) {
     ExportCounts c = export_ctxfold(st, id, [&](const Json& j) {
-      if (!o.redact) return emit(j);
+      // {"schema":"ctxfold.session/1",...} declares a session, every other record is a node.
+      const char* type = json_str(j, "schema") == kSessionSchema ? "session" : "node";
+      if (!o.redact) return out.record(type, j);
       Json r = j;
       redactor.redact_json(r);
-      emit(r);
+      out.record(type, r);
     });
     sessions.push_back({{"id", c.session}, {"nodes", c.nodes}, {"views", c.views}});
     nodes += c.nodes;
     views += c.views;
   }
-  emit({{"type", "summary"}, {"schema", kExportSchema}, {"sessions", sessions}, {"nodes", nodes}, {"views", views}});
+  out.summary(kExportSchema, {{"sessions", sessions}, {"nodes", nodes}, {"views", views}});
   if (o.redact) finish_redaction(redactor, o);
   return 0;
 }

@@ -2,6 +2,7 @@
 
 #include "context.hpp"
 #include "recall/grep.hpp"
+#include "stream.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold::cli {
@@ -24,40 +25,37 @@ int run_grep(Context& ctx, GrepCliOptions o) {
     throw Error(Exit::usage, "grep.scope", "--scope and --all-sessions exclude each other");
   if (!o.all_sessions && !o.grep.scope) o.grep.session = ctx.resolve_session();
   GrepTotals t;
+  JsonLines out;
   try {
     auto search = o.grep.in == GrepIn::thinking ? grep_thinking : grep;
-    t = search(ctx.db(), o.grep, [&o](const GrepMatch& m) {
-    emit({{"type", "match"},
-          {"data",
-           {{"session", m.session},
-            {"id", m.id},
-            {"seq", m.seq},
-            {"kind", m.kind},
-            {"role", m.role.empty() ? Json(nullptr) : Json(m.role)},
-            {"raw", m.raw},
-            {"in", o.grep.in == GrepIn::thinking ? "thinking" : "text"},
-            {"covered_by", m.covered_by ? Json(*m.covered_by) : Json(nullptr)},
-            {"offset", m.offset},
-            {"snippet", m.snippet}}}});
+    t = search(ctx.db(), o.grep, [&o, &out](const GrepMatch& m) {
+      out.record("match", {{"session", m.session},
+                           {"id", m.id},
+                           {"seq", m.seq},
+                           {"kind", m.kind},
+                           {"role", m.role.empty() ? Json(nullptr) : Json(m.role)},
+                           {"raw", m.raw},
+                           {"in", o.grep.in == GrepIn::thinking ? "thinking" : "text"},
+                           {"covered_by", m.covered_by ? Json(*m.covered_by) : Json(nullptr)},
+                           {"offset", m.offset},
+                           {"snippet", m.snippet}});
     });
   } catch (const Error& e) {
     // The coverage lookup is expand's: name this command's flag in the hint.
     if (e.code() != "node.not_view") throw;
     throw Error(e.exit(), e.code(), e.what(), "grep --scope takes a summary, archive or notes id (see `ctxfold list`)");
   }
-  emit({{"type", "summary"},
-        {"data",
-         {{"schema", "ctxfold.grep/1"},
-          {"raw_matches", t.raw_matches},
-          {"summary_matches", t.summary_matches},
-          {"nodes_scanned", t.nodes_scanned},
-          {"offset", o.grep.offset},
-          {"limit", o.grep.limit < 0 ? Json(nullptr) : Json(o.grep.limit)},
-          {"elapsed_ms", t.elapsed_ms},
-          {"index", t.index},
-          // null when no index answered (a scan of everything), not 0 as if one had answered nothing.
-          {"indexed_through", t.index == "scan" ? Json(nullptr) : Json(t.indexed_through)},
-          {"packed_through", t.packed_through}}}});
+  out.summary("ctxfold.grep/2",
+              {{"raw_matches", t.raw_matches},
+               {"summary_matches", t.summary_matches},
+               {"nodes_scanned", t.nodes_scanned},
+               {"offset", o.grep.offset},
+               {"limit", o.grep.limit < 0 ? Json(nullptr) : Json(o.grep.limit)},
+               {"elapsed_ms", t.elapsed_ms},
+               {"index", t.index},
+               // null when no index answered (a scan of everything), not 0 as if one had answered nothing.
+               {"indexed_through", t.index == "scan" ? Json(nullptr) : Json(t.indexed_through)},
+               {"packed_through", t.packed_through}});
   if (!t.index_note.empty()) warn("grep index not used: " + t.index_note);
   return t.raw_matches + t.summary_matches > 0 ? 0 : static_cast<int>(Exit::negative);
 }

@@ -2,10 +2,11 @@
 
 #include <unordered_set>
 
+#include "as_of.hpp"
 #include "context.hpp"
 #include "model/preview.hpp"
 #include "render/graph.hpp"
-#include "session/snapshot.hpp"
+#include "stream.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold::cli {
@@ -14,7 +15,7 @@ namespace {
 struct LogOptions {
   std::optional<std::string> head;
   std::int64_t limit = 0;
-  std::int64_t as_of = kLatest;
+  AsOfOption as_of;
   bool graph = false;
   std::string format = "json";
 };
@@ -22,7 +23,8 @@ struct LogOptions {
 int run_log(Context& ctx, const LogOptions& o) {
   Store& st = ctx.db();
   std::string session = ctx.resolve_session();
-  if (o.as_of != kLatest) resolve_as_of(st, session, o.as_of);  // as_of.out_of_range
+  std::optional<std::string> head = o.head;
+  const std::int64_t as_of = o.as_of.for_session(ctx, session, &head);  // as_of.out_of_range
   if (o.format != "json" && o.format != "dot")
     throw Error(Exit::usage, "usage.log", fmt::format("unknown log format '{}' (json | dot)", o.format));
   if (o.format == "dot" && !o.graph)
@@ -31,14 +33,15 @@ int run_log(Context& ctx, const LogOptions& o) {
     if (o.format != "dot")
       throw Error(Exit::usage, "usage.log", "--graph writes Graphviz: add --format dot");
     GraphStats g;
-    emit_text(session_dot(st, session, o.as_of, &g));
+    emit_text(session_dot(st, session, as_of, &g));
     fmt::print(stderr, "ctxfold: session {}: {} raw nodes, {} capsule(s) folding {} nodes, {} inert view nodes, {} tips\n",
                  session, g.raw_nodes, g.capsules, g.folded, g.relics, g.tips);
     return 0;
   }
-  std::optional<std::string> start = o.head ? o.head : st.head(session, o.as_of);
+  std::optional<std::string> start = head ? head : st.head(session, as_of);
   if (!start) throw Error(Exit::bad_input, "session.no_head", fmt::format("session '{}' has no HEAD", session));
   std::int64_t count = 0;
+  JsonLines out;
   // A broken database (edited directly: invariant 2) can hold a predecessor cycle or a missing
   // predecessor: the walk prints each node once, stops there, says so and exits 3 (bad data),
   // as render does for the same database.
@@ -61,20 +64,18 @@ int run_log(Context& ctx, const LogOptions& o) {
       emit_text(fmt::format("{} {:>7} {:<9} {:<9} {}\n", n->id, n->seq, n->kind, n->role.empty() ? "-" : n->role,
                             node_preview(*n, 100)));
     } else {
-      emit({{"type", "node"},
-            {"id", n->id},
-            {"seq", n->seq},
-            {"kind", n->kind},
-            {"role", n->role.empty() ? Json(nullptr) : Json(n->role)},
-            {"predecessor", n->predecessor ? Json(*n->predecessor) : Json(nullptr)},
-            {"estimated_tokens", n->tokens},
-            {"preview", node_preview(*n, 100)}});
+      out.record("node", {{"id", n->id},
+                          {"seq", n->seq},
+                          {"kind", n->kind},
+                          {"role", n->role.empty() ? Json(nullptr) : Json(n->role)},
+                          {"predecessor", n->predecessor ? Json(*n->predecessor) : Json(nullptr)},
+                          {"estimated_tokens", n->tokens},
+                          {"preview", node_preview(*n, 100)}});
     }
     ++count;
     cur = n->predecessor;
   }
-  if (!ctx.text)
-    emit({{"type", "summary"}, {"schema", "ctxfold.log/1"}, {"session", session}, {"head", *start}, {"count", count}});
+  if (!ctx.text) out.summary("ctxfold.log/1", {{"session", session}, {"head", *start}, {"count", count}});
   if (broken) {
     warn(fmt::format("session '{}': the spine printed is partial; run 'ctxfold verify-invariants'", session));
     return static_cast<int>(Exit::bad_input);
@@ -87,7 +88,7 @@ std::function<int(Context&)> setup_log(CLI::App& sub) {
   auto o = std::make_shared<LogOptions>();
   sub.add_option("--head", o->head, "start from this node instead of HEAD");
   sub.add_option("--limit", o->limit, "print at most N nodes");
-  sub.add_option("--as-of", o->as_of, "read the state at this append boundary (a snapshot's boundary_seq)");
+  o->as_of.add_to(sub, "read HEAD's spine as it was");
   sub.add_flag("--graph", o->graph, "the whole session DAG instead of HEAD's spine (with --format dot)");
   sub.add_option("--format", o->format, "json | dot (Graphviz; with --graph)")->default_val("json");
   return [o](Context& ctx) { return run_log(ctx, *o); };

@@ -1,3 +1,4 @@
+#include "as_of.hpp"
 #include "budget_options.hpp"
 #include "context.hpp"
 #include "store/recorded_model.hpp"
@@ -7,12 +8,10 @@
 #include "render/view_policy.hpp"
 #include "session/budget.hpp"
 #include "session/prepare.hpp"
-#include "session/snapshot.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
-#include <iostream>
 #include <sstream>
 
 #include "snapcompact/frames.hpp"
@@ -25,7 +24,7 @@ struct RenderCliOptions {
   std::string format = "ctxfold";
   RenderOptions opts;
   bool body = false;
-  std::optional<std::string> as_of;  ///< a seq, or "-": a snapshot JSON on stdin
+  AsOfOption as_of;
   std::optional<std::string> frames_dir;
   std::optional<std::string> system_file;
   CLI::Option* strategy_opt = nullptr;
@@ -53,27 +52,14 @@ void write_frames(const Rendered& r, const std::string& dir) {
   }
 }
 
-/// --as-of SEQ | -: checked against the session (as_of.out_of_range); a piped snapshot also
-/// pins its session (when --session is not given) and its HEAD (when --head is not given).
-void apply_as_of(Context& ctx, const std::string& arg, RenderOptions& opts, std::string& session) {
-  std::string in;
-  if (arg == "-") {
-    std::stringstream ss;
-    ss << std::cin.rdbuf();
-    in = ss.str();
-  }
-  SnapshotRef ref = parse_as_of_arg(arg, in);
-  if (ref.session && !ctx.session) session = ctx.db().resolve_session(ref.session);
-  if (ref.head && !opts.head && ref.session.value_or(session) == session) opts.head = ref.head;
-  opts.as_of = resolve_as_of(ctx.db(), session, ref.boundary_seq);
-}
-
 int run_render(Context& ctx, const RenderCliOptions& o) {
   RenderFormat format = ctx.text ? RenderFormat::text : parse_render_format(o.format);
   std::string session = ctx.resolve_session();
   RenderOptions opts = o.opts;
   std::optional<BudgetOptions> budget = budget_options(o.budget, opts.model);  // bad flags fail first
-  if (o.as_of) apply_as_of(ctx, *o.as_of, opts, session);
+  // A piped snapshot also pins its session (when --session is not given) and its HEAD (when
+  // --head is not given).
+  if (o.as_of.given()) opts.as_of = o.as_of.for_session(ctx, session, &opts.head);
   if (o.system_file) {
     std::ifstream in(*o.system_file, std::ios::binary);
     std::stringstream ss;
@@ -142,7 +128,7 @@ std::function<int(Context&)> setup_render(CLI::App& sub) {
   sub.add_option("--archive-percent", o->opts.archive_percent, "snapcompact: % of the window the frames may take");
   sub.add_option("--max-frames", o->opts.max_frames, "snapcompact: frame budget replacing the provider caps");
   sub.add_option("--frames-dir", o->frames_dir, "snapcompact: also write the frames as DIR/frame-NNN.png");
-  sub.add_option("--as-of", o->as_of, "read the state at this append boundary (a seq, or - for a snapshot on stdin)");
+  o->as_of.add_to(sub, "render the state");
   o->opts.max_row_bytes = kDefaultMaxRowBytes;
   sub.add_option("--max-row-bytes", o->opts.max_row_bytes,
                  "cap each row's text at N bytes with a marker naming the row and its size (0: no cap)")

@@ -1,15 +1,16 @@
 #include <fmt/format.h>
 
+#include "as_of.hpp"
 #include "context.hpp"
 #include "forensics/index.hpp"
 #include "session/snapshot.hpp"
-#include "util/error.hpp"
+#include "stream.hpp"
 
 namespace ctxfold::cli {
 
 namespace {
 struct SessionsCli {
-  std::int64_t as_of = kLatest;
+  AsOfOption as_of;
   SessionFilter filter;
 };
 
@@ -17,10 +18,8 @@ Json opt(const std::optional<std::string>& v) { return v ? Json(*v) : Json(nullp
 
 int run_sessions(Context& ctx, const SessionsCli& o) {
   Store& st = ctx.db();
-  const std::int64_t as_of = o.as_of;
-  if (as_of != kLatest && (as_of < 0 || as_of > st.max_seq()))
-    throw Error(Exit::bad_input, "as_of.out_of_range",
-                fmt::format("--as-of {} is outside the append boundary 0..{}", as_of, st.max_seq()));
+  const std::int64_t as_of = o.as_of.for_database(ctx);  // as_of.out_of_range
+  JsonLines out;
   std::string text = fmt::format("{:<56} {:<11} {:<10} {:>6} {:>3} {:<20} {:<20} {}\n", "SESSION", "AGENT", "KIND",
                                  "NODES", "CMP", "FIRST", "LAST", "TITLE");
   for (const SessionIndexEntry& e : session_index(st, o.filter)) {
@@ -52,7 +51,7 @@ int run_sessions(Context& ctx, const SessionsCli& o) {
               {"head", opt(head)},
               {"created_seq", s.created_seq}};
     if (!ctx.text) {
-      emit(j);
+      out.record("session", j);
       continue;
     }
     std::string name = std::string(static_cast<std::size_t>(e.depth) * 2, ' ') + (e.depth ? "└ " : "") + s.id;
@@ -62,13 +61,14 @@ int run_sessions(Context& ctx, const SessionsCli& o) {
                         e.title.value_or(""));
   }
   if (ctx.text) emit_text(text);
+  else out.summary("ctxfold.sessions/1", {{"as_of", as_of == kLatest ? Json(nullptr) : Json(as_of)}, {"count", out.records()}});
   return 0;
 }
 }  // namespace
 
 std::function<int(Context&)> setup_sessions(CLI::App& sub) {
   auto o = std::make_shared<SessionsCli>();
-  sub.add_option("--as-of", o->as_of, "list the sessions as they were at this append boundary");
+  o->as_of.add_to(sub, "list the sessions as they were");
   sub.add_option("--since", o->filter.since,
                  "only sessions whose last record is at or after this ISO-8601 time or date (record timestamps)");
   sub.add_option("--until", o->filter.until,

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "as_of.hpp"
 #include "context.hpp"
 #include "util/error.hpp"
 
@@ -8,7 +9,7 @@ namespace ctxfold::cli {
 namespace {
 struct ShowOptions {
   std::string id;
-  std::int64_t as_of = kLatest;
+  AsOfOption as_of;
 };
 
 std::vector<std::string> children_as_of(Store& st, const std::string& id, std::int64_t as_of) {
@@ -20,12 +21,12 @@ std::vector<std::string> children_as_of(Store& st, const std::string& id, std::i
 
 int run_show(Context& ctx, const ShowOptions& o) {
   Store& st = ctx.db();
-  if (o.as_of != kLatest && (o.as_of < 0 || o.as_of > st.max_seq()))
-    throw Error(Exit::bad_input, "as_of.out_of_range",
-                fmt::format("--as-of {} is beyond the append boundary {}", o.as_of, st.max_seq()));
+  if (o.id == "-" && o.as_of.reads_stdin())
+    throw Error(Exit::usage, "usage.as_of", "show - and --as-of - both read stdin", "give --as-of a seq (a snapshot's boundary_seq)");
+  const std::int64_t as_of = o.as_of.for_database(ctx);  // as_of.out_of_range
   return for_each_id(o.id, [&](const std::string& id) {
     auto n = st.node(id);
-    if (n && n->seq > o.as_of) n.reset();  // --as-of: appended after that boundary
+    if (n && n->seq > as_of) n.reset();  // --as-of: appended after that boundary
     if (!n) throw Error(Exit::bad_input, "node.unknown", fmt::format("no node '{}'", id));
     Json node = node_to_json(*n);
     node["metadata"].erase("covers");
@@ -34,7 +35,7 @@ int run_show(Context& ctx, const ShowOptions& o) {
           {"node", node},
           {"digest", n->digest},
           {"estimated_tokens", n->tokens},
-          {"children", children_as_of(st, id, o.as_of)}});
+          {"children", children_as_of(st, id, as_of)}});
   });
 }
 }  // namespace
@@ -42,7 +43,7 @@ int run_show(Context& ctx, const ShowOptions& o) {
 std::function<int(Context&)> setup_show(CLI::App& sub) {
   auto o = std::make_shared<ShowOptions>();
   sub.add_option("id", o->id, "node id, or - to read ids (or ctxfold JSON records) from stdin")->required();
-  sub.add_option("--as-of", o->as_of, "show the node as of this append boundary (later nodes do not exist)");
+  o->as_of.add_to(sub, "show the node and its children as they were");
   return [o](Context& ctx) { return run_show(ctx, *o); };
 }
 

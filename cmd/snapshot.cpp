@@ -2,6 +2,7 @@
 // --as-of later.
 #include <fmt/format.h>
 
+#include "as_of.hpp"
 #include "context.hpp"
 #include "session/snapshot.hpp"
 
@@ -9,12 +10,13 @@ namespace ctxfold::cli {
 
 namespace {
 struct SnapshotOptions {
-  std::int64_t as_of = kLatest;
+  AsOfOption as_of;
 };
 
 int run_snapshot(Context& ctx, const SnapshotOptions& o) {
   std::string session = ctx.resolve_session();
-  Snapshot s = take_snapshot(ctx.db(), session, o.as_of);
+  const std::int64_t as_of = o.as_of.for_session(ctx, session);  // as_of.out_of_range
+  Snapshot s = take_snapshot(ctx.db(), session, as_of);
   if (ctx.text)
     emit_text(fmt::format("{} boundary {} head {} nodes {} active [{}] digest {}\n", s.session, s.boundary_seq,
                           s.head.value_or("-"), s.node_count, fmt::join(s.active_summaries, ", "), s.digest));
@@ -26,7 +28,7 @@ int run_snapshot(Context& ctx, const SnapshotOptions& o) {
 
 std::function<int(Context&)> setup_snapshot(CLI::App& sub) {
   auto o = std::make_shared<SnapshotOptions>();
-  sub.add_option("--as-of", o->as_of, "the state at this earlier append boundary (a snapshot's boundary_seq)");
+  o->as_of.add_to(sub, "the session's state");
   return [o](Context& ctx) { return run_snapshot(ctx, *o); };
 }
 

@@ -8,6 +8,7 @@
 #include "context.hpp"
 #include "forensics/index.hpp"
 #include "forensics/usage.hpp"
+#include "stream.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold::cli {
@@ -132,6 +133,7 @@ int run_usage(Context& ctx, const UsageCli& o) {
     }
   }
   std::string text;
+  JsonLines out;
   if (o.by == "session") {
     text = fmt::format("{:<58} {:>10} {:>12} {:>12} {:>14} {}\n", "SESSION", "MESSAGES", "OWN TOKENS", "OWN COST",
                        "+SUBAGENTS", "+SUBAGENTS COST");
@@ -151,7 +153,7 @@ int run_usage(Context& ctx, const UsageCli& o) {
         text += fmt::format("{:<58} {:>10} {:>12} {:>12} {:>14} {}\n", name, counts[id], sum(rows[id]).total(),
                             money(j["cost"]), sum(subtree[id]).total(), money(with["cost"]));
       } else {
-        emit(j);
+        out.record("usage", j);
       }
     }
   } else {
@@ -166,11 +168,12 @@ int run_usage(Context& ctx, const UsageCli& o) {
                             t.input + t.cache_read + t.cache_write_5m + t.cache_write_1h, t.output, t.total(),
                             money(j["cost"]));
       } else {
-        emit(j);
+        out.record("usage", j);
       }
     }
   }
   if (ctx.text) emit_text(text);
+  else out.summary("ctxfold.usage/1", {{"by", o.by}, {"count", out.records()}});
   return 0;
 }
 }  // namespace

@@ -16,21 +16,19 @@ std::optional<SessionSpan> session_span(Store& store, const std::string& session
   return SessionSpan{st.int64(0), st.int64(1)};
 }
 
-std::int64_t resolve_as_of(Store& store, const std::string& session, std::int64_t as_of) {
-  std::int64_t boundary = store.max_seq();
+std::int64_t resolve_as_of(Store& store, const std::optional<std::string>& session, std::int64_t as_of) {
+  const std::int64_t boundary = store.max_seq();
   if (as_of == kLatest) return boundary;
-  if (as_of > boundary)
-    throw Error(Exit::bad_input, "as_of.out_of_range",
-                fmt::format("--as-of {} is beyond the append boundary {}", as_of, boundary),
-                "take the boundary from 'ctxfold snapshot' (boundary_seq)");
-  auto span = session_span(store, session);
-  if (!span || as_of < span->first_seq)
-    throw Error(Exit::bad_input, "as_of.out_of_range",
-                span ? fmt::format("--as-of {} is before session '{}' began (its first node has seq {})", as_of,
-                                   session, span->first_seq)
-                     : fmt::format("--as-of {}: session '{}' has no node", as_of, session),
-                "take the boundary from 'ctxfold snapshot' (boundary_seq)");
-  return as_of;
+  std::optional<SessionSpan> span;
+  if (session) span = session_span(store, *session);
+  const bool has_range = !session || span;
+  const std::int64_t first = session ? (span ? span->first_seq : 0) : 0;
+  if (has_range && as_of >= first && as_of <= boundary) return as_of;
+  throw Error(Exit::bad_input, "as_of.out_of_range",
+              fmt::format("--as-of {} is outside the append boundaries of {}: {}", as_of,
+                          session ? fmt::format("session '{}'", *session) : std::string("the database"),
+                          has_range ? fmt::format("{}..{}", first, boundary) : std::string("none (it has no node)")),
+              "take the boundary from 'ctxfold snapshot' (boundary_seq)");
 }
 
 Snapshot take_snapshot(Store& store, const std::string& session, std::int64_t as_of) {

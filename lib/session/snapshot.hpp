@@ -36,10 +36,14 @@ struct SessionSpan {
 };
 std::optional<SessionSpan> session_span(Store& store, const std::string& session);
 
-/// Resolves an --as-of value for a session: kLatest gives the current boundary (max_seq);
-/// otherwise the value itself. Throws Error(bad_input,"as_of.out_of_range") when it lies beyond
-/// the current boundary or before the session's first node (the session did not exist yet).
-std::int64_t resolve_as_of(Store& store, const std::string& session, std::int64_t as_of);
+/// The one check of an --as-of boundary, for every command that reads a past state (log, render,
+/// show, sessions, snapshot): kLatest gives the current boundary (max_seq); any other value is
+/// returned as it is when the state existed there. With a session, that is from the session's
+/// first node's seq to the current boundary (before it the session did not exist yet);
+/// database-wide (nullopt: `sessions`, `show`), 0 to the current boundary. Otherwise throws
+/// Error(bad_input, "as_of.out_of_range", "--as-of N is outside the append boundaries of session
+/// 'S': LO..HI" (or "of the database: 0..HI"; a session without a node has "none").
+std::int64_t resolve_as_of(Store& store, const std::optional<std::string>& session, std::int64_t as_of);
 
 /// Takes the snapshot of session at as_of (kLatest: now), validated by resolve_as_of.
 /// Read-only. Errors: as resolve_as_of.

@@ -42,7 +42,7 @@ expect_eq "codex only: the interchange file's reason names its format" "true" \
 expect_eq "codex only: each ignored file named on stderr" "$ignored" "$(grep -c 'source.ignored' "$WORK/err")"
 
 # Gemini: two files with one sessionId stay two sessions.
-expect_eq "gemini sessions by file" "3" "$(C sessions --agent gemini | jq -s length)"
+expect_eq "gemini sessions by file" "3" "$(C sessions --agent gemini | jq -s 'map(select(.type=="session")) | length')"
 
 # ---- sessions index: every sub-agent directly under its parent ----
 C sessions >"$WORK/idx.jsonl" || fail "sessions"
@@ -56,8 +56,8 @@ expect_eq "claude title record used" "agent" "$(jq -rs 'map(select(.id=="0ccf1a0
 expect_eq "models listed" "true" "$(jq -s 'map(select(.agent=="codex"))[0].models | index("gpt-5.3-codex") != null' "$WORK/idx.jsonl")"
 expect_eq "compaction counts" "2" "$(jq -s 'map(select(.agent=="claude-code") | .compactions.imported) | add' "$WORK/idx.jsonl")"
 expect_rc "sessions --text" 0 C sessions --text
-expect_eq "filters: --until before everything" "0" "$(C sessions --until 2000-01-01 | jq -s length)"
-expect_eq "filters: --project" "true" "$(C sessions --project USER | jq -s 'length > 0 and all(.project | contains("USER"))')"
+expect_eq "filters: --until before everything" "0" "$(C sessions --until 2000-01-01 | jq -s 'map(select(.type=="session")) | length')"
+expect_eq "filters: --project" "true" "$(C sessions --project USER | jq -s 'map(select(.type=="session")) | length > 0 and all(.project | contains("USER"))')"
 
 # ---- usage: totals equal the sum over distinct message ids (last line's usage), by jq ----
 for main in "$T"/claude-code/compaction_manual_v2.1.39_TRUNCATED/*.jsonl "$T"/claude-code/auto_compaction_v2.1_full/*.jsonl \
@@ -79,7 +79,10 @@ expect_rc "usage by project" 0 C usage --by project
 
 # ---- compactions: both real Claude compactions with dropped reports ----
 for s in ae4a77f8-aedd-4bc1-888f-c94edc91af04 fa812bfe-b295-4cca-9c2f-fdf01028cb46; do
-  C compactions "$s" >"$WORK/cmp.jsonl" || fail "compactions $s"
+  C compactions "$s" >"$WORK/all.jsonl" || fail "compactions $s"
+  expect_eq "$s: the summary counts the compactions" "$(jq -s 'map(select(.type=="compaction")) | length' "$WORK/all.jsonl")" \
+    "$(tail -1 "$WORK/all.jsonl" | jq -r 'select(.type=="summary" and .schema=="ctxfold.compactions/1") | .count')"
+  jq -c 'select(.type=="compaction")' "$WORK/all.jsonl" >"$WORK/cmp.jsonl"
   expect_eq "$s: one imported compaction" "1" "$(jq -s '[.[] | select(.origin=="claude-code")] | length' "$WORK/cmp.jsonl")"
   expect_eq "$s: measured tokens before" "measured" "$(jq -r '.tokens_before.label' "$WORK/cmp.jsonl")"
   expect_eq "$s: dropped paths and commands" "true" "$(jq '.dropped_count.path > 0 and .dropped_count.command > 0' "$WORK/cmp.jsonl")"
@@ -87,7 +90,7 @@ for s in ae4a77f8-aedd-4bc1-888f-c94edc91af04 fa812bfe-b295-4cca-9c2f-fdf01028cb
   sid=$(jq -r '.summary_id' "$WORK/cmp.jsonl")
   expect_eq "$s: dropped item's node is covered" "1" "$(sqlite3 "$db" "select count(*) from covers c join nodes n on n.seq=c.summary_seq where n.id='$sid' and c.node_id='$node'")"
 done
-expect_eq "trigger kept" "manual auto" "$(for s in ae4a77f8-aedd-4bc1-888f-c94edc91af04 fa812bfe-b295-4cca-9c2f-fdf01028cb46; do C compactions "$s" | jq -r .trigger; done | xargs)"
+expect_eq "trigger kept" "manual auto" "$(for s in ae4a77f8-aedd-4bc1-888f-c94edc91af04 fa812bfe-b295-4cca-9c2f-fdf01028cb46; do C compactions "$s" | jq -r 'select(.type=="compaction") | .trigger'; done | xargs)"
 
 # ---- the agents' own roots through their environment overrides ----
 H=$WORK/h; mkdir -p "$H/cc/projects/-home-USER-p" "$H/codex/sessions/2026/02/23" "$H/codex/archived_sessions" "$H/home/.gemini/tmp/abc/chats"

@@ -135,11 +135,11 @@ done
 
 # grep: a pre-boundary string names the imported summary that covers it.
 expect_rc "grep pre-boundary string" 0 cx grep "tmux waiting overlay summaries"
-expect_eq "covered by the imported summary" "$summary0" "$(jq -r 'select(.type=="match" and .data.raw) | .data.covered_by' "$WORK/out" | sort -u)"
+expect_eq "covered by the imported summary" "$summary0" "$(jq -r 'select(.type=="match" and .raw) | .covered_by' "$WORK/out" | sort -u)"
 # grep: a string only in lcm-covered history (a tool result after the boundary) names its covering summary.
 expect_rc "grep covered-only string" 0 cx grep "Using agent-clickTest for this work"
-match=$(jq -r 'select(.type=="match") | .data.id' "$WORK/out" | head -1)
-by=$(jq -r 'select(.type=="match") | .data.covered_by' "$WORK/out" | head -1)
+match=$(jq -r 'select(.type=="match") | .id' "$WORK/out" | head -1)
+by=$(jq -r 'select(.type=="match") | .covered_by' "$WORK/out" | head -1)
 expect_eq "covered by an lcm summary" "lcm" "$(cx describe "$by" | jq -r .strategy)"
 cx expand "$by" --limit 100000000 > "$WORK/by.json"
 expect_eq "the covering summary expands to the match" "true" "$(jq --arg m "$match" '[.rows[].id] | index($m) != null' "$WORK/by.json")"

@@ -16,9 +16,9 @@ expect_eq "grep --limit -1 prints nothing" "" "$(cat "$WORK/out")"
 expect_rc "grep --offset -3" 2 "$CTXFOLD" --db "$db" grep --offset -3 PubSub
 expect_rc "grep --limit 0" 0 "$CTXFOLD" --db "$db" grep --limit 0 PubSub
 expect_eq "grep --limit 0: no match printed, counts are totals" "0 2 0" \
-  "$(jq -rs '"\([.[] | select(.type=="match")] | length) \(.[-1].data.raw_matches) \(.[-1].data.limit)"' "$WORK/out")"
+  "$(jq -rs '"\([.[] | select(.type=="match")] | length) \(.[-1].raw_matches) \(.[-1].limit)"' "$WORK/out")"
 expect_rc "grep without --limit" 0 "$CTXFOLD" --db "$db" grep PubSub
-expect_eq "grep without --limit: limit null" "null" "$(tail -1 "$WORK/out" | jq -r .data.limit)"
+expect_eq "grep without --limit: limit null" "null" "$(tail -1 "$WORK/out" | jq -r .limit)"
 
 expect_rc "list --limit -1" 2 "$CTXFOLD" --db "$db" list --limit -1
 expect_rc "list --offset -1" 2 "$CTXFOLD" --db "$db" list --offset -1

@@ -12,11 +12,11 @@ cat > "$WORK/in.jsonl" <<'JSONL'
 JSONL
 expect_rc "import" 0 "$CTXFOLD" --db "$db" import --format ctxfold "$WORK/in.jsonl"
 expect_rc "grep 飞书" 0 "$CTXFOLD" --db "$db" grep 飞书
-expect_eq "飞书 match names the covering summary" "t1 S 3" "$(jq -r 'select(.type=="match") | "\(.data.id) \(.data.covered_by) \(.data.offset)"' "$WORK/out")"
-expect_eq "summary record last" "ctxfold.grep/1 1 0" "$(tail -1 "$WORK/out" | jq -r '"\(.data.schema) \(.data.raw_matches) \(.data.summary_matches)"')"
+expect_eq "飞书 match names the covering summary" "t1 S 3" "$(jq -r 'select(.type=="match") | "\(.id) \(.covered_by) \(.offset)"' "$WORK/out")"
+expect_eq "summary record last" "ctxfold.grep/2 1 0" "$(tail -1 "$WORK/out" | jq -r '"\(.schema) \(.raw_matches) \(.summary_matches)"')"
 expect_rc "grep über is case-sensitive" 1 "$CTXFOLD" --db "$db" grep über
 expect_rc "grep -i über" 0 "$CTXFOLD" --db "$db" grep -i über
-expect_eq "-i über finds t2" "t2" "$(jq -r 'select(.type=="match") | .data.id' "$WORK/out")"
+expect_eq "-i über finds t2" "t2" "$(jq -r 'select(.type=="match") | .id' "$WORK/out")"
 for q in "TODO: fix" "user@host" "it's" "wrong-book" "itgc" "gen"; do
   expect_rc "grep '$q'" 0 "$CTXFOLD" --db "$db" grep "$q"
 done
@@ -25,7 +25,7 @@ grep -q "invalid regular expression" "$WORK/err" && ok || fail "bad regex messag
 expect_rc "empty pattern is exit 2" 2 "$CTXFOLD" --db "$db" grep ""
 expect_rc "literal (unclosed: no match, exit 1" 1 "$CTXFOLD" --db "$db" grep "(unclosed"
 expect_rc "--in summaries" 0 "$CTXFOLD" --db "$db" grep --in summaries summary
-expect_eq "summary match is not raw" "S false" "$(jq -r 'select(.type=="match") | "\(.data.id) \(.data.raw)"' "$WORK/out")"
+expect_eq "summary match is not raw" "S false" "$(jq -r 'select(.type=="match") | "\(.id) \(.raw)"' "$WORK/out")"
 expect_rc "--scope S excludes t3" 1 "$CTXFOLD" --db "$db" grep --scope S wrong-book
 "$CTXFOLD" --db "$db" grep 飞书 | "$CTXFOLD" --db "$db" describe - > "$WORK/d.json"; rc=$?
 expect_eq "grep | describe - exit" 0 "$rc"
@@ -46,12 +46,12 @@ expect_eq "index covers every node" "4 true" "$(jq -r '"\(.through_seq) \(.fts)"
 expect_rc "index again adds nothing" 0 "$CTXFOLD" --db "$db" index
 expect_eq "nothing new" "0" "$(jq -r .indexed "$WORK/out")"
 for q in "TODO: fix" "user@host" "it's" "wrong-book" "itgc" "重跑gen-itgc" "ÜBER USER" "\"" "*" "NEAR" "%"; do
-  a=$("$CTXFOLD" --db "$db" grep -i --all-sessions -- "$q" | jq -c 'if .type=="match" then .data else (.data|{raw_matches,summary_matches}) end')
-  b=$("$CTXFOLD" --db "$db" grep -i --all-sessions --no-index -- "$q" | jq -c 'if .type=="match" then .data else (.data|{raw_matches,summary_matches}) end')
+  a=$("$CTXFOLD" --db "$db" grep -i --all-sessions -- "$q" | jq -c 'if .type=="match" then . else {raw_matches,summary_matches} end')
+  b=$("$CTXFOLD" --db "$db" grep -i --all-sessions --no-index -- "$q" | jq -c 'if .type=="match" then . else {raw_matches,summary_matches} end')
   expect_eq "index and scan agree on '$q'" "$b" "$a"
 done
 expect_rc "grep -i über from the index" 0 "$CTXFOLD" --db "$db" grep -i über
-expect_eq "answered by the index" "fts5 t2" "$(jq -r 'select(.type=="summary") | .data.index' "$WORK/out") $(jq -r 'select(.type=="match") | .data.id' "$WORK/out")"
+expect_eq "answered by the index" "fts5 t2" "$(jq -r 'select(.type=="summary") | .index' "$WORK/out") $(jq -r 'select(.type=="match") | .id' "$WORK/out")"
 expect_rc "empty pattern is exit 2 with an index" 2 "$CTXFOLD" --db "$db" grep ""
 expect_rc "invalid regex is exit 2 with an index" 2 "$CTXFOLD" --db "$db" grep --regex "a(b"
 expect_rc "render caps a row" 0 "$CTXFOLD" --db "$db" render --max-row-bytes 10
@@ -64,7 +64,7 @@ if [ -n "$CTXFOLD_TRANSCRIPTS" ] && [ -d "$CTXFOLD_TRANSCRIPTS" ]; then
   summary_id=$(sed -n 1585p "$f" | jq -r .uuid)
   # Only in a pre-boundary tool result (source line 25).
   expect_rc "grep covered-only string" 0 "$CTXFOLD" --db "$rdb" grep "tmux waiting overlay summaries"
-  expect_eq "covered by the imported summary" "$summary_id" "$(jq -r 'select(.type=="match") | .data.covered_by' "$WORK/out")"
+  expect_eq "covered by the imported summary" "$summary_id" "$(jq -r 'select(.type=="match") | .covered_by' "$WORK/out")"
   expect_rc "describe imported summary" 0 "$CTXFOLD" --db "$rdb" describe "$summary_id"
   expect_eq "describe: summary, depth 1, active, import" "summary 1 true import" "$(jq -r '"\(.kind) \(.depth) \(.active) \(.producer.origin)"' "$WORK/out")"
   count=$(jq -r .coverage.count "$WORK/out")

@@ -18,6 +18,6 @@ expect_eq "source option, reads unchanged" 'option 2' \
 expect_rc "missing --system file" 4 cf render --system "$WORK/nope.txt"
 expect_rc "plain grep does not see thinking" 1 cf grep zanzibar
 expect_rc "grep --in thinking" 0 cf grep --in thinking zanzibar
-expect_eq "thinking match record" 'thinking assistant' "$(jq -r 'select(.type=="match") | "\(.data.in) \(.data.role)"' "$WORK/out")"
+expect_eq "thinking match record" 'thinking assistant' "$(jq -r 'select(.type=="match") | "\(.in) \(.role)"' "$WORK/out")"
 expect_rc "--scope with --in thinking" 2 cf grep --in thinking zanzibar --scope x
 finish

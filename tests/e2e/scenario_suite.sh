@@ -176,7 +176,7 @@ same_bytes "render --as-of - (a piped snapshot)" "$WORK/r1.json" "$WORK/asof2.js
 expect_eq "snapshot --as-of gives the same digest" "$(jq -r .digest "$WORK/snap1.json")" \
   "$(cf --session "$S" snapshot --as-of "$(jq .boundary_seq "$WORK/snap1.json")" | jq -r .digest)"
 expect_eq "sessions --as-of lists what existed" "$S" \
-  "$(cf sessions --as-of "$(jq .boundary_seq "$WORK/snap1.json")" | jq -rs 'map(.id) | join(",")')"
+  "$(cf sessions --as-of "$(jq .boundary_seq "$WORK/snap1.json")" | jq -rs 'map(select(.type=="session") | .id) | join(",")')"
 
 # 9. rewind
 H=$(head_of)

@@ -130,7 +130,7 @@ expect_eq "the archive stayed for a vision model" "$arc" "$(jq -r .archive "$WOR
 # grep and expand reach the archive's text.
 word=$(grep -o '[A-Za-z_]\{8,\}' "$WORK/archive.txt" | sed -n 40p)
 expect_rc "grep" 0 "$CTXFOLD" --db "$db" --session $s grep --in summaries "$word"
-expect_eq "grep finds the archive" "true" "$(jq -s --arg a "$arc" '[.[] | select(.type == "match" and .data.id == $a)] | length > 0' "$WORK/out")"
+expect_eq "grep finds the archive" "true" "$(jq -s --arg a "$arc" '[.[] | select(.type == "match" and .id == $a)] | length > 0' "$WORK/out")"
 expect_rc "expand" 0 "$CTXFOLD" --db "$db" expand "$arc"
 
 expect_rc "verify" 0 "$CTXFOLD" --db "$db" verify-invariants --all-sessions

@@ -15,7 +15,7 @@ while IFS= read -r q; do
   if [ "$rc" -eq 0 ] && [ -n "$out" ]; then ok; else fail "example $n: \`$q\` rc=$rc out='${out:0:80}' $(head -c 200 "$WORK/err")"; fi
 done < <(sed -n 's/^-- example: //p' "$src/share/schema/005_views.sql")
 [ "$n" -ge 5 ] && ok || fail "only $n documented examples"
-expect_eq "v_sessions = sessions" "$("$CTXFOLD" --db "$db" sessions | jq -s length)" "$(sqlite3 "$db" 'select count(*) from v_sessions')"
+expect_eq "v_sessions = sessions" "$("$CTXFOLD" --db "$db" sessions | tail -1 | jq .count)" "$(sqlite3 "$db" 'select count(*) from v_sessions')"
 expect_eq "v_summaries: both Claude compactions and Codex's" "3" "$(sqlite3 "$db" "select count(*) from v_summaries where origin='import'")"
 expect_eq "v_usage: one row per Claude message id" "0" \
   "$(sqlite3 "$db" "select count(*) from (select session, message_id from v_usage where message_id is not null group by 1,2 having count(*) > 1)")"

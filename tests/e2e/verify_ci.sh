@@ -17,7 +17,7 @@ expect_eq "every check has a source" "0" "$(jq '[.checks[] | select((.source // 
 expect_rc "healthy junit" 0 "$CTXFOLD" verify-invariants "$WORK/good.db" --all-sessions --format junit
 cp "$WORK/out" "$WORK/good.xml"
 if valid_xml "$WORK/good.xml"; then ok; else fail "junit does not parse"; fi
-nsess=$("$CTXFOLD" --db "$WORK/good.db" sessions | jq -s length)
+nsess=$("$CTXFOLD" --db "$WORK/good.db" sessions | jq -s 'map(select(.type=="session")) | length')
 ncases=$(grep -c '<testcase ' "$WORK/good.xml")
 # 10 per-session invariants per session (I1-I10), I11 once for the database.
 expect_eq "testcases" "$((nsess * 10 + 1))" "$ncases"

@@ -119,6 +119,32 @@ TEST_F(SnapshotTest, AsOfOutOfRangeIsBadInput) {
   EXPECT_EQ(resolve_as_of(st(), "s", kLatest), st().max_seq());
 }
 
+// Database-wide (sessions, show): 0..max_seq, with the same code and message form as a session's.
+TEST_F(SnapshotTest, AsOfDatabaseWide) {
+  turns("first", 1, 2);
+  turns("s", 1, 2);
+  EXPECT_EQ(resolve_as_of(st(), std::nullopt, 0), 0);
+  EXPECT_EQ(resolve_as_of(st(), std::nullopt, st().max_seq()), st().max_seq());
+  EXPECT_EQ(resolve_as_of(st(), std::nullopt, kLatest), st().max_seq());
+  std::string code;
+  EXPECT_EQ(error_of([&] { resolve_as_of(st(), std::nullopt, st().max_seq() + 1); }, &code), Exit::bad_input);
+  EXPECT_EQ(code, "as_of.out_of_range");
+  EXPECT_EQ(error_of([&] { resolve_as_of(st(), std::nullopt, -1); }, &code), Exit::bad_input);
+  auto message = [&](const std::optional<std::string>& session, std::int64_t as_of) {
+    try {
+      resolve_as_of(st(), session, as_of);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string hi = std::to_string(st().max_seq());
+  EXPECT_EQ(message(std::nullopt, 999), "--as-of 999 is outside the append boundaries of the database: 0.." + hi);
+  EXPECT_EQ(message("s", 0), "--as-of 0 is outside the append boundaries of session 's': " +
+                                 std::to_string(session_span(st(), "s")->first_seq) + ".." + hi);
+  EXPECT_EQ(message("nobody", 1), "--as-of 1 is outside the append boundaries of session 'nobody': none (it has no node)");
+}
+
 TEST_F(SnapshotTest, AsOfArgumentParsing) {
   EXPECT_EQ(parse_as_of_arg("42").boundary_seq, 42);
   SnapshotRef r = parse_as_of_arg("-", R"({"schema":"ctxfold.snapshot/1","session":"s","boundary_seq":7,"head":"a1"})");
