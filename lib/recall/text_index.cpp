@@ -4,6 +4,7 @@
 #include <utf8proc.h>
 
 #include <algorithm>
+#include <functional>
 #include <unordered_map>
 
 #include "recall/expand.hpp"
@@ -173,36 +174,31 @@ void clear_index(Db& db) {
   TriWriter::clear(db);
 }
 
+/// An index's mark in `state_table` (grep_gram_state or grep_tri_state), at most `through`,
+/// written back; at 0, `clear` empties the index (rows past a state never written).
+std::int64_t reset_mark(Db& db, const char* state_table, std::int64_t through, const std::function<void()>& clear) {
+  std::int64_t mark = 0;
+  {
+    auto q = db.prepare(fmt::format("SELECT through_seq FROM {} WHERE id=1", state_table));
+    mark = q.step() ? std::min(q.int64(0), through) : 0;
+  }
+  if (mark == 0) clear();
+  auto w = db.prepare(fmt::format(
+      "INSERT INTO {}(id, through_seq) VALUES (1, ?1) ON CONFLICT(id) DO UPDATE SET through_seq=excluded.through_seq",
+      state_table));
+  w.bind(1, mark);
+  w.run();
+  return mark;
+}
+
 /// grep_gram's mark, at most `through`, written back to grep_gram_state.
 std::int64_t reset_gram_state(Db& db, std::int64_t through) {
-  std::int64_t gram_through = 0;
-  {
-    auto g = db.prepare("SELECT through_seq FROM grep_gram_state WHERE id=1");
-    gram_through = g.step() ? std::min(g.int64(0), through) : 0;
-  }
-  if (gram_through == 0) db.exec("DELETE FROM grep_gram");  // rows past a state never written
-  auto g = db.prepare(
-      "INSERT INTO grep_gram_state(id, through_seq) VALUES (1, ?1) "
-      "ON CONFLICT(id) DO UPDATE SET through_seq=excluded.through_seq");
-  g.bind(1, gram_through);
-  g.run();
-  return gram_through;
+  return reset_mark(db, "grep_gram_state", through, [&] { db.exec("DELETE FROM grep_gram"); });
 }
 
 /// grep_tri's mark, at most `through`, written back to grep_tri_state.
 std::int64_t reset_tri_state(Db& db, std::int64_t through) {
-  std::int64_t tri_through = 0;
-  {
-    auto tq = db.prepare("SELECT through_seq FROM grep_tri_state WHERE id=1");
-    tri_through = tq.step() ? std::min(tq.int64(0), through) : 0;
-  }
-  if (tri_through == 0) TriWriter::clear(db);  // rows past a state never written
-  auto tr = db.prepare(
-      "INSERT INTO grep_tri_state(id, through_seq) VALUES (1, ?1) "
-      "ON CONFLICT(id) DO UPDATE SET through_seq=excluded.through_seq");
-  tr.bind(1, tri_through);
-  tr.run();
-  return tri_through;
+  return reset_mark(db, "grep_tri_state", through, [&] { TriWriter::clear(db); });
 }
 
 /// Starts a run in one transaction: rebuilds the index when asked, when the fold version changed

@@ -42,6 +42,14 @@ std::int64_t session_max_seq(Store& store, const std::string& session) {
   return st.int64(0);
 }
 
+std::string plan_head(Store& store, const std::string& session, std::int64_t boundary) {
+  auto h = store.head(session, boundary);
+  if (!h)
+    throw Error(Exit::bad_input, "render.no_head", fmt::format("session '{}' has no HEAD", session),
+                "import or append nodes first");
+  return *h;
+}
+
 std::optional<std::int64_t> config_int(const Json& sec, const std::string& section, const char* key, std::int64_t lo,
                                        std::int64_t hi) {
   if (!sec.is_object()) return std::nullopt;

@@ -119,6 +119,10 @@ TriggerCheck check_trigger(const std::optional<std::int64_t>& window, int trigge
 /// The session's newest node seq (0 for an empty session): what a commit rechecks.
 std::int64_t session_max_seq(Store& store, const std::string& session);
 
+/// The session's HEAD at append boundary `boundary`, where a compaction's plan starts; throws
+/// Error(bad_input,"render.no_head") for a session without one, as render_context does.
+std::string plan_head(Store& store, const std::string& session, std::int64_t boundary);
+
 /// The log-only bracket of one compaction attempt (docs/strategies.md "The compaction bracket"):
 /// compact/start is committed before any summarizer call; the summaries, one compact/summary record
 /// per summary, and compact/end are written in one BEGIN IMMEDIATE transaction after HEAD and the

@@ -69,11 +69,7 @@ std::int64_t item_tokens(const Node& n) { return n.tokens > 0 ? n.tokens : estim
 /// status/reason set when the compaction is not due.
 bool plan_render(Store& store, const std::string& session, const LcmOptions& opts, Plan& p, CompactResult& res) {
   p.boundary = store.max_seq();
-  auto h = store.head(session, p.boundary);
-  if (!h)
-    throw Error(Exit::bad_input, "render.no_head", fmt::format("session '{}' has no HEAD", session),
-                "import or append nodes first");
-  p.head = *h;
+  p.head = plan_head(store, session, p.boundary);
   res.head = p.head;
   p.session_max = session_max_seq(store, session);
   RenderOptions ro;

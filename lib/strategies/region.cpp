@@ -44,11 +44,7 @@ struct Region {
 void plan_head(Store& store, const std::string& session, std::optional<std::int64_t> at_boundary, Plan& p,
                CompactResult& res) {
   p.boundary = at_boundary ? *at_boundary : store.max_seq();
-  auto h = store.head(session, p.boundary);
-  if (!h)
-    throw Error(Exit::bad_input, "render.no_head", fmt::format("session '{}' has no HEAD", session),
-                "import or append nodes first");
-  p.head = *h;
+  p.head = plan_head(store, session, p.boundary);
   res.head = p.head;
   p.session_max = session_max_seq(store, session);
 }

@@ -39,11 +39,7 @@ std::size_t cut_index(const Plan& p, std::size_t cut_unit) {
 void render_plan(Store& store, const std::string& session, Plan& p, CompactResult& res,
                  std::optional<std::int64_t> at_boundary) {
   p.boundary = at_boundary ? *at_boundary : store.max_seq();
-  auto h = store.head(session, p.boundary);
-  if (!h)
-    throw Error(Exit::bad_input, "render.no_head", fmt::format("session '{}' has no HEAD", session),
-                "import or append nodes first");
-  p.head = *h;
+  p.head = plan_head(store, session, p.boundary);
   p.session_max = session_max_seq(store, session);
   RenderOptions ro;
   ro.head = p.head;

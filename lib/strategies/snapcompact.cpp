@@ -119,11 +119,7 @@ CompactResult rolling_fallback(const Snap& sn, Summarizer& summarizer) {
 bool plan_render(const Snap& sn, Plan& p, CompactResult& res) {
   Store& store = sn.store;
   p.boundary = store.max_seq();
-  auto h = store.head(sn.session, p.boundary);
-  if (!h)
-    throw Error(Exit::bad_input, "render.no_head", fmt::format("session '{}' has no HEAD", sn.session),
-                "import or append nodes first");
-  p.head = *h;
+  p.head = plan_head(store, sn.session, p.boundary);
   res.head = p.head;
   p.session_max = session_max_seq(store, sn.session);
   p.r = render_context(store, sn.session, snap_render(sn.opts, p.head, p.boundary, false));
