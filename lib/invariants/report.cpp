@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "invariants/catalog.hpp"
+
 namespace ctxfold {
 namespace {
 
@@ -20,6 +22,12 @@ std::size_t utf8_len(const std::string& s, std::size_t i) {
   static const std::uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
   if (cp < min_cp[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) || cp == 0xFFFE || cp == 0xFFFF) return 0;
   return n;
+}
+
+/// Whether c's findings belong to the database as a whole only (scope database in kInvariants).
+bool database_only(const Check& c) {
+  const InvariantInfo* row = find_invariant(c.id);
+  return row && row->scope == InvariantScope::database;
 }
 
 }  // namespace
@@ -108,11 +116,12 @@ std::string verify_to_junit(const std::vector<VerifiedDb>& dbs) {
     const VerifyReport& r = db.report;
     for (const auto& c : r.checks) {
       // Database-wide findings (session empty) form their own testcase; I11 is only database-wide.
-      bool has_db_wide = c.id == "I11";
+      const bool db_only = database_only(c);
+      bool has_db_wide = db_only;
       for (const auto& v : c.violations) has_db_wide = has_db_wide || v.session.empty();
       for (const auto& w : c.warnings) has_db_wide = has_db_wide || w.session.empty();
       if (has_db_wide) testcase(cases, c, "(database)", "", tests, failures, skipped);
-      if (c.id == "I11") continue;
+      if (db_only) continue;
       for (const auto& s : r.sessions) testcase(cases, c, s, s, tests, failures, skipped);
     }
     suites += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n",

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "invariants/catalog.hpp"
 #include "invariants/verify_compaction.hpp"
 #include "invariants/verify_fork.hpp"
 #include "invariants/verify_lcm.hpp"
@@ -932,9 +933,9 @@ struct Profile {
   }
 };
 
-/// A check --quick leaves out, reported as skipped.
-Check skipped_check(const char* id, const char* name) {
-  Check c{id, name, true, {}, {}};
+/// A check --quick leaves out (needs_render in kInvariants), reported as skipped.
+Check skipped_check(const char* id) {
+  Check c = make_check(id);
   c.skipped = true;
   c.skipped_reason = "--quick: render-based check not run";
   return c;
@@ -943,13 +944,13 @@ Check skipped_check(const char* id, const char* name) {
 /// The checks verify_invariants fills; the database-wide ones (I3, I7, I8, I11) may be filled by
 /// the second thread.
 struct Checks {
-  Check i1{"I1", "append-only ledger", true, {}, {}};
-  Check i2{"I2", "well-formed DAG", true, {}, {}};
-  Check i4{"I4", "one active rolling summary", true, {}, {}};  // per session in the loop, then the chain
-  Check i5{"I5", "render completeness", true, {}, {}};
-  Check i6{"I6", "HEAD integrity", true, {}, {}};
-  Check i10{"I10", "determinism", true, {}, {}};
-  Check i11{"I11", "SQLite integrity", true, {}, {}};
+  Check i1 = make_check("I1");
+  Check i2 = make_check("I2");
+  Check i4 = make_check("I4");  // per session in the loop, then the chain
+  Check i5 = make_check("I5");
+  Check i6 = make_check("I6");
+  Check i10 = make_check("I10");
+  Check i11 = make_check("I11");
   Check i3, i7, i8, i9;
 };
 
@@ -1004,24 +1005,6 @@ void check_session(Store& store, const std::string& s, bool quick, Checks& k, Pr
 }
 
 }  // namespace
-
-std::string invariant_source(const std::string& id) {
-  static const std::map<std::string, std::string> sources = {
-      {"I1", "docs/invariants.md \"I1\""},
-      {"I2", "docs/invariants.md \"I2\""},
-      {"I3", "docs/invariants.md \"I3\""},
-      {"I4", "docs/invariants.md \"I4\""},
-      {"I5", "docs/invariants.md \"I5\""},
-      {"I6", "docs/invariants.md \"I6\""},
-      {"I7", "docs/invariants.md \"I7\""},
-      {"I8", "docs/invariants.md \"I8\""},
-      {"I9", "docs/invariants.md \"I9\""},
-      {"I10", "docs/invariants.md \"I10\""},
-      {"I11", "docs/invariants.md \"I11\""},
-  };
-  auto it = sources.find(id);
-  return it == sources.end() ? std::string() : it->second;
-}
 
 VerifyReport verify_invariants(Store& store, const std::vector<std::string>& sessions) {
   return verify_invariants(store, sessions, VerifyOptions{});
@@ -1081,11 +1064,11 @@ VerifyReport verify_invariants(Store& store, const std::vector<std::string>& ses
   node_cache.reset();
   step("I3 I4 I7 I8 I9 I11", n_sessions, n_sessions);
   if (opts.quick)
-    k.i4 = skipped_check("I4", "one active rolling summary");
+    k.i4 = skipped_check("I4");
   else
     check_supersession(store, sessions, k.i4);
   prof.lap("I4");
-  k.i9 = opts.quick ? skipped_check("I9", "fork closure") : check_fork_closure(store, sessions);
+  k.i9 = opts.quick ? skipped_check("I9") : check_fork_closure(store, sessions);
   prof.lap("I9");
   if (apart) {
     wide_thread.join();
@@ -1097,8 +1080,8 @@ VerifyReport verify_invariants(Store& store, const std::vector<std::string>& ses
   for (const auto& [id, sec] : wide_cpu) prof.seconds[apart ? id + " (second thread)" : id] += sec;
   prof.print();
   if (opts.quick) {
-    k.i5 = skipped_check("I5", "render completeness");
-    k.i10 = skipped_check("I10", "determinism");
+    k.i5 = skipped_check("I5");
+    k.i10 = skipped_check("I10");
   }
 
   for (Check* c : {&k.i1, &k.i2, &k.i3, &k.i4, &k.i5, &k.i6, &k.i7, &k.i8, &k.i9, &k.i10, &k.i11}) {

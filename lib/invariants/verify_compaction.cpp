@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "invariants/catalog.hpp"
 #include "model/strategy_label.hpp"
 #include "render/render.hpp"
 #include "util/error.hpp"
@@ -270,7 +271,7 @@ void check_edges(Store& store, const std::string& session, const std::vector<Edg
 }  // namespace
 
 Check check_summary_coverage(Store& store, const std::vector<std::string>& sessions) {
-  Check c{"I3", "summary coverage", true, {}, {}};
+  Check c = make_check("I3");
   // One summary's covers list streamed with what I3 needs of each covered node: memory is O(1)
   // per covered node (its seq, and 8-byte hashes of the tool ids inside) whatever the coverage.
   auto st = store.db().prepare(
@@ -303,7 +304,7 @@ Check check_summary_coverage(Store& store, const std::vector<std::string>& sessi
 }
 
 Check check_active_summary(Store& store, const std::vector<std::string>& sessions) {
-  Check c{"I4", "one active rolling summary", true, {}, {}};
+  Check c = make_check("I4");
   for (const auto& session : sessions) check_active_summary(store, session, c, nullptr);
   return c;
 }
@@ -396,7 +397,7 @@ void check_active_summary(Store& store, const std::string& session, Check& c, co
 }
 
 Check check_compaction_log(Store& store, const std::vector<std::string>& sessions) {
-  Check c{"I7", "compaction bookkeeping", true, {}, {}};
+  Check c = make_check("I7");
   for (const auto& session : sessions) {
     struct Bracket {
       int starts = 0, summaries = 0, ends = 0;
