@@ -30,7 +30,36 @@ bool database_only(const Check& c) {
   return row && row->scope == InvariantScope::database;
 }
 
+/// The findings vs as JSON objects {"session" (null when database-wide), "nodes", "message"}.
+Json violations_json(const std::vector<Violation>& vs) {
+  Json out = Json::array();
+  for (const auto& v : vs)
+    out.push_back(Json{{"session", v.session.empty() ? Json(nullptr) : Json(v.session)},
+                       {"nodes", v.nodes},
+                       {"message", v.message}});
+  return out;
+}
+
 }  // namespace
+
+Json verify_to_json(const VerifyReport& r) {
+  Json checks = Json::array();
+  for (const auto& c : r.checks)
+    checks.push_back(Json{{"id", c.id},
+                          {"name", c.name},
+                          {"ok", c.ok},
+                          {"violations", violations_json(c.violations)},
+                          {"warnings", violations_json(c.warnings)},
+                          {"source", c.source}});
+  for (std::size_t k = 0; k < r.checks.size(); ++k)
+    if (r.checks[k].skipped) {
+      checks[k]["skipped"] = true;
+      checks[k]["skipped_reason"] = r.checks[k].skipped_reason;
+    }
+  Json out{{"schema", "ctxfold.verify/1"}, {"ok", r.ok}, {"sessions", r.sessions}, {"checks", std::move(checks)}};
+  if (r.quick) out["quick"] = true;
+  return out;
+}
 
 std::string xml_escape(const std::string& s) {
   std::string out;

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "invariants/catalog.hpp"
+#include "invariants/checks.hpp"
 #include "model/strategy_label.hpp"
 #include "render/render.hpp"
 #include "util/error.hpp"
@@ -392,6 +393,27 @@ void check_active_summary(Store& store, const std::string& session, Check& c, co
       }
     } catch (const Error&) {
       // no HEAD: nothing is rendered, nothing consulted
+    }
+  }
+}
+
+/// One active rolling summary at a time (docs/invariants.md "I4"): a rolling summary that names
+/// the summary it supersedes must name the one that was active when it was appended (checks.hpp).
+void verify_detail::check_supersession(Store& store, const std::vector<std::string>& sessions, Check& c) {
+  for (const auto& session : sessions) {
+    auto info = store.session(session);
+    if (!info || info->kind == "fork") continue;
+    for (const auto& s : store.view_nodes(session, kind::kSummary)) {
+      auto it = s.metadata.find("supersedes");
+      if (it == s.metadata.end() || !it->is_string()) continue;
+      if (!is_rolling_summary(s)) continue;
+      auto before = store.active_summary(session, s.seq - 1);
+      std::string claimed = it->get<std::string>();
+      if (!before || before->id != claimed)
+        add(c, session, {s.id, claimed},
+            fmt::format("rolling summary '{}' supersedes '{}', but the active summary when it was written was {}: two "
+                        "rolling summaries were active at once (concurrent compactions); only the newest is consulted",
+                        s.id, claimed, before ? "'" + before->id + "'" : std::string("none")));
     }
   }
 }
