@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "invariants/catalog.hpp"
+
 namespace ctxfold {
 namespace {
 
@@ -22,7 +24,42 @@ std::size_t utf8_len(const std::string& s, std::size_t i) {
   return n;
 }
 
+/// Whether c's findings belong to the database as a whole only (scope database in kInvariants).
+bool database_only(const Check& c) {
+  const InvariantInfo* row = find_invariant(c.id);
+  return row && row->scope == InvariantScope::database;
+}
+
+/// The findings vs as JSON objects {"session" (null when database-wide), "nodes", "message"}.
+Json violations_json(const std::vector<Violation>& vs) {
+  Json out = Json::array();
+  for (const auto& v : vs)
+    out.push_back(Json{{"session", v.session.empty() ? Json(nullptr) : Json(v.session)},
+                       {"nodes", v.nodes},
+                       {"message", v.message}});
+  return out;
+}
+
 }  // namespace
+
+Json verify_to_json(const VerifyReport& r) {
+  Json checks = Json::array();
+  for (const auto& c : r.checks)
+    checks.push_back(Json{{"id", c.id},
+                          {"name", c.name},
+                          {"ok", c.ok},
+                          {"violations", violations_json(c.violations)},
+                          {"warnings", violations_json(c.warnings)},
+                          {"source", c.source}});
+  for (std::size_t k = 0; k < r.checks.size(); ++k)
+    if (r.checks[k].skipped) {
+      checks[k]["skipped"] = true;
+      checks[k]["skipped_reason"] = r.checks[k].skipped_reason;
+    }
+  Json out{{"schema", "ctxfold.verify/1"}, {"ok", r.ok}, {"sessions", r.sessions}, {"checks", std::move(checks)}};
+  if (r.quick) out["quick"] = true;
+  return out;
+}
 
 std::string xml_escape(const std::string& s) {
   std::string out;
@@ -108,11 +145,12 @@ std::string verify_to_junit(const std::vector<VerifiedDb>& dbs) {
     const VerifyReport& r = db.report;
     for (const auto& c : r.checks) {
       // Database-wide findings (session empty) form their own testcase; I11 is only database-wide.
-      bool has_db_wide = c.id == "I11";
+      const bool db_only = database_only(c);
+      bool has_db_wide = db_only;
       for (const auto& v : c.violations) has_db_wide = has_db_wide || v.session.empty();
       for (const auto& w : c.warnings) has_db_wide = has_db_wide || w.session.empty();
       if (has_db_wide) testcase(cases, c, "(database)", "", tests, failures, skipped);
-      if (c.id == "I11") continue;
+      if (db_only) continue;
       for (const auto& s : r.sessions) testcase(cases, c, s, s, tests, failures, skipped);
     }
     suites += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n",

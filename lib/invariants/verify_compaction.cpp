@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "invariants/catalog.hpp"
+#include "invariants/checks.hpp"
 #include "model/strategy_label.hpp"
 #include "render/render.hpp"
 #include "util/error.hpp"
@@ -270,7 +272,7 @@ void check_edges(Store& store, const std::string& session, const std::vector<Edg
 }  // namespace
 
 Check check_summary_coverage(Store& store, const std::vector<std::string>& sessions) {
-  Check c{"I3", "summary coverage", true, {}, {}};
+  Check c = make_check("I3");
   // One summary's covers list streamed with what I3 needs of each covered node: memory is O(1)
   // per covered node (its seq, and 8-byte hashes of the tool ids inside) whatever the coverage.
   auto st = store.db().prepare(
@@ -303,7 +305,7 @@ Check check_summary_coverage(Store& store, const std::vector<std::string>& sessi
 }
 
 Check check_active_summary(Store& store, const std::vector<std::string>& sessions) {
-  Check c{"I4", "one active rolling summary", true, {}, {}};
+  Check c = make_check("I4");
   for (const auto& session : sessions) check_active_summary(store, session, c, nullptr);
   return c;
 }
@@ -395,8 +397,29 @@ void check_active_summary(Store& store, const std::string& session, Check& c, co
   }
 }
 
+/// One active rolling summary at a time (docs/invariants.md "I4"): a rolling summary that names
+/// the summary it supersedes must name the one that was active when it was appended (checks.hpp).
+void verify_detail::check_supersession(Store& store, const std::vector<std::string>& sessions, Check& c) {
+  for (const auto& session : sessions) {
+    auto info = store.session(session);
+    if (!info || info->kind == "fork") continue;
+    for (const auto& s : store.view_nodes(session, kind::kSummary)) {
+      auto it = s.metadata.find("supersedes");
+      if (it == s.metadata.end() || !it->is_string()) continue;
+      if (!is_rolling_summary(s)) continue;
+      auto before = store.active_summary(session, s.seq - 1);
+      std::string claimed = it->get<std::string>();
+      if (!before || before->id != claimed)
+        add(c, session, {s.id, claimed},
+            fmt::format("rolling summary '{}' supersedes '{}', but the active summary when it was written was {}: two "
+                        "rolling summaries were active at once (concurrent compactions); only the newest is consulted",
+                        s.id, claimed, before ? "'" + before->id + "'" : std::string("none")));
+    }
+  }
+}
+
 Check check_compaction_log(Store& store, const std::vector<std::string>& sessions) {
-  Check c{"I7", "compaction bookkeeping", true, {}, {}};
+  Check c = make_check("I7");
   for (const auto& session : sessions) {
     struct Bracket {
       int starts = 0, summaries = 0, ends = 0;

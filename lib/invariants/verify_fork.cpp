@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "invariants/catalog.hpp"
 #include "render/render.hpp"
 #include "util/error.hpp"
 
@@ -191,7 +192,7 @@ void check_one(Store& store, const SessionInfo& s, Check& c) {
 }  // namespace
 
 Check check_fork_closure(Store& store, const std::vector<std::string>& sessions) {
-  Check c{"I9", "fork closure", true, {}, {}};
+  Check c = make_check("I9");
   for (const auto& id : sessions) {
     auto s = store.session(id);
     if (!s || s->kind != "fork") continue;

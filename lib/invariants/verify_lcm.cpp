@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "invariants/catalog.hpp"
 #include "model/strategy_label.hpp"
 
 namespace ctxfold {
@@ -156,7 +157,7 @@ void check_lcm_cursor(Store& store, const std::string& session, const std::vecto
 }  // namespace
 
 Check check_lcm_tree(Store& store, const std::vector<std::string>& sessions) {
-  Check c{"I8", "lcm summary tree", true, {}, {}};
+  Check c = make_check("I8");
   for (const auto& session : sessions) {
     std::vector<Node> tree;
     for (auto& n : store.view_nodes(session, kind::kSummary, kLatest, true))

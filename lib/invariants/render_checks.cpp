@@ -1,0 +1,433 @@
+// I5 render completeness (HEAD's spine walked against the render, tool pairing) and I10 determinism.
+#include "invariants/checks.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "util/error.hpp"
+
+namespace ctxfold::verify_detail {
+namespace {
+
+// ---------------------------------------------------------------- I5
+
+/// HEAD's full spine over a session's Chain: one bit per node of the session.
+struct Spine {
+  std::vector<bool> on;                 ///< by Chain index: the node is on HEAD's spine
+  std::vector<std::int64_t> uncovered;  ///< message nodes on the spine that are not in `raw`, ascending seq
+  std::unordered_set<std::string> raw_on_spine;  ///< the ids of `raw` that lie on the spine
+  bool has(const Chain& chain, std::int64_t seq) const {
+    std::size_t i = chain.find(seq);
+    return i != std::string::npos && on[i];
+  }
+};
+
+/// Walks HEAD's spine over the session's links gathered by check_ledger, stopping at a root, at a
+/// node seen before (a cycle: I2 reports it) or at a predecessor outside the session. raw: the ids
+/// rendered raw.
+Spine walk_spine(Store& store, const Chain& chain, const std::string& session, const std::string& head,
+                 const std::unordered_set<std::string>& raw) {
+  Spine sp;
+  auto& look = store.db().cached("SELECT seq, session FROM nodes WHERE id=?1");
+  auto seq_of = [&](const std::string& id) -> std::optional<std::int64_t> {
+    ResetOnExit reset(look);
+    look.bind(1, id);
+    if (!look.step() || look.text(1) != session) return std::nullopt;
+    return look.int64(0);
+  };
+  std::unordered_map<std::int64_t, const std::string*> raw_at;  // raw ids of this session by seq
+  for (const auto& id : raw)
+    if (auto q = seq_of(id)) raw_at.emplace(*q, &id);
+  sp.on.assign(chain.seqs.size(), false);
+  auto h = seq_of(head);
+  std::size_t i = h ? chain.find(*h) : std::string::npos;
+  while (i != std::string::npos && !sp.on[i]) {
+    sp.on[i] = true;
+    const std::int64_t seq = chain.seqs[i];
+    if (auto it = raw_at.find(seq); it != raw_at.end())
+      sp.raw_on_spine.insert(*it->second);
+    else if (chain.message[i])
+      sp.uncovered.push_back(seq);
+    i = chain.pred[i] > 0 ? chain.find(chain.pred[i]) : std::string::npos;
+  }
+  std::sort(sp.uncovered.begin(), sp.uncovered.end());
+  return sp;
+}
+
+/// Calls fn(id, seq) for each id a view node covers, in order; seq is empty when the id is not a
+/// node of `session`. Streams: nothing is held.
+void for_each_covered(Store& store, std::int64_t view_seq, const std::string& session,
+                      const std::function<void(const std::string&, std::optional<std::int64_t>)>& fn) {
+  auto st = store.db().prepare(
+      "SELECT c.node_id, n.seq FROM covers c LEFT JOIN nodes n ON n.id = c.node_id AND n.session = ?2 "
+      "WHERE c.summary_seq = ?1 ORDER BY c.pos");
+  st.bind(1, view_seq).bind(2, session);
+  while (st.step()) fn(st.text(0), st.opt_int64(1));
+}
+
+std::string id_at(Store& store, std::int64_t seq) {
+  auto& st = store.db().cached("SELECT id FROM nodes WHERE seq=?1");
+  ResetOnExit reset(st);
+  st.bind(1, seq);
+  return st.step() ? st.text(0) : std::to_string(seq);
+}
+
+/// Every tool call answered right after its turn and every result answering the turn before it.
+void check_pairing(const Json& openai, const Json& anthropic, const std::string& session, Check& c) {
+  for (std::size_t i = 0; i < openai.size(); ++i) {
+    const Json& m = openai[i];
+    if (m["role"] == "assistant" && m.contains("tool_calls")) {
+      std::size_t k = i + 1;
+      std::set<std::string> answered;
+      for (; k < openai.size() && openai[k]["role"] == "tool"; ++k) answered.insert(json_str(openai[k], "tool_call_id"));
+      for (const auto& call : m["tool_calls"])
+        if (!answered.count(json_str(call, "id")))
+          add(c, session, {}, fmt::format("openai render: tool call '{}' has no tool message after it", json_str(call, "id")));
+    }
+    if (m["role"] == "tool") {
+      std::size_t k = i;
+      while (k > 0 && openai[k - 1]["role"] == "tool") --k;
+      bool ok = false;
+      if (k > 0 && openai[k - 1].contains("tool_calls"))
+        for (const auto& call : openai[k - 1]["tool_calls"])
+          if (json_str(call, "id") == json_str(m, "tool_call_id")) ok = true;
+      if (!ok)
+        add(c, session, {},
+            fmt::format("openai render: tool message for '{}' does not follow its call", json_str(m, "tool_call_id")));
+    }
+  }
+  for (std::size_t i = 0; i < anthropic.size(); ++i) {
+    const Json& m = anthropic[i];
+    std::set<std::string> uses, results;
+    auto ids_of = [](const Json& msg, const char* type, const char* key) {
+      std::set<std::string> out;
+      for (const auto& b : msg["content"])
+        if (json_str(b, "type") == type) out.insert(json_str(b, key));
+      return out;
+    };
+    if (m["role"] == "assistant") {
+      uses = ids_of(m, "tool_use", "id");
+      std::set<std::string> next;
+      if (i + 1 < anthropic.size()) next = ids_of(anthropic[i + 1], "tool_result", "tool_use_id");
+      for (const auto& u : uses)
+        if (!next.count(u))
+          add(c, session, {}, fmt::format("anthropic render: tool_use '{}' has no tool_result in the next message", u));
+    } else {
+      results = ids_of(m, "tool_result", "tool_use_id");
+      std::set<std::string> prev;
+      if (i > 0) prev = ids_of(anthropic[i - 1], "tool_use", "id");
+      for (const auto& r : results)
+        if (!prev.count(r))
+          add(c, session, {}, fmt::format("anthropic render: tool_result '{}' does not answer the message before it", r));
+    }
+  }
+}
+
+}  // namespace
+
+/// Renders HEAD with the given strategy; nullopt (and a violation in c) when rendering fails.
+std::optional<HeadRender> render_head(Store& store, const std::string& session, const std::string& head, Check& c,
+                                      StrategyLabel strategy) {
+  HeadRender h;
+  try {
+    RenderOptions ro;
+    ro.strategy = label_name(strategy);
+    h.r = render_context(store, session, ro);
+  } catch (const Error& e) {
+    add(c, session, {head}, fmt::format("rendering HEAD '{}' failed: {}", head, e.what()));
+    return std::nullopt;
+  }
+  h.openai = render_request_body(h.r, RenderFormat::openai);
+  h.anthropic = render_request_body(h.r, RenderFormat::anthropic);
+  return h;
+}
+
+namespace {
+
+/// Prefixes "lcm render: " to the findings added to c after v0 and w0, when on, as it goes out of scope.
+struct LcmLabel {
+  Check& c;
+  std::size_t v0, w0;
+  bool on;
+  ~LcmLabel() {
+    if (!on) return;
+    for (std::size_t i = v0; i < c.violations.size(); ++i) c.violations[i].message = "lcm render: " + c.violations[i].message;
+    for (std::size_t i = w0; i < c.warnings.size(); ++i) c.warnings[i].message = "lcm render: " + c.warnings[i].message;
+  }
+};
+
+/// What check_render's parts share.
+struct RenderCheck {
+  Store& store;
+  const std::string& session;
+  const Chain& chain;
+  Check& c;
+  const Rendered& r;
+};
+
+/// A render's reads sorted for I5.
+struct RenderReads {
+  std::unordered_set<std::string> quoted;  ///< ids a rolling recap quotes
+  std::vector<std::string> views;          ///< the view nodes the render substituted
+  std::unordered_set<std::string> raw;     ///< raw reads: what the render holds, small
+};
+
+/// Sorts the render's reads into quoted ids, substituted views and raw reads; a raw read twice is
+/// a violation.
+RenderReads sort_reads(const RenderCheck& k) {
+  const Rendered& r = k.r;
+  RenderReads rr;
+  // Ids a rolling recap quotes are read through the recap, not rendered raw: they must be covered
+  // by the rendered summary (checked below) and are not counted as raw renders.
+  for (const auto& sec : r.sections)
+    if (sec.kind == "recap") rr.quoted.insert(sec.ids.begin(), sec.ids.end());
+  // Every view node the render substituted: the rolling summary and the lcm folds.
+  if (r.summary) rr.views.push_back(*r.summary);
+  for (const auto& f : r.folds) rr.views.push_back(f.id);
+  std::unordered_set<std::string> view_set(rr.views.begin(), rr.views.end());
+  if (r.notes) view_set.insert(*r.notes);  // the notes cover nothing: they are read, not substituted
+  if (r.system.node) view_set.insert(*r.system.node);  // a recorded system prompt: read, off the spine
+  for (const auto& id : r.reads) {
+    if (view_set.count(id)) continue;
+    if (rr.quoted.count(id)) continue;
+    if (!rr.raw.insert(id).second)
+      add(k.c, k.session, {id}, fmt::format("node '{}' is rendered more than once", id));
+  }
+  return rr;
+}
+
+/// Each raw read off HEAD's spine, reported once.
+void check_raw_on_spine(const RenderCheck& k, const RenderReads& reads, const Spine& spine) {
+  std::unordered_set<std::string> said;
+  for (const auto& id : k.r.reads)
+    if (reads.raw.count(id) && !spine.raw_on_spine.count(id) && said.insert(id).second)
+      add(k.c, k.session, {id}, fmt::format("node '{}' is rendered but is not on HEAD's spine", id));
+}
+
+/// Every rendered view node covers spine nodes only, none rendered raw, none covered twice, and
+/// the rendered summary covers what the recap quotes. Returns covered_by (below).
+std::vector<std::uint32_t> check_view_coverage(const RenderCheck& k, const RenderReads& reads,
+                                               const Spine& spine) {
+  const Rendered& r = k.r;
+  const Chain& chain = k.chain;
+  const std::string& session = k.session;
+  Check& c = k.c;
+  // For each node of the session (by Chain index): 1 + the index in views of the first rendered view
+  // node covering it, 0 for none. 4 bytes a node; a second coverer is reported once per node.
+  std::vector<std::uint32_t> covered_by(chain.seqs.size(), 0);
+  std::vector<bool> twice(chain.seqs.size(), false);
+  std::unordered_set<std::string> quoted_covered;
+  for (std::uint32_t vi = 0; vi < reads.views.size(); ++vi) {
+    const std::string& view_id = reads.views[vi];
+    auto s = k.store.node(view_id, false);
+    if (!s) continue;
+    const bool is_summary = r.summary && *r.summary == view_id;
+    for_each_covered(k.store, s->seq, session, [&](const std::string& id, std::optional<std::int64_t> seq) {
+      if (!seq || !spine.has(chain, *seq))
+        add(c, session, {s->id, id},
+            fmt::format("summary '{}' was rendered but covers node '{}', which is not on HEAD's spine: its coverage "
+                        "is not wholly on the spine, so it must not be applied",
+                        s->id, id));
+      if (reads.raw.count(id))
+        add(c, session, {s->id, id},
+            fmt::format("node '{}' is rendered raw and also inside rendered summary '{}'", id, s->id));
+      if (is_summary && reads.quoted.count(id)) quoted_covered.insert(id);
+      const std::size_t i = seq ? chain.find(*seq) : std::string::npos;
+      if (i == std::string::npos) return;
+      if (covered_by[i] == 0) {
+        covered_by[i] = vi + 1;
+      } else if (!twice[i]) {
+        twice[i] = true;
+        add(c, session, {view_id, id},
+            covered_by[i] == vi + 1
+                ? fmt::format("summary '{}' covers node '{}' twice", view_id, id)
+                : fmt::format("node '{}' is covered twice in the render (again by summary '{}')", id, view_id));
+      }
+    });
+  }
+  for (const auto& id : reads.quoted)
+    if (!quoted_covered.count(id))
+      add(c, session, {id}, fmt::format("the recap quotes node '{}', which the rendered summary does not cover", id));
+  return covered_by;
+}
+
+/// Every message node on HEAD's spine is rendered raw or inside a rendered view node.
+void check_spine_covered(const RenderCheck& k, const Spine& spine,
+                         const std::vector<std::uint32_t>& covered_by) {
+  for (std::int64_t seq : spine.uncovered)
+    if (covered_by[k.chain.find(seq)] == 0) {
+      std::string id = id_at(k.store, seq);
+      add(k.c, k.session, {id},
+          fmt::format("node '{}' on HEAD's spine is neither rendered nor inside the rendered summary", id));
+    }
+}
+
+/// Warns of an active summary whose whole coverage is on the spine but that the render did not apply.
+void check_unapplied_summary(const RenderCheck& k, const Spine& spine) {
+  const std::string& session = k.session;
+  auto active = k.store.active_summary(session);
+  if (active && k.r.summary != std::optional<std::string>(active->id)) {
+    bool any = false, all_on = true;
+    for_each_covered(k.store, active->seq, session, [&](const std::string&, std::optional<std::int64_t> seq) {
+      any = true;
+      all_on = all_on && seq && spine.has(k.chain, *seq);
+    });
+    if (any && all_on)
+      warn(k.c, session, {active->id},
+           fmt::format("active summary '{}' covers a segment of HEAD's spine but was not applied (its predecessor is "
+                       "not the segment's splice point); HEAD renders raw",
+                       active->id));
+  }
+}
+
+/// Warns of each tool-pairing repair the render made.
+void warn_repairs(const RenderCheck& k) {
+  for (const auto& rp : k.r.repairs) {
+    if (rp.kind == "synthetic_result")
+      warn(k.c, k.session, {rp.node},
+           fmt::format("tool call '{}' in node '{}' has no result in the rendered context: the render adds a synthetic "
+                       "error result",
+                       rp.tool_use_id, rp.node));
+    else
+      warn(k.c, k.session, {rp.node},
+           fmt::format("tool result for '{}' in node '{}' has no call in the rendered context: rendered as text",
+                       rp.tool_use_id, rp.node));
+  }
+}
+
+}  // namespace
+
+/// I5 for the render in hr (made by render_head with the same strategy).
+void check_render(Store& store, const std::string& session, const Chain& chain, Check& c, const HeadRender& hr,
+                  StrategyLabel strategy) {
+  const std::size_t v0 = c.violations.size(), w0 = c.warnings.size();
+  const Rendered& r = hr.r;
+  LcmLabel label{c, v0, w0, strategy == StrategyLabel::lcm};
+  // Render warnings (an unapplied summary or fold) are the rolling render's to report, once.
+  if (strategy != StrategyLabel::lcm)
+    for (const auto& w : r.warnings) warn(c, session, {r.head}, w);
+
+  const RenderCheck k{store, session, chain, c, r};
+  const RenderReads reads = sort_reads(k);
+  Spine spine = walk_spine(store, chain, session, r.head, reads.raw);
+  check_raw_on_spine(k, reads, spine);
+  const std::vector<std::uint32_t> covered_by = check_view_coverage(k, reads, spine);
+  check_spine_covered(k, spine, covered_by);
+  if (strategy == StrategyLabel::lcm) {
+    check_pairing(hr.openai["messages"], hr.anthropic["messages"], session, c);
+    return;
+  }
+  // An active summary whose whole coverage is on the spine but that the render did not apply.
+  check_unapplied_summary(k, spine);
+  warn_repairs(k);
+  check_pairing(hr.openai["messages"], hr.anthropic["messages"], session, c);
+}
+
+// ---------------------------------------------------------------- I10
+
+namespace {
+
+/// The messages of a render that a later append cannot change: everything except the last
+/// message, and except a trailing assistant turn whose tool answers may still arrive.
+std::size_t stable_prefix(const Json& msgs, bool openai) {
+  std::size_t n = msgs.empty() ? 0 : msgs.size() - 1;
+  auto open_turn = [&](const Json& m) {
+    if (openai) return m["role"] == "tool" || (m["role"] == "assistant" && m.contains("tool_calls"));
+    if (m["role"] != "assistant") return false;
+    for (const auto& b : m["content"])
+      if (json_str(b, "type") == "tool_use") return true;
+    return false;
+  };
+  while (n > 0 && open_turn(msgs[n - 1])) --n;
+  return n;
+}
+
+}  // namespace
+
+/// I10 for HEAD's render a (render_head, strategy rolling): a second render gives the same bytes,
+/// and the render from HEAD's predecessor is a prefix of a's (prompt-cache stability).
+void check_determinism(Store& store, const std::string& session, const std::string& head, const HeadRender& a,
+                       Check& c) {
+  Rendered b;
+  try {
+    b = render_context(store, session, RenderOptions{});
+  } catch (const Error&) {
+    add(c, session, {head}, fmt::format("rendering HEAD '{}' failed the second time only", head));
+    return;
+  }
+  for (auto f : {RenderFormat::openai, RenderFormat::anthropic}) {
+    const char* name = f == RenderFormat::openai ? "openai" : "anthropic";
+    // Equal ordered JSON values (same keys, same order, equal values) serialize to equal bytes.
+    if (render_to_json(a.r, f) != render_to_json(b, f))
+      add(c, session, {head}, fmt::format("rendering HEAD '{}' twice gave different bytes ({})", head, name));
+  }
+
+  // Prompt-cache stability: the render from HEAD's predecessor is a prefix of HEAD's render.
+  auto pred = store.predecessor_of(head);
+  if (!pred) return;
+  Rendered p;
+  try {
+    RenderOptions o;
+    o.head = *pred;
+    p = render_context(store, session, o);
+  } catch (const Error&) {
+    return;  // a predecessor outside the session: I2
+  }
+  auto fold_ids = [](const Rendered& x) {
+    std::vector<std::string> ids;
+    for (const auto& f : x.folds) ids.push_back(f.id);
+    return ids;
+  };
+  // A different summary state is a different prefix by design.
+  if (p.summary != a.r.summary || fold_ids(p) != fold_ids(a.r)) return;
+  // A result that arrives late (after other turns) replaces the synthetic result the earlier
+  // render carried: the prefix changes by the repair policy, not by a defect in the ledger. The
+  // call is named by its node and counted: a tool_use id given to several calls (found by
+  // fuzz/import_codex) can leave another call, even of the same node, answered synthetically in
+  // both renders.
+  std::map<std::pair<std::string, std::string>, int> synthetic;  // (node, tool_use id) -> p's count - a's
+  for (const auto& rp : p.repairs)
+    if (rp.kind == "synthetic_result") ++synthetic[{rp.node, rp.tool_use_id}];
+  for (const auto& rp : a.r.repairs)
+    if (rp.kind == "synthetic_result") --synthetic[{rp.node, rp.tool_use_id}];
+  const bool late_result =
+      std::any_of(synthetic.begin(), synthetic.end(), [](const auto& kv) { return kv.second > 0; });
+  for (auto f : {RenderFormat::openai, RenderFormat::anthropic}) {
+    const char* name = f == RenderFormat::openai ? "openai" : "anthropic";
+    const Json pb = render_request_body(p, f);
+    const Json& hb = f == RenderFormat::openai ? a.openai : a.anthropic;
+    const Json& pm = pb["messages"];
+    const Json& hm = hb["messages"];
+    std::size_t n = stable_prefix(pm, f == RenderFormat::openai);
+    for (std::size_t i = 0; i < n; ++i) {
+      // Json equality of the ordered form: the same keys in the same order with equal values,
+      // which is what equal serialized bytes need.
+      if (i >= hm.size() || pm[i] != hm[i]) {
+        if (late_result) {
+          warn(c, session, {head, *pred},
+               fmt::format("HEAD '{}' answers a tool call that the render at '{}' had to answer synthetically; the "
+                           "rendered prefix changes from {} message {} on (prompt caches miss once)",
+                           head, *pred, name, i));
+          break;
+        }
+        add(c, session, {head, *pred},
+            fmt::format("appending HEAD '{}' changed the rendered prefix before it ({} message {} differs from the "
+                        "render at '{}'): prompt caches would miss",
+                        head, name, i, *pred));
+        break;
+      }
+    }
+    // Before the first user or assistant message the leading run of system messages is still
+    // open (no request was sendable, so no cache holds it): a system message joins it.
+    if (f == RenderFormat::anthropic && !pm.empty() && pb.value("system", "") != hb.value("system", ""))
+      add(c, session, {head, *pred}, fmt::format("appending HEAD '{}' changed the rendered system prompt", head));
+  }
+}
+
+}  // namespace ctxfold::verify_detail
