@@ -1,0 +1,92 @@
+// The reads and sections of a render: the ids the model reads, rolling's recap after a ctxfold
+// summary, the per-item estimates and the labelled runs of items (Rendered::sections).
+#include "render/render_parts.hpp"
+
+#include <string_view>
+
+#include "render/recap.hpp"
+#include "render/token_figure.hpp"
+#include "tokens/estimate.hpp"
+
+namespace ctxfold::render_detail {
+
+/// The reads, rolling's recap after a ctxfold summary, the per-item estimates and the sections
+/// (system, prefix, summary, recap, folds or frames, notes, tail) with their estimates.
+void assign_sections(Store& store, const ViewPolicy& view, const std::unordered_set<std::string>& archive_folds,
+                     Rendered& r) {
+  const bool snap = view.frames;
+  // The rolling projection (docs/strategies.md "rolling"): a bounded recap of the covered user
+  // messages, quoted verbatim, follows the summary. It travels in the summary's own user message
+  // (its blocks appended at render time, never stored), so the message list keeps one item per read
+  // id; the "recap" section names the quoted ids.
+  std::size_t summary_pos = r.items.size();
+  for (std::size_t i = 0; i < r.items.size(); ++i) {
+    if (i == 0 && r.system.known && r.system.source != "record" && r.system.source != "transcript") continue;
+    r.reads.push_back(r.items[i].id);
+    if (r.summary && r.items[i].id == *r.summary) summary_pos = i;
+  }
+  std::optional<Recap> recap;
+  // An imported summary is the agent's own compaction: the request holds what the client sent
+  // after it, and no recap the client never sent (docs/render.md "Imported sessions").
+  if (summary_pos < r.items.size() && view.recap && json_str(r.items[summary_pos].metadata, "origin") != "import") {
+    recap = rolling_recap(store, r.items[summary_pos]);
+    if (recap && recap->node.content.is_array())
+      for (const auto& b : recap->node.content) r.items[summary_pos].content.push_back(b);
+  }
+  // Per-item estimates; thinking of turns before the latest user turn counts only where the
+  // provider resends it (NodeEstimate::prior_turn_thinking).
+  r.item_tokens.resize(r.items.size());
+  r.item_prior_thinking.resize(r.items.size());
+  std::size_t last_turn = 0;
+  for (std::size_t i = 0; i < r.items.size(); ++i) {
+    NodeEstimate e = estimate_node(r.items[i]);
+    r.item_tokens[i] = e.total;
+    r.item_prior_thinking[i] = e.prior_turn_thinking;
+    if (starts_user_turn(r.items[i])) last_turn = i;
+  }
+  auto add_section = [&](const char* kind_name, std::size_t from, std::size_t to) {
+    if (from >= to) return;
+    Section s{kind_name, {}, 0};
+    for (std::size_t i = from; i < to; ++i) {
+      s.ids.push_back(r.items[i].id);
+      s.estimated_tokens += r.item_tokens[i] - (i < last_turn ? r.item_prior_thinking[i] : 0);
+    }
+    if (recap && from == summary_pos) s.estimated_tokens -= recap->estimated_tokens;  // counted in "recap"
+    r.estimated_tokens += s.estimated_tokens;
+    r.sections.push_back(std::move(s));
+  };
+  std::size_t sys_end = 0;
+  while (sys_end < r.items.size() && r.items[sys_end].is_model_input() && r.items[sys_end].role == role::kSystem)
+    ++sys_end;
+  add_section("system", 0, sys_end);
+  // After the system run: runs of raw items ("prefix" before the last summary or fold, "tail"
+  // after it), the rolling summary (then its recap), and runs of folds.
+  std::unordered_set<std::string> fold_ids;
+  for (const auto& f : r.folds) fold_ids.insert(f.id);
+  const std::string fold_kind(view.fold_section);
+  std::size_t last_view = sys_end;
+  for (std::size_t i = sys_end; i < r.items.size(); ++i)
+    if (i == summary_pos || fold_ids.count(r.items[i].id)) last_view = i + 1;
+  auto kind_at = [&](std::size_t i) -> const char* {
+    if (i == summary_pos) return "summary";
+    if (r.notes && r.items[i].id == *r.notes) return "notes";
+    if (snap && archive_folds.count(r.items[i].id)) return "frames";
+    if (fold_ids.count(r.items[i].id)) return fold_kind.c_str();
+    return i < last_view ? "prefix" : "tail";
+  };
+  for (std::size_t i = sys_end; i < r.items.size();) {
+    const char* k = kind_at(i);
+    std::size_t j = i + 1;
+    if (i != summary_pos)
+      while (j < r.items.size() && j != summary_pos && std::string_view(kind_at(j)) == k) ++j;
+    add_section(k, i, j);
+    if (i == summary_pos && recap) {
+      r.sections.push_back(Section{"recap", recap->quoted_ids, recap->estimated_tokens});
+      r.estimated_tokens += recap->estimated_tokens;
+    }
+    i = j;
+  }
+
+}
+
+}  // namespace ctxfold::render_detail
