@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
-bash scripts/build.sh >/dev/null
+bash scripts/build.sh ctxfold >/dev/null   # only the binary; the test command builds the rest
 bin=build/ctxfold
 src="${1:-}"
 sample=../shared/data/transcripts/claude-code/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl
@@ -17,6 +17,7 @@ if [ -z "$src" ]; then
 fi
 if [ -z "$src" ]; then
   src=$(mktemp --suffix=.jsonl)
+  bash scripts/build.sh ctxfold-gen >/dev/null
   build/bench/ctxfold-gen --synthetic --nodes 400 > "$src"
 fi
 db=demo.db
