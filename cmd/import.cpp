@@ -15,6 +15,7 @@ struct ImportOptionsCli {
   ImportOptions opts;
   std::string from;
   bool no_progress = false;
+  bool follow_symlinks = false;
 };
 
 Json sessions_json(const ImportResult& r) {
@@ -46,6 +47,8 @@ int run_home(Context& ctx, const ImportOptionsCli& o) {
   ho.from = o.from;
   if (!o.paths.empty()) ho.dir = o.paths.front();
   ho.env = ctx.env;
+  ho.follow_symlinks = o.follow_symlinks;
+  ho.max_record_bytes = o.opts.max_record_bytes;
   Progress bar("import");  // drawn only on a terminal, erased at the end
   if (!o.no_progress && isatty(STDERR_FILENO))
     ho.progress = [&bar](std::int64_t done, std::int64_t total, const std::string& file) {
@@ -103,6 +106,12 @@ std::function<int(Context&)> setup_import(CLI::App& sub) {
   sub.add_option("--format", o->opts.format, "auto, claude-code, codex, gemini, openai, anthropic, openhands, ctxfold")
       ->default_val("auto");
   sub.add_flag("--strict", o->opts.strict, "any warning fails the import (exit 3) and nothing is written");
+  sub.add_option("--max-record-bytes", o->opts.max_record_bytes,
+                 "the record limit: a JSONL line or a whole JSON document longer than this is skipped with a "
+                 "warning naming its file and line (line.too_long, document.too_large), read past in bounded memory; "
+                 "a number of bytes, or with a unit (KiB, MiB, GiB, also K, M, G in powers of 1024)")
+      ->transform(CLI::AsSizeValue(false))
+      ->default_str("64MiB");
   sub.add_option("--from", o->from,
                  "import an agent home incrementally: claude-code, codex, gemini or all (default roots: "
                  "$CLAUDE_CONFIG_DIR/projects or ~/.claude/projects, $CODEX_HOME/sessions and archived_sessions "
@@ -110,6 +119,9 @@ std::function<int(Context&)> setup_import(CLI::App& sub) {
                  "path is walked instead, each file's format detected (all: every importable format; a file not "
                  "imported is named with the reason)")
       ->check(CLI::IsMember({"claude-code", "codex", "gemini", "all"}));
+  sub.add_flag("--follow-symlinks", o->follow_symlinks,
+               "with --from: also import symbolic links to files outside the folders walked (without it they are "
+               "listed as ignored); a link into the tree is read once as its target, links to folders never");
   sub.add_flag("--no-progress", o->no_progress, "no progress line on stderr even when it is a terminal");
   return [o](Context& ctx) { return run_import(ctx, *o); };
 }

@@ -84,7 +84,8 @@ class CodexImporter {
         [&](std::int64_t line, const std::string& raw) {
           if (begun_) sink_.keep_record(session_, line, "line.bad", raw);
           else early_bad_.emplace_back(line, raw);
-        });
+        },
+        sink_.max_record_bytes());
     JsonlRecord rec;
     while (reader.next(rec)) {
       if (!begun_) begin(rec);
@@ -257,6 +258,13 @@ class CodexImporter {
 
   void handle_item(const JsonlRecord& rec, const Json& item) {
     std::string type = json_str(item, "type");
+    // Content the Responses API never writes (a number, an object): read as none, so the record
+    // is kept verbatim beside its node.
+    if (auto c = item.find("content"); c != item.end() && !c->is_string() && !c->is_array() && !c->is_null()) {
+      sink_.warn(rec.line, "record.field_type",
+                 "field \"payload.content\" is neither a string nor an array; read as empty, the record kept");
+      keep(rec, "record.field_type");
+    }
     if (type == "message") {
       turn_active_ = true;
       handle_message(rec, item);

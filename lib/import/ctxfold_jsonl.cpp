@@ -3,6 +3,8 @@
 // exactly (no source metadata is added), so export → import round-trips into the same nodes.
 #include "import/ctxfold_jsonl.hpp"
 
+#include <fmt/format.h>
+
 #include <map>
 
 #include "import/formats_common.hpp"
@@ -65,7 +67,8 @@ void import_ctxfold_jsonl(const std::string& path, ImportSink& sink) {
 
   JsonlReader reader(
       path, [&](std::int64_t line, const std::string& code, const std::string& msg) { sink.warn(line, code, msg); },
-      [&](std::int64_t line, const std::string& raw) { pending_bad.emplace_back(line, raw); });
+      [&](std::int64_t line, const std::string& raw) { pending_bad.emplace_back(line, raw); },
+      sink.max_record_bytes());
   JsonlRecord rec;
   auto flush_bad = [&]() {
     if (pending_bad.empty()) return;
@@ -95,7 +98,12 @@ void import_ctxfold_jsonl(const std::string& path, ImportSink& sink) {
     if (!is_ctxfold_node_record(v)) {
       begin_id(current);
       std::string schema = json_str(v, "schema");
-      if (schema.rfind("ctxfold.", 0) != 0)
+      // A value that is not an object was reported by the reader ("record.not_object").
+      if (v.is_object() && v.contains("schema"))
+        sink.warn(rec.line, "record.unknown_schema",
+                  fmt::format("schema {} is not one this version reads ({}, {}); kept verbatim", dump_json(v["schema"]),
+                              kSessionSchema, kNodeSchema));
+      else if (v.is_object())
         sink.warn(rec.line, "record.unknown_type", "record is neither a ctxfold node nor a session; kept verbatim");
       sink.keep_record(current, rec.line, schema.empty() ? std::string("unknown") : schema, dump_json(v));
       continue;

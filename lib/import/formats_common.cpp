@@ -62,6 +62,17 @@ int json_max_depth(std::string_view text) {
   return max_depth;
 }
 
+bool document_too_large(const std::string& path, ImportSink& sink) {
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec || size <= sink.max_record_bytes()) return false;
+  sink.warn(1, "document.too_large",
+            fmt::format("JSON document of {} bytes is longer than the record limit of {} bytes: not read "
+                        "(--max-record-bytes raises the limit)",
+                        size, sink.max_record_bytes()));
+  return true;
+}
+
 std::optional<Document> parse_document(const std::string& path, ImportSink& sink) {
   Document doc;
   doc.text = read_file_bytes(path);
@@ -76,7 +87,21 @@ std::optional<Document> parse_document(const std::string& path, ImportSink& sink
     return std::nullopt;
   }
   try {
-    doc.value = parse_json(doc.text);
+    try {
+      doc.value = parse_json(doc.text);
+    } catch (const nlohmann::json::out_of_range&) {
+      // A number beyond a double's range (`1e999`): read it as a string of its characters.
+      std::string quoted;
+      std::size_t first = 0;
+      std::size_t n = quote_huge_numbers(doc.text, quoted, &first);
+      if (n == 0) throw;
+      doc.value = parse_json(quoted);
+      sink.warn(line_of_offset(doc.text, first), "json.number_range",
+                fmt::format("{} number(s) beyond the range of a double read as strings of their characters", n));
+    }
+  } catch (const nlohmann::json::out_of_range& e) {
+    sink.warn(1, "document.malformed", fmt::format("malformed JSON document: {}", e.what()));
+    return std::nullopt;
   } catch (const nlohmann::json::parse_error& e) {
     std::size_t byte = e.byte > 0 ? e.byte - 1 : 0;
     std::string what = e.what();
@@ -85,6 +110,13 @@ std::optional<Document> parse_document(const std::string& path, ImportSink& sink
     if (auto pos = what.find(": "); pos != std::string::npos) what = what.substr(pos + 2);
     sink.warn(line_of_offset(doc.text, byte), "document.malformed", "malformed JSON document: " + what);
     return std::nullopt;
+  }
+  if (auto dup = duplicate_key(doc.text)) {
+    // The value read keeps the last; the whole document is kept verbatim so the first is not lost.
+    sink.warn(line_of_offset(doc.text, dup->offset), "json.duplicate_key",
+              fmt::format("key \"{}\" appears twice in one object: the last value is read, the document kept verbatim",
+                          dup->key));
+    doc.duplicate_key = true;
   }
   return doc;
 }
@@ -239,6 +271,7 @@ Json extra_keys(const Json& obj, std::initializer_list<const char*> known) {
 std::optional<ItemDocument> open_item_document(const std::string& path, ImportSink& sink, const std::string& format,
                                                const std::string& key, std::initializer_list<const char*> known,
                                                const std::string& what) {
+  if (document_too_large(path, sink)) return std::nullopt;
   auto doc = parse_document(path, sink);
   ItemDocument d;
   d.session = file_stem(path);
@@ -262,6 +295,7 @@ std::optional<ItemDocument> open_item_document(const std::string& path, ImportSi
     sink.keep_record(d.session, 1, "document.unexpected", doc->text);
     return std::nullopt;
   }
+  if (doc->duplicate_key) sink.keep_record(d.session, 1, "json.duplicate_key", doc->text);
   d.key = rooted ? std::string() : key;
   d.lines = element_lines(doc->text, key);
   d.doc = std::move(*doc);

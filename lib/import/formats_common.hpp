@@ -30,10 +30,17 @@ std::int64_t line_of_offset(std::string_view text, std::size_t byte);
 /// documents nested deeper than JsonlReader::kMaxDepth before handing them to the parser.
 int json_max_depth(std::string_view text);
 
+/// True, with a "document.too_large" warning at line 1, when the file at path is longer than the
+/// record limit (ImportSink::max_record_bytes): a whole-document format is one record, so such a
+/// file is not read at all (no session is begun). False when it fits or cannot be stat'ed (the
+/// read then reports why).
+bool document_too_large(const std::string& path, ImportSink& sink);
+
 /// A parsed JSON document plus where its items start.
 struct Document {
   Json value;
   std::string text;  ///< the (UTF-8 sanitised) bytes that were parsed
+  bool duplicate_key = false;  ///< an object has a key twice ("json.duplicate_key"): keep text verbatim
 };
 
 /// Reads and parses path as one JSON document. Invalid UTF-8 is replaced by U+FFFD (warning

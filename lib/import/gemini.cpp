@@ -13,6 +13,8 @@
 // The session id is the file stem: the same sessionId occurs in several files with disjoint
 // messages, so sessions are keyed by file. Top-level keys other than messages (summary
 // included) become session metadata.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -53,6 +55,31 @@ bool is_header(const Json& v) {
 
 /// The messages of a list as ListedMessages; an entry that is not a message object is kept as a
 /// source record (warning at `line`).
+/// A message whose fields hold types Gemini CLI never writes there (an id or type that is not a
+/// string, content neither a string nor a Part array, toolCalls or thoughts not an array) is
+/// reported ("record.field_type") and kept verbatim besides being read as well as it can be.
+void check_fields(const Json& m, std::int64_t line, const std::string& session, ImportSink& sink) {
+  auto bad = [&](const char* key, bool (*ok)(const Json&)) {
+    auto it = m.find(key);
+    return it != m.end() && !it->is_null() && !ok(*it);
+  };
+  auto is_string = [](const Json& j) { return j.is_string(); };
+  auto is_array = [](const Json& j) { return j.is_array(); };
+  auto is_content = [](const Json& j) { return j.is_string() || j.is_array(); };
+  const char* field = bad("id", is_string)         ? "id"
+                      : bad("type", is_string)     ? "type"
+                      : bad("content", is_content) ? "content"
+                      : bad("toolCalls", is_array) ? "toolCalls"
+                      : bad("thoughts", is_array)  ? "thoughts"
+                                                   : nullptr;
+  if (!field) return;
+  sink.warn(line, "record.field_type",
+            fmt::format("message field \"{}\" holds a value of a type Gemini CLI never writes there; read as well as "
+                        "it can be, the message kept verbatim",
+                        field));
+  sink.keep_record(session, line, "message.field_type", dump_json(m));
+}
+
 std::vector<ListedMessage> listed(const Json& messages, std::int64_t line, const std::string& session,
                                   ImportSink& sink, std::size_t& anonymous, bool rewritten) {
   std::vector<ListedMessage> out;
@@ -62,6 +89,7 @@ std::vector<ListedMessage> listed(const Json& messages, std::int64_t line, const
       sink.keep_record(session, line, "message.unexpected", dump_json(m));
       continue;
     }
+    check_fields(m, line, session, sink);
     std::string id = json_str(m, "id");
     if (id.empty()) id = session + ":" + std::to_string(anonymous++);
     out.push_back(ListedMessage{id, m, line, rewritten});
@@ -87,6 +115,7 @@ struct JsonlRecording {
       : sink(s), session(file_stem(path)), history(sink, session, file_name(path)) {}
 
   void upsert(const Json& m, std::int64_t line) {
+    check_fields(m, line, session, sink);
     std::string id = json_str(m, "id");
     auto at = std::find_if(state.begin(), state.end(), [&](const ListedMessage& x) { return x.id == id; });
     if (at != state.end()) *at = ListedMessage{id, m, line, false};  // written again: the newest wins
@@ -197,7 +226,7 @@ void import_gemini_jsonl(const std::string& path, ImportSink& sink) {
   JsonlRecording r(sink, path);
   JsonlReader reader(
       path, [&](std::int64_t line, const std::string& code, const std::string& msg) { sink.warn(line, code, msg); },
-      [&](std::int64_t line, const std::string& raw) { r.bad.emplace_back(line, raw); });
+      [&](std::int64_t line, const std::string& raw) { r.bad.emplace_back(line, raw); }, sink.max_record_bytes());
   JsonlRecord rec;
   bool first = true;
   while (reader.next(rec)) {
@@ -219,6 +248,7 @@ void import_gemini(const std::string& path, ImportSink& sink) {
     import_gemini_jsonl(path, sink);
     return;
   }
+  if (import_detail::document_too_large(path, sink)) return;
   auto doc = import_detail::parse_document(path, sink);
   std::string session = file_stem(path);
   std::string file = file_name(path);
@@ -240,6 +270,7 @@ void import_gemini(const std::string& path, ImportSink& sink) {
   }
   info.metadata = extra_keys(root, {"messages"});
   sink.begin_session(info);
+  if (doc->duplicate_key) sink.keep_record(session, 1, "json.duplicate_key", doc->text);
   std::vector<std::int64_t> lines = import_detail::element_lines(doc->text, "messages");
   const Json& messages = root["messages"];
   std::vector<ListedMessage> list;

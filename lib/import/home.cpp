@@ -26,6 +26,7 @@ namespace fs = std::filesystem;
 struct Candidate {
   std::string path;
   std::string agent;  ///< known from the root, or empty: detect
+  std::string skip;   ///< not read, and why (a link out of the tree, a FIFO): reported as ignored
 };
 
 std::string env_or_home(const Environment& env, const char* var, const char* home_sub) {
@@ -35,24 +36,63 @@ std::string env_or_home(const Environment& env, const char* var, const char* hom
 
 bool is_agent(const std::string& a) { return a == "claude-code" || a == "codex" || a == "gemini"; }
 
-void walk(const std::string& root, const std::string& agent, std::vector<Candidate>& out, HomeResult& res) {
+/// True when the transcript file p (found under a root of `agent`) is one to import.
+bool wanted(const fs::path& p, const std::string& agent) {
+  std::string ext = p.extension().string();
+  if (ext != ".jsonl" && ext != ".json") return false;
+  if (agent == "claude-code" && ext != ".jsonl") return false;
+  if (agent == "codex" && ext != ".jsonl") return false;
+  // Gemini: chats/<file>.json|.jsonl, and sub-agent sessions in chats/<parent sessionId>/<id>.jsonl.
+  if (agent == "gemini" && p.parent_path().filename() != "chats" &&
+      !(ext == ".jsonl" && p.parent_path().parent_path().filename() == "chats"))
+    return false;
+  return true;
+}
+
+/// True when `target` (canonical) lies inside `root` (canonical).
+bool inside(const fs::path& target, const fs::path& root) {
+  auto [r, t] = std::mismatch(root.begin(), root.end(), target.begin(), target.end());
+  return r == root.end();
+}
+
+/// The candidate for an entry of the walk (docs/import.md "Agent homes"): a regular file as
+/// found; a symbolic link to a file as its target, once, when the target lies inside the tree
+/// walked or follow_symlinks is set, else skipped with the reason; a FIFO, socket or device
+/// skipped with the reason (it cannot be re-read, and opening a FIFO would wait for a writer).
+/// nullopt for anything else (a folder, a dangling link).
+std::optional<Candidate> candidate_of(const fs::directory_entry& e, const std::string& given_root,
+                                      const fs::path& root, const std::string& agent, bool follow_symlinks) {
+  std::error_code ec;
+  const std::string path = fs::absolute(e.path()).lexically_normal().string();
+  if (e.is_symlink(ec)) {
+    fs::path target = fs::canonical(e.path(), ec);
+    if (ec || !fs::is_regular_file(target, ec)) return std::nullopt;
+    // A target inside the tree is named as the walk names it, so it is imported once.
+    if (inside(target, root))
+      return Candidate{(fs::absolute(given_root) / target.lexically_relative(root)).lexically_normal().string(), agent,
+                       {}};
+    if (follow_symlinks) return Candidate{target.string(), agent, {}};
+    return Candidate{path, agent,
+                     fmt::format("a symbolic link to '{}', outside the folder walked (--follow-symlinks follows it)",
+                                 target.string())};
+  }
+  if (e.is_regular_file(ec)) return Candidate{path, agent, {}};
+  if (e.is_directory(ec) || ec) return std::nullopt;
+  return Candidate{path, agent,
+                   "not a regular file (a FIFO, socket or device cannot be re-read by an incremental import; "
+                   "import it by name)"};
+}
+
+void walk(const std::string& root, const std::string& agent, bool follow_symlinks, std::vector<Candidate>& out,
+          HomeResult& res) {
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return;
   res.roots.push_back(root);
+  const fs::path canonical_root = fs::canonical(root, ec);
   fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
-    std::error_code fec;
-    if (!it->is_regular_file(fec)) continue;
-    const fs::path& p = it->path();
-    std::string ext = p.extension().string();
-    if (ext != ".jsonl" && ext != ".json") continue;
-    if (agent == "claude-code" && ext != ".jsonl") continue;
-    if (agent == "codex" && ext != ".jsonl") continue;
-    // Gemini: chats/<file>.json|.jsonl, and sub-agent sessions in chats/<parent sessionId>/<id>.jsonl.
-    if (agent == "gemini" && p.parent_path().filename() != "chats" &&
-        !(ext == ".jsonl" && p.parent_path().parent_path().filename() == "chats"))
-      continue;
-    out.push_back(Candidate{fs::absolute(p).lexically_normal().string(), agent});
+    if (!wanted(it->path(), agent)) continue;
+    if (auto c = candidate_of(*it, root, canonical_root, agent, follow_symlinks)) out.push_back(std::move(*c));
   }
   if (ec) res.import.warnings.push_back(ImportWarning{root, 0, "home.walk", fmt::format("cannot list '{}': {}", root, ec.message())});
 }
@@ -202,7 +242,7 @@ std::vector<Candidate> candidates(const HomeOptions& opts, HomeResult& res) {
     std::error_code ec;
     if (!fs::is_directory(*opts.dir, ec))
       throw Error(Exit::environment, "io.open", fmt::format("'{}' is not a readable folder", *opts.dir));
-    walk(*opts.dir, "", cands, res);
+    walk(*opts.dir, "", opts.follow_symlinks, cands, res);
   } else {
     if (opts.env == nullptr)
       throw Error(Exit::internal, "import.env", "import --from without a folder needs the environment's agent homes");
@@ -211,7 +251,7 @@ std::vector<Candidate> candidates(const HomeOptions& opts, HomeResult& res) {
     for (const std::string& a : {std::string("claude-code"), std::string("codex"), std::string("gemini")}) {
       if (opts.from != "all" && opts.from != a) continue;
       std::size_t n = a == "codex" ? 2 : 1;
-      for (std::size_t k = 0; k < n && r < roots.size(); ++k, ++r) walk(roots[r], a, cands, res);
+      for (std::size_t k = 0; k < n && r < roots.size(); ++k, ++r) walk(roots[r], a, opts.follow_symlinks, cands, res);
     }
   }
   // Main files before their sub-agent files: per folder, agent-* names last; a main file
@@ -289,6 +329,7 @@ void run_importer(FileImport& f, const std::string& agent, std::optional<ResumeP
   HomeResult& res = f.res;
   auto run = [&](const std::optional<ResumePoint>& at) {
     ImportSink sink(f.store, res.import, f.c.path);
+    sink.set_max_record_bytes(f.opts.max_record_bytes);
     if (at) sink.set_resume(*at);
     importer_for(agent)(f.c.path, sink);
   };
@@ -368,6 +409,12 @@ HomeFile import_file(Store& store, const HomeOptions& opts, const Candidate& c, 
   FileImport f{store, opts, res, c};
   f.hf.path = c.path;
   f.hf.agent = c.agent;
+  if (!c.skip.empty()) {
+    f.hf.outcome = "ignored";
+    f.hf.reason = c.skip;
+    res.import.warnings.push_back(ImportWarning{c.path, 0, "source.ignored", fmt::format("not imported: {}", c.skip)});
+    return std::move(f.hf);
+  }
   struct stat sb {};
   if (::stat(c.path.c_str(), &sb) != 0) {
     f.fail("source.vanished", fmt::format("'{}' vanished before it was read", c.path));

@@ -22,6 +22,12 @@ struct HomeOptions {
   /// Called before each file is read with (files done, files in all, the file's name); for a
   /// progress line (the CLI draws one only on a terminal). May be empty.
   std::function<void(std::int64_t done, std::int64_t total, const std::string& file)> progress;
+  /// Follow symbolic links to files outside the folder walked (`--follow-symlinks`); without it
+  /// such a link is reported as ignored. A link whose target lies inside the tree is read as
+  /// its target, once, either way; links to folders are never followed (docs/import.md).
+  bool follow_symlinks = false;
+  /// The record limit in bytes (ImportOptions::max_record_bytes).
+  std::uint64_t max_record_bytes = JsonlReader::kDefaultMaxRecord;
   /// Fault injection for tests: called with a file's path after it was listed and stat'ed,
   /// before it is opened (to make it vanish or grow while it is being read).
   std::function<void(const std::string& path)> after_stat;

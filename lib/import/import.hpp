@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "import/jsonl_reader.hpp"
 #include "model/node.hpp"
 #include "store/store.hpp"
 
@@ -80,6 +81,11 @@ class ImportSink {
   void set_resume(ResumePoint r) { resume_ = r; }
   const std::optional<ResumePoint>& resume() const { return resume_; }
 
+  /// The record limit in bytes (docs/import.md "Bad input, by class"): a JSONL line or a whole
+  /// JSON document longer than this is reported and skipped. ImportOptions::max_record_bytes.
+  std::uint64_t max_record_bytes() const { return max_record_bytes_; }
+  void set_max_record_bytes(std::uint64_t n) { max_record_bytes_ = n; }
+
   /// Keeps a source line that is not a node, verbatim.
   void keep_record(const std::string& session, std::int64_t line, const std::string& type, const std::string& raw);
 
@@ -105,6 +111,7 @@ class ImportSink {
   std::map<std::string, std::size_t> index_;
   std::int64_t start_seq_;  // append boundary when this import began: newer nodes are its own
   std::optional<ResumePoint> resume_;
+  std::uint64_t max_record_bytes_ = JsonlReader::kDefaultMaxRecord;
 };
 
 /// Importer names accepted by --format: auto, claude-code, codex, gemini, openai, anthropic,
@@ -120,6 +127,9 @@ std::string detect_format(const std::string& path, const std::string& label = {}
 struct ImportOptions {
   std::string format = "auto";
   bool strict = false;  ///< any warning aborts the whole import: exit 3, nothing written
+  /// The record limit in bytes (`--max-record-bytes`, default 64 MiB): a longer line is
+  /// skipped with a "line.too_long" warning, a longer document with "document.too_large".
+  std::uint64_t max_record_bytes = JsonlReader::kDefaultMaxRecord;
 };
 
 /// Imports each path (a file; "-" reads stdin, spooled to a temporary file) in its own write

@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <fstream>
 #include <string_view>
 #include <vector>
@@ -87,6 +91,96 @@ std::vector<Segment> split_values(std::string_view s, int max_depth) {
 
 }  // namespace
 
+namespace {
+/// The keys of the open objects seen by duplicate_key: raw bytes between the quotes, or, when a
+/// key holds an escape, its decoded text.
+struct KeyScan {
+  std::vector<std::vector<std::string_view>> frames;  ///< per open container: its keys (arrays: none)
+  std::vector<char> is_object;
+  std::deque<std::string> decoded;
+};
+}  // namespace
+
+std::optional<DuplicateKey> duplicate_key(std::string_view piece) {
+  KeyScan ks;
+  bool expect_key = false;
+  for (std::size_t i = 0; i < piece.size(); ++i) {
+    char c = piece[i];
+    if (c == '"') {
+      std::size_t start = ++i;
+      bool escaped = false;
+      for (; i < piece.size() && piece[i] != '"'; ++i)
+        if (piece[i] == '\\') {
+          escaped = true;
+          ++i;
+        }
+      if (!expect_key || ks.is_object.empty() || !ks.is_object.back()) continue;
+      std::string_view key = piece.substr(start, std::min(i, piece.size()) - start);
+      if (escaped) {
+        try {
+          ks.decoded.push_back(parse_json(fmt::format("\"{}\"", key)).get<std::string>());
+          key = ks.decoded.back();
+        } catch (const std::exception&) {
+        }
+      }
+      ks.frames.back().push_back(key);
+      expect_key = false;
+    } else if (c == '{' || c == '[') {
+      ks.frames.emplace_back();
+      ks.is_object.push_back(c == '{');
+      expect_key = c == '{';
+    } else if ((c == '}' || c == ']') && !ks.frames.empty()) {
+      std::vector<std::string_view>& keys = ks.frames.back();
+      std::sort(keys.begin(), keys.end());
+      if (auto it = std::adjacent_find(keys.begin(), keys.end()); it != keys.end())
+        return DuplicateKey{std::string(*it), i};
+      ks.frames.pop_back();
+      ks.is_object.pop_back();
+      expect_key = false;
+    } else if (c == ',') {
+      expect_key = !ks.is_object.empty() && ks.is_object.back();
+    }
+  }
+  return std::nullopt;
+}
+
+std::size_t quote_huge_numbers(std::string_view piece, std::string& out, std::size_t* first) {
+  out.clear();
+  std::size_t replaced = 0;
+  for (std::size_t i = 0; i < piece.size();) {
+    char c = piece[i];
+    if (c == '"') {
+      std::size_t j = i + 1;
+      for (; j < piece.size() && piece[j] != '"'; ++j)
+        if (piece[j] == '\\') ++j;
+      j = std::min(j + 1, piece.size());
+      out.append(piece.substr(i, j - i));
+      i = j;
+      continue;
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+      std::size_t j = i + 1;
+      while (j < piece.size() && (std::isdigit(static_cast<unsigned char>(piece[j])) || piece[j] == '.' ||
+                                  piece[j] == 'e' || piece[j] == 'E' || piece[j] == '+' || piece[j] == '-'))
+        ++j;
+      std::string token(piece.substr(i, j - i));
+      double v = std::strtod(token.c_str(), nullptr);
+      if (std::isinf(v)) {
+        if (replaced == 0 && first) *first = i;
+        out += fmt::format("\"{}\"", token);
+        ++replaced;
+      } else {
+        out += token;
+      }
+      i = j;
+      continue;
+    }
+    out.push_back(c);
+    ++i;
+  }
+  return replaced;
+}
+
 /// Where a complete record starts after a cut-off one in `piece`: the first `{"` past the start
 /// from which the rest of the piece is a run of complete, valid JSON values; 0 when there is
 /// none. Tries at most 256 starts so a long corrupt line stays linear in practice.
@@ -118,6 +212,54 @@ struct JsonlReader::Impl {
   std::deque<JsonlRecord> pending;
   std::ifstream at;  ///< second handle for read_at, so next() keeps its position
   Parse parser;      ///< next() only: replaces the DOM parse when set
+  std::uint64_t max_line = kDefaultMaxRecord;
+  std::string chunk;          ///< bytes read from `in` and not yet consumed
+  std::size_t chunk_pos = 0;
+
+  /// One physical line from `in`, without its newline, into buf: false at end of file. A line
+  /// longer than max_line is read past without being kept (buf empty, *length its size).
+  bool read_line(std::uint64_t& length, bool& terminated, bool& too_long) {
+    buf.clear();
+    length = 0;
+    too_long = false;
+    bool any = false;
+    for (;;) {
+      if (chunk_pos == chunk.size() && !refill()) {
+        terminated = false;
+        return any;
+      }
+      any = true;
+      std::string_view rest = std::string_view(chunk).substr(chunk_pos);
+      std::size_t nl = rest.find('\n');
+      std::string_view part = rest.substr(0, nl);
+      length += part.size();
+      if (!too_long && length > max_line) {
+        too_long = true;
+        std::string().swap(buf);
+      }
+      if (!too_long) buf.append(part);
+      chunk_pos += part.size();
+      if (nl != std::string_view::npos) {
+        ++chunk_pos;
+        terminated = true;
+        return true;
+      }
+    }
+  }
+
+  /// Reads the next block of `in` into chunk; false at end of file. Throws Error(environment,
+  /// "io.read") on a read error.
+  bool refill() {
+    chunk.resize(std::size_t{1} << 16);
+    chunk_pos = 0;
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    chunk.resize(static_cast<std::size_t>(in.gcount()));
+    // A read error (EIO, a vanished network file) is not the end of the file.
+    if (in.bad())
+      throw Error(Exit::environment, "io.read",
+                  fmt::format("cannot read '{}' after byte {}", path, offset + buf.size()));
+    return !chunk.empty();
+  }
 
   /// One physical line being processed: where it is, and whether to report.
   struct LineCtx {
@@ -175,6 +317,7 @@ struct JsonlReader::Impl {
         lc.bad(piece);
         continue;
       }
+      check_value(lc, piece);
       JsonlRecord r;
       r.line = line;
       r.offset = off;
@@ -238,20 +381,41 @@ struct JsonlReader::Impl {
     }
   }
 
-  /// Parses one complete value, retried with its lone surrogate escapes replaced.
+  /// Parses one complete value, retried with its lone surrogate escapes replaced and its numbers
+  /// beyond a double's range quoted.
   static bool parse_piece(const LineCtx& lc, std::string_view piece, Json& value) {
     if (parse_one(lc.parse, piece, value)) return true;
     // JSON.stringify writes a string cut inside a surrogate pair as a lone `\uD800` escape,
     // which nlohmann::json refuses: read it with U+FFFD in its place.
-    std::string fixed;
-    bool ok = false;
-    if (std::size_t n = replace_lone_surrogate_escapes(piece, fixed); n > 0) {
-      ok = parse_one(lc.parse, fixed, value);
-      if (ok)
-        lc.report("json.lone_surrogate",
-                  fmt::format("{} lone UTF-16 surrogate escape(s) replaced by U+FFFD", n));
+    std::string fixed, quoted;
+    std::size_t surrogates = replace_lone_surrogate_escapes(piece, fixed);
+    std::string_view text = surrogates > 0 ? std::string_view(fixed) : piece;
+    // nlohmann refuses a number that overflows a double (`1e999`) and with it the whole record.
+    std::size_t huge = quote_huge_numbers(text, quoted);
+    if (huge > 0) text = quoted;
+    if ((surrogates == 0 && huge == 0) || !parse_one(lc.parse, text, value)) return false;
+    if (surrogates > 0)
+      lc.report("json.lone_surrogate", fmt::format("{} lone UTF-16 surrogate escape(s) replaced by U+FFFD", surrogates));
+    if (huge > 0)
+      lc.report("json.number_range",
+                fmt::format("{} number(s) beyond the range of a double read as strings of their digits", huge));
+    return true;
+  }
+
+  /// Reports what a parsed value may hide: not an object (every JSONL format holds objects), or
+  /// a key written twice (the value read keeps the last; the line is kept verbatim too).
+  static void check_value(const LineCtx& lc, std::string_view piece) {
+    if (lc.quiet) return;
+    if (piece.empty() || piece.front() != '{') {
+      lc.report("record.not_object", "a JSON value that is not an object; kept verbatim");
+      return;
     }
-    return ok;
+    if (auto key = duplicate_key(piece)) {
+      lc.report("json.duplicate_key",
+                fmt::format("key \"{}\" appears twice in one object: the last value is read, the line kept verbatim",
+                            key->key));
+      lc.bad(piece);
+    }
   }
 
   /// An unparseable value that is a cut-off record with a whole record glued after it: the
@@ -279,8 +443,9 @@ struct JsonlReader::Impl {
   }
 };
 
-JsonlReader::JsonlReader(const std::string& path, Warn warn, Bad on_bad) : impl_(new Impl) {
+JsonlReader::JsonlReader(const std::string& path, Warn warn, Bad on_bad, std::uint64_t max_line) : impl_(new Impl) {
   impl_->path = path;
+  impl_->max_line = std::max<std::uint64_t>(1, max_line);
   impl_->warn = std::move(warn);
   impl_->on_bad = std::move(on_bad);
   impl_->in.open(path, std::ios::binary);
@@ -297,18 +462,22 @@ JsonlReader::~JsonlReader() { delete impl_; }
 bool JsonlReader::next(JsonlRecord& out) {
   Impl& m = *impl_;
   while (m.pending.empty()) {
-    if (!m.in.good()) return false;
-    m.buf.clear();
-    std::getline(m.in, m.buf);
-    if (m.in.bad())  // a read error (EIO, a vanished network file) is not the end of the file
-      throw Error(Exit::environment, "io.read", fmt::format("cannot read '{}' after byte {}", m.path, m.offset));
-    if (m.in.fail() && m.buf.empty()) return false;  // clean end of file
-    bool unterminated = m.in.eof();                  // no newline after this line
+    std::uint64_t length = 0;
+    bool terminated = false, too_long = false;
+    if (!m.read_line(length, terminated, too_long)) return false;  // clean end of file
     ++m.line_no;
     std::uint64_t off = m.offset;
-    m.offset += m.buf.size() + (unterminated ? 0 : 1);
+    m.offset += length + (terminated ? 1 : 0);
+    if (too_long) {
+      if (m.warn)
+        m.warn(m.line_no, "line.too_long",
+               fmt::format("line of {} bytes is longer than the record limit of {} bytes: skipped whole "
+                           "(--max-record-bytes raises the limit)",
+                           length, m.max_line));
+      continue;
+    }
     std::vector<JsonlRecord> recs;
-    m.process(m.buf, m.line_no, off, unterminated, false, recs, m.parser ? &m.parser : nullptr);
+    m.process(m.buf, m.line_no, off, !terminated, false, recs, m.parser ? &m.parser : nullptr);
     for (auto& r : recs) m.pending.push_back(std::move(r));
   }
   out = std::move(m.pending.front());
@@ -321,6 +490,8 @@ void JsonlReader::start_at(std::uint64_t offset, std::int64_t lines_before) {
   m.in.clear();
   m.in.seekg(static_cast<std::streamoff>(offset));
   if (!m.in) throw Error(Exit::environment, "io.read", fmt::format("cannot seek to byte {} of '{}'", offset, m.path));
+  m.chunk.clear();
+  m.chunk_pos = 0;
   m.offset = offset;
   m.line_no = lines_before;
 }

@@ -2,12 +2,30 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "util/json.hpp"
 
 namespace ctxfold {
+
+/// A key written twice in one object of a JSON text: the key (decoded) and the byte offset in
+/// the text of the end of the object holding it.
+struct DuplicateKey {
+  std::string key;
+  std::size_t offset = 0;
+};
+
+/// The first key that occurs twice in one object of `text` (a complete JSON value), if any:
+/// nlohmann::json keeps the last value silently (docs/import.md "Bad input, by class").
+std::optional<DuplicateKey> duplicate_key(std::string_view text);
+
+/// Copies `text` to `out` with every number outside strings that overflows a double (`1e999`,
+/// which nlohmann::json refuses, and with it the whole value) written as a string of its
+/// characters; returns how many were (0: out is a copy). `first`, when given, receives the byte
+/// offset in text of the first one.
+std::size_t quote_huge_numbers(std::string_view text, std::string& out, std::size_t* first = nullptr);
 
 /// One JSON value read from a JSONL file.
 struct JsonlRecord {
@@ -24,17 +42,26 @@ struct JsonlRecord {
 /// replaced by U+FFFD ("utf8.invalid"); a value that parses only once its lone UTF-16 surrogate
 /// escapes (`\uD800` from JavaScript's JSON.stringify) read as U+FFFD is kept so
 /// ("json.lone_surrogate"); a last line cut off mid-object is reported
-/// ("line.truncated"); JSON nested deeper than kMaxDepth is refused ("line.too_deep"); any other
-/// unparseable text is reported ("line.malformed"). Unusable bytes are handed to on_bad so the
-/// caller can keep them verbatim. Memory is bounded by the longest line, not the file.
+/// ("line.truncated"); JSON nested deeper than kMaxDepth is refused ("line.too_deep"); a number
+/// beyond the range of a double (`1e999`) is read as the string of its digits
+/// ("json.number_range"); a value that is not an object is returned and reported
+/// ("record.not_object"); an object with a key twice is read last-wins, reported
+/// ("json.duplicate_key") and its bytes also handed to on_bad; any other unparseable text is
+/// reported ("line.malformed"). A physical line longer than the record limit (`max_line` bytes,
+/// kDefaultMaxRecord unless given) is read past in bounded memory and reported
+/// ("line.too_long"), never parsed nor kept. Unusable bytes are handed to on_bad so the caller
+/// can keep them verbatim. Memory is bounded by the record limit, not the file.
 class JsonlReader {
  public:
   static constexpr int kMaxDepth = 512;
+  /// The default record limit in bytes (64 MiB, docs/import.md "Bad input, by class").
+  static constexpr std::uint64_t kDefaultMaxRecord = std::uint64_t{64} << 20;
   using Warn = std::function<void(std::int64_t line, const std::string& code, const std::string& message)>;
   using Bad = std::function<void(std::int64_t line, const std::string& raw)>;
 
-  /// Throws Error(environment,"io.open") when path cannot be opened.
-  JsonlReader(const std::string& path, Warn warn, Bad on_bad = {});
+  /// Throws Error(environment,"io.open") when path cannot be opened. `max_line`: the record
+  /// limit in bytes (at least 1).
+  JsonlReader(const std::string& path, Warn warn, Bad on_bad = {}, std::uint64_t max_line = kDefaultMaxRecord);
   ~JsonlReader();
   JsonlReader(const JsonlReader&) = delete;
   JsonlReader& operator=(const JsonlReader&) = delete;

@@ -422,9 +422,10 @@ void Importer::emit(int start) {
 void Importer::run() {
   sk_ = scan(
       path_, [&](std::int64_t line, const std::string& code, const std::string& msg) { sink_.warn(line, code, msg); },
-      true, sink_.resume());
-  reader_ = std::make_unique<JsonlReader>(path_, JsonlReader::Warn([](std::int64_t, const std::string&,
-                                                                      const std::string&) {}));
+      true, sink_.resume(), sink_.max_record_bytes());
+  reader_ = std::make_unique<JsonlReader>(
+      path_, JsonlReader::Warn([](std::int64_t, const std::string&, const std::string&) {}), JsonlReader::Bad(),
+      sink_.max_record_bytes());
   setup_sessions();
   plan_nodes();
   check_resumable();

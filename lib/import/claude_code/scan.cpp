@@ -38,9 +38,13 @@ class ScanSax {
   bool rendered = false;         ///< attachment: a non-empty "rendered" array (what the client sends)
   std::string rendered_role;     ///< attachment: "renderedRole"
   bool rendered_beside = false;  ///< attachment: "renderedBesideToolResult": true
+  /// The first field whose value is of a type Claude Code never writes there ("uuid" a number,
+  /// "message" a string, "message.content" an object...): read as absent, reported by scan.
+  std::string mistyped;
 
   void reset() {
     root_object = false;
+    mistyped.clear();
     for (auto* s : {&type, &uuid, &parent, &session_id, &agent_id, &subtype, &logical_parent, &parent_tool_use,
                     &data_agent, &data_hook_event, &data_hook_name, &data_command, &tool_use_id, &msg_id, &tur_agent})
       s->clear();
@@ -52,8 +56,12 @@ class ScanSax {
   }
 
   // ---- nlohmann SAX interface ----
-  bool null() { return scalar(); }
+  bool null() {
+    check_type(V_NULL);
+    return scalar();
+  }
   bool boolean(bool b) {
+    check_type(V_OTHER);
     if (stack_.size() == 1 && stack_.back().ctx == C_ROOT) {
       if (stack_.back().slot == S_SIDECHAIN) sidechain = b;
       if (stack_.back().slot == S_COMPACT) compact_summary = b;
@@ -61,12 +69,13 @@ class ScanSax {
     }
     return scalar();
   }
-  bool number_integer(Json::number_integer_t) { return scalar(); }
-  bool number_unsigned(Json::number_unsigned_t) { return scalar(); }
-  bool number_float(Json::number_float_t, const Json::string_t&) { return scalar(); }
-  bool binary(Json::binary_t&) { return scalar(); }
+  bool number_integer(Json::number_integer_t) { return number(); }
+  bool number_unsigned(Json::number_unsigned_t) { return number(); }
+  bool number_float(Json::number_float_t, const Json::string_t&) { return number(); }
+  bool binary(Json::binary_t&) { return number(); }
   bool string(Json::string_t& s) {
     if (stack_.empty()) return true;
+    check_type(V_STRING);
     Frame& f = stack_.back();
     if (f.ctx == C_CONTENT) {
       new_block();
@@ -80,8 +89,14 @@ class ScanSax {
     }
     return true;
   }
-  bool start_object(std::size_t) { return open(true); }
-  bool start_array(std::size_t) { return open(false); }
+  bool start_object(std::size_t) {
+    check_type(V_OBJECT);
+    return open(true);
+  }
+  bool start_array(std::size_t) {
+    check_type(V_ARRAY);
+    return open(false);
+  }
   bool end_object() {
     stack_.pop_back();
     return true;
@@ -160,6 +175,30 @@ class ScanSax {
     Slot slot;
   };
   std::vector<Frame> stack_;
+  enum Value : std::uint8_t { V_NULL, V_STRING, V_OBJECT, V_ARRAY, V_OTHER };
+
+  bool number() {
+    check_type(V_OTHER);
+    return scalar();
+  }
+  /// Notes in `mistyped` a value of the wrong type for the field it is read into: the ids and
+  /// type of a record are strings (or null), message an object, its content a string or array.
+  void check_type(Value v) {
+    if (stack_.empty() || !mistyped.empty()) return;
+    const Frame& f = stack_.back();
+    if (f.ctx == C_ROOT && stack_.size() == 1) {
+      const char* name = f.slot == S_TYPE      ? "type"
+                         : f.slot == S_UUID    ? "uuid"
+                         : f.slot == S_PARENT  ? "parentUuid"
+                         : f.slot == S_SESSION ? "sessionId"
+                                               : nullptr;
+      if (name && v != V_STRING && v != V_NULL) mistyped = name;
+      if (f.slot == S_MESSAGE && v != V_OBJECT && v != V_NULL) mistyped = "message";
+    } else if (f.ctx == C_MSG && stack_.size() == 2 && f.slot == S_CONTENT && v != V_STRING && v != V_ARRAY &&
+               v != V_NULL) {
+      mistyped = "message.content";
+    }
+  }
 
   void new_block() {
     if (n_blocks == blocks.size()) blocks.emplace_back();
@@ -337,7 +376,7 @@ void note_event(Skeleton& sk, Line& ln, const ScanSax& v) {
 }  // namespace
 
 Skeleton scan(const std::string& path, const JsonlReader::Warn& warn, bool keep_bad,
-              const std::optional<ResumePoint>& resume) {
+              const std::optional<ResumePoint>& resume, std::uint64_t max_line) {
   Skeleton sk;
   sk.t_user = sk.ids.intern("user");
   sk.t_assistant = sk.ids.intern("assistant");
@@ -349,7 +388,8 @@ Skeleton scan(const std::string& path, const JsonlReader::Warn& warn, bool keep_
       path, warn ? warn : JsonlReader::Warn([](std::int64_t, const std::string&, const std::string&) {}),
       [&](std::int64_t line, const std::string& raw) {
         if (keep_bad) sk.bad.emplace_back(line, raw);
-      });
+      },
+      max_line);
   SaxQueue queue;
   reader.set_parser([&](std::string_view text) { return queue.parse(text); });
   // Payload digest of a record, computed only when its uuid repeats (rare): the same digest the
@@ -369,6 +409,16 @@ Skeleton scan(const std::string& path, const JsonlReader::Warn& warn, bool keep_
     } recycle{queue.spare, v};
 
     Line ln = record_line(sk, rec);
+    if (!v.mistyped.empty()) {
+      // Read as absent, so the record is also kept verbatim.
+      if (warn)
+        warn(rec.line, "record.field_type",
+             fmt::format("field \"{}\" holds a value of a type Claude Code never writes there; read as absent, "
+                         "the record kept verbatim",
+                         v.mistyped));
+      // A line without a usable uuid is kept verbatim anyway (not a node).
+      if (keep_bad && !v.uuid.empty()) sk.bad.emplace_back(rec.line, payload(rec.offset, rec.length, rec.part));
+    }
     if (!v.root_object) {
       ln.type = t_non_object;
       sk.lines.push_back(ln);

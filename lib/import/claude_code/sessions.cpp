@@ -84,7 +84,7 @@ void Importer::link_subagent(SessionSlot& main, const fs::path& p) {
   // A resumed import continues a session the first run linked already: the main file is not
   // scanned again (the stored session keeps its parent).
   if (!(resume_ && sink_.store().session(main.info.id)) && fs::exists(main_file, ec)) {
-    Skeleton msk = scan(main_file.string(), {}, false);
+    Skeleton msk = scan(main_file.string(), {}, false, std::nullopt, sink_.max_record_bytes());
     auto it = msk.agent_tool_use.find(agent_id);
     if (it != msk.agent_tool_use.end()) {
       std::string node = parent_node_of_tool_use(msk, it->second);

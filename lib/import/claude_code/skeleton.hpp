@@ -125,8 +125,10 @@ inline bool is_obj(const Json& j, const char* key) {
 inline std::string str_at(const Json& j, const char* key) { return json_str(j, key); }
 
 /// Pass 1 (scan.cpp). warn may be empty (scanning the main file for a subagent's link).
+/// max_line: the record limit in bytes (JsonlReader).
 Skeleton scan(const std::string& path, const JsonlReader::Warn& warn, bool keep_bad,
-              const std::optional<ResumePoint>& resume = std::nullopt);
+              const std::optional<ResumePoint>& resume = std::nullopt,
+              std::uint64_t max_line = JsonlReader::kDefaultMaxRecord);
 
 inline int parent_line(const Skeleton& sk, int i) { return sk.line_of(sk.lines[i].parent); }
 

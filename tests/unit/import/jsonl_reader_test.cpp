@@ -35,12 +35,13 @@ class JsonlReaderTest : public ::testing::Test {
     return p;
   }
 
-  std::vector<JsonlRecord> read_all(const std::string& path) {
+  std::vector<JsonlRecord> read_all(const std::string& path,
+                                    std::uint64_t max_line = JsonlReader::kDefaultMaxRecord) {
     warnings.clear();
     bad.clear();
     JsonlReader r(
         path, [&](std::int64_t line, const std::string& code, const std::string&) { warnings.push_back({line, code}); },
-        [&](std::int64_t line, const std::string& raw) { bad.emplace_back(line, raw); });
+        [&](std::int64_t line, const std::string& raw) { bad.emplace_back(line, raw); }, max_line);
     std::vector<JsonlRecord> out;
     JsonlRecord rec;
     int guard = 0;
@@ -237,6 +238,78 @@ TEST_F(JsonlReaderTest, LongLinesAreReadWhole) {
   ASSERT_EQ(recs.size(), 2u);
   EXPECT_EQ(recs[0].value["img"].get<std::string>().size(), big.size());
   EXPECT_EQ(recs[1].offset, big.size() + 11);
+}
+
+TEST_F(JsonlReaderTest, ALineOverTheRecordLimitIsSkippedWholeAndTheRestRead) {
+  // 300 000 bytes: more than four of the reader's 64 KiB blocks, past a 100 000-byte limit.
+  const std::string big = "{\"img\":\"" + std::string(300000, 'x') + "\"}";
+  const std::string under = "{\"fits\":\"" + std::string(99000, 'y') + "\"}";  // spans two blocks
+  const std::string path = write("{\"n\":1}\n" + big + "\n" + under + "\n{\"n\":2}");
+  auto recs = read_all(path, 100000);
+  ASSERT_EQ(recs.size(), 3u);
+  EXPECT_EQ(recs[0].line, 1);
+  EXPECT_EQ(recs[1].line, 3);
+  EXPECT_EQ(recs[1].value["fits"].get<std::string>().size(), 99000u);
+  EXPECT_EQ(recs[1].offset, 8 + big.size() + 1);
+  EXPECT_EQ(recs[2].line, 4);
+  EXPECT_EQ(recs[2].value["n"], 2);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].line, 2);
+  EXPECT_EQ(warnings[0].code, "line.too_long");
+  EXPECT_TRUE(bad.empty()) << "an overlong line is not handed on to be kept";
+  // Offsets stay absolute after the skipped line: read_at finds the records.
+  JsonlReader r(path, {}, {}, 100000);
+  EXPECT_EQ(r.read_at(recs[2].offset, recs[2].length)["n"], 2);
+}
+
+TEST_F(JsonlReaderTest, AnOverlongUnterminatedLastLineIsSkipped) {
+  auto recs = read_all(write("{\"n\":1}\n" + std::string(5000, 'z')), 1000);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(count("line.too_long"), 1);
+}
+
+TEST_F(JsonlReaderTest, ValuesThatAreNotObjectsAreReported) {
+  auto recs = read_all(write("[1,2]\n\"s\"\n42\n{\"n\":1}\n"));
+  ASSERT_EQ(recs.size(), 4u);
+  EXPECT_EQ(count("record.not_object"), 3);
+  EXPECT_TRUE(recs[0].value.is_array());
+}
+
+TEST_F(JsonlReaderTest, NumbersBeyondADoubleAreReadAsStrings) {
+  auto recs = read_all(write("{\"a\":1e999,\"b\":[-2E+400],\"c\":\"1e999\",\"d\":1.5}\n"));
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].value["a"], "1e999");
+  EXPECT_EQ(recs[0].value["b"][0], "-2E+400");
+  EXPECT_EQ(recs[0].value["c"], "1e999");
+  EXPECT_EQ(recs[0].value["d"], 1.5);
+  EXPECT_EQ(count("json.number_range"), 1);
+  EXPECT_EQ(count("line.malformed"), 0);
+}
+
+TEST_F(JsonlReaderTest, DuplicateKeysAreReportedAndTheLineKept) {
+  // Nested objects, an escaped spelling of the same key, and keys that only look alike.
+  auto recs = read_all(write("{\"a\":1,\"b\":{\"x\":1,\"y\":2},\"c\":[{\"x\":1},{\"x\":2}]}\n"
+                             "{\"m\":{\"k\":1,\"\\u006b\":2}}\n"
+                             "{\"a\":1,\"a\":2}\n"));
+  ASSERT_EQ(recs.size(), 3u);
+  ASSERT_EQ(count("json.duplicate_key"), 2);
+  EXPECT_EQ(warnings[0].line, 2);
+  EXPECT_EQ(warnings[1].line, 3);
+  EXPECT_EQ(recs[2].value["a"], 2);
+  ASSERT_EQ(bad.size(), 2u);
+  EXPECT_EQ(bad[1].second, "{\"a\":1,\"a\":2}");
+}
+
+TEST(JsonHelpers, DuplicateKeyAndHugeNumbers) {
+  EXPECT_FALSE(duplicate_key(R"({"a":{"a":1},"b":"a"})"));
+  auto d = duplicate_key(R"({"a":[1,{"q":1,"q":2}]})");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->key, "q");
+  std::string out;
+  std::size_t first = 99;
+  EXPECT_EQ(quote_huge_numbers(R"([1, 1e308, "3e999", 4e999])", out, &first), 1u);
+  EXPECT_EQ(out, R"([1, 1e308, "3e999", "4e999"])");
+  EXPECT_EQ(first, 20u);
 }
 
 }  // namespace
