@@ -64,7 +64,8 @@ int run_grep(Context& ctx, GrepCliOptions o) {
 std::function<int(Context&)> setup_grep(CLI::App& sub) {
   auto o = std::make_shared<GrepCliOptions>();
   sub.add_option("pattern", o->grep.pattern, "text to find (literal unless --regex)")->required();
-  sub.add_flag("--regex", o->grep.regex, "PATTERN is an ECMAScript regular expression, matched per line");
+  sub.add_flag("--regex", o->grep.regex,
+               "PATTERN is a regular expression in RE2 syntax (no backreferences or lookaround), matched per line");
   sub.add_flag("-i,--ignore-case", o->grep.ignore_case, "Unicode case folding (utf8proc)");
   sub.add_option("--in", o->in, "raw | summaries | both | thinking (default both; thinking: the thinking blocks of raw history, the model's reasoning, always scanned)");
   sub.add_flag("--all-sessions", o->all_sessions, "search every session");

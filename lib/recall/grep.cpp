@@ -3,12 +3,12 @@
 #include "recall/grep.hpp"
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 #include <utf8proc.h>
 
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <regex>
 #include <set>
 
 #include "recall/grep_detail.hpp"
@@ -28,7 +28,7 @@ using grep_detail::cp_at;
 using grep_detail::cp_len;
 
 /// Folds the non-ASCII characters of a regular expression (they cannot be syntax) and leaves
-/// ASCII to std::regex::icase, so `\W` or `\S` keep their meaning.
+/// ASCII to RE2's case-insensitive mode, so `\W` or `\S` keep their meaning.
 std::string fold_regex(std::string_view pattern) {
   std::string out;
   std::size_t i = 0;
@@ -100,6 +100,58 @@ std::string ascii_lower(std::string_view s) {
   return out;
 }
 
+/// The memory budget of one compiled expression (RE2::Options::max_mem): the compiled program
+/// and its DFA caches. A pattern whose program does not fit is refused when compiled; a DFA that
+/// fills its share flushes its cache and, when that repeats, RE2 matches with its NFA (slower,
+/// still linear in the text, no recursion).
+constexpr std::int64_t kRegexMaxMem = std::int64_t{32} << 20;
+
+std::unique_ptr<re2::RE2> compile_re2(const std::string& expr, bool ignore_case) {
+  re2::RE2::Options opts;
+  opts.set_log_errors(false);
+  opts.set_never_capture(true);
+  opts.set_case_sensitive(!ignore_case);
+  opts.set_max_mem(kRegexMaxMem);
+  return std::make_unique<re2::RE2>(expr, opts);
+}
+
+/// Why RE2 refused `re` (compiled from the user's `pattern`), as an Error(usage,
+/// "grep.bad_pattern") naming the problem and the character where it starts.
+Error bad_pattern(const std::string& pattern, const std::string& compiled, const re2::RE2& re) {
+  const std::string& arg = re.error_arg();
+  std::string where;
+  std::size_t at = arg.empty() ? std::string::npos : pattern.find(arg);
+  if (at == std::string::npos && !arg.empty()) {
+    at = compiled.find(arg);  // under -i the fragment is the folded one
+    if (at != std::string::npos) where = fmt::format(" at character {}", cp_count(compiled.substr(0, at)) + 1);
+  } else if (at != std::string::npos) {
+    where = fmt::format(" at character {}", cp_count(pattern.substr(0, at)) + 1);
+  }
+  std::string hint = "RE2 syntax (no backreferences, no lookaround); drop --regex to search for the text literally";
+  if (re.error_code() == re2::RE2::ErrorPatternTooLarge)
+    hint = fmt::format("the compiled expression needs more than {} MiB: use a smaller repetition count or a shorter "
+                       "pattern", kRegexMaxMem >> 20);
+  else if (re.error_code() == re2::RE2::ErrorBadEscape && arg.size() >= 2 && arg[1] >= '1' && arg[1] <= '9')
+    hint = "backreferences (\\1...) are not supported: RE2 syntax matches in linear time";
+  else if (re.error_code() == re2::RE2::ErrorBadPerlOp && (arg == "(?=" || arg == "(?!" || arg.rfind("(?<", 0) == 0))
+    hint = "lookaround ((?=...), (?!...), (?<=...)) is not supported: RE2 syntax matches in linear time";
+  return Error(Exit::usage, "grep.bad_pattern",
+               fmt::format("invalid regular expression '{}'{}: {}", pattern, where, re.error()), hint);
+}
+
+/// Whether a whole-text search with ^ and $ at line edges ("(?m)" + re) finds every match the
+/// line-by-line search finds, at the same offset: not when `re` holds \\A or \\z (they anchor at
+/// a line's edges line by line, at the text's edges otherwise) or a flag group such as (?-m)
+/// (conservatively: any backslash before A or z, any "(?" but "(?:" and "(?P").
+bool whole_search_sound(std::string_view re) {
+  for (std::size_t i = 0; i + 1 < re.size(); ++i) {
+    if (re[i] == '\\' && (re[i + 1] == 'A' || re[i + 1] == 'z')) return false;
+    const bool flags = re[i] == '(' && re[i + 1] == '?' && (i + 2 >= re.size() || (re[i + 2] != ':' && re[i + 2] != 'P'));
+    if (flags) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 struct Matcher::Impl {
@@ -107,7 +159,11 @@ struct Matcher::Impl {
   bool ignore_case = false;
   std::string needle;  // literal (folded under ignore_case)
   std::string compiled;  // the regular expression as compiled
-  std::regex re;
+  std::unique_ptr<re2::RE2> re;
+  /// "(?m)" + compiled: ^ and $ at every line's edges. Every line-by-line match is a match of
+  /// this one over the whole text at the same offset, so its first match (or none) says from
+  /// which line on to look; null where that does not hold (whole_search_sound).
+  std::unique_ptr<re2::RE2> whole;
 
   std::optional<std::size_t> find_in(std::string_view text) const {
     if (!regex) {
@@ -115,12 +171,21 @@ struct Matcher::Impl {
       if (p == std::string_view::npos) return std::nullopt;
       return p;
     }
+    const re2::StringPiece all(text.data(), text.size());
+    re2::StringPiece m;
     std::size_t line = 0;
+    if (whole) {
+      if (!whole->Match(all, 0, text.size(), re2::RE2::UNANCHORED, &m, 1)) return std::nullopt;
+      const std::size_t at = static_cast<std::size_t>(m.data() - text.data());
+      const std::size_t nl = text.rfind('\n', at == 0 ? 0 : at - 1);
+      line = at == 0 || nl == std::string_view::npos ? 0 : nl + 1;
+    }
     while (line <= text.size()) {
       std::size_t nl = text.find('\n', line);
       std::size_t e = nl == std::string_view::npos ? text.size() : nl;
-      std::cmatch m;
-      if (std::regex_search(text.data() + line, text.data() + e, m, re)) return line + static_cast<std::size_t>(m.position(0));
+      const re2::StringPiece ln(text.data() + line, e - line);
+      if (re->Match(ln, 0, ln.size(), re2::RE2::UNANCHORED, &m, 1))
+        return static_cast<std::size_t>(m.data() - text.data());
       if (nl == std::string_view::npos) break;
       line = nl + 1;
     }
@@ -138,14 +203,12 @@ Matcher::Matcher(const std::string& pattern, bool regex, bool ignore_case) : imp
     impl_->needle = ignore_case ? casefold(p) : p;
     return;
   }
-  try {
-    auto flags = std::regex::ECMAScript | std::regex::optimize;
-    if (ignore_case) flags |= std::regex::icase;
-    impl_->compiled = ignore_case ? fold_regex(p) : p;
-    impl_->re = std::regex(impl_->compiled, flags);
-  } catch (const std::regex_error& e) {
-    throw Error(Exit::usage, "grep.bad_pattern", fmt::format("invalid regular expression '{}': {}", pattern, e.what()),
-                "drop --regex to search for the text literally");
+  impl_->compiled = ignore_case ? fold_regex(p) : p;
+  impl_->re = compile_re2(impl_->compiled, ignore_case);
+  if (!impl_->re->ok()) throw bad_pattern(p, impl_->compiled, *impl_->re);
+  if (whole_search_sound(impl_->compiled)) {
+    impl_->whole = compile_re2("(?m)" + impl_->compiled, ignore_case);
+    if (!impl_->whole->ok()) impl_->whole.reset();  // the shortcut is an optimisation only
   }
 }
 Matcher::~Matcher() = default;

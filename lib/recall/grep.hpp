@@ -27,10 +27,12 @@ struct IndexQuery {
   std::string tri;
 };
 
-/// Literal runs of an ECMAScript regular expression that every match contains (each maximal run
-/// of literal characters outside groups and classes, minus a character made optional by `?`, `*`
-/// or `{`); empty when the expression has a top-level alternative `|`. Escaped punctuation
-/// counts as literal; `\d`, `\w`, `\x41` and the like end a run. Over-conservative by design.
+/// Literal runs of a regular expression in RE2 syntax (docs/commands.md "grep") that every match
+/// contains (each maximal run of literal characters outside groups and classes, \Q...\E quoted
+/// text included, minus a character made optional by `?`, `*` or `{`); empty when the expression
+/// has a top-level alternative `|` or a flag group naming `i` ((?i), (?-i), (?i:...)). Escaped
+/// punctuation counts as literal; `\d`, `\w`, `\pL`, `\x41`, `\101` and the like end a run.
+/// Over-conservative by design.
 std::vector<std::string> regex_required_literals(std::string_view re);
 
 /// A scan's shortcut: a literal that a node's raw content column (its stored JSON) must contain,
@@ -53,11 +55,14 @@ struct RawFilter {
 };
 
 /// A compiled grep pattern. Literal by default (every character, SQL/FTS/regex syntax included,
-/// matches itself); `regex` selects ECMAScript regular expressions (std::regex), matched line by
-/// line. `ignore_case` folds case by Unicode rules (utf8proc CASEFOLD|COMPOSE on both the text
-/// and the pattern; for regexes the non-ASCII literal characters of the pattern are folded and
-/// ASCII uses std::regex::icase). Throws Error(usage,"grep.empty_pattern") for an empty pattern
-/// and Error(usage,"grep.bad_pattern") for an invalid regular expression.
+/// matches itself); `regex` selects regular expressions in RE2 syntax (docs/commands.md "grep":
+/// no backreferences, no lookaround; linear time in the text, no recursion), matched line by line.
+/// `ignore_case` folds case by Unicode rules (utf8proc CASEFOLD|COMPOSE on both the text and the
+/// pattern; for regexes the non-ASCII literal characters of the pattern are folded and RE2's
+/// case-insensitive mode does the rest). A compiled expression may use 32 MiB (RE2 max_mem).
+/// Throws Error(usage,"grep.empty_pattern") for an empty pattern and Error(usage,
+/// "grep.bad_pattern") for an expression RE2 refuses (syntax, a backreference or lookaround, a
+/// program over the memory budget), naming the problem and the character where it starts.
 class Matcher {
  public:
   Matcher(const std::string& pattern, bool regex, bool ignore_case);

@@ -16,7 +16,9 @@
 #include <thread>
 
 #include "summarize/extractive.hpp"
+#include "summarize/http.hpp"
 #include "summarize/prompt.hpp"
+#include "summarize/secrets.hpp"
 #include "util/error.hpp"
 #include "util/utf8.hpp"
 
@@ -185,7 +187,7 @@ void check_interrupted(Environment& env, StopGuard& stop, pid_t pid, const std::
   stop_group(pid);
   env.diagnostic(fmt::format("ctxfold: interrupted by {} while summarizer command '{}' ran: it was stopped, and "
                              "nothing of this compaction was committed",
-                             sigabbrev(sig), command));
+                             sigabbrev(sig), redact(command, summarizer_secrets(env, {}))));
   stop.die(sig);
 }
 
@@ -350,7 +352,8 @@ std::unique_ptr<Summarizer> make_local_summarizer(const std::string& spec, Envir
     std::string cmd = spec.substr(8);
     if (cmd.empty())
       throw Error(Exit::usage, "summarizer.spec", "command: needs a program", "use --summarizer 'command:CMD'");
-    return std::make_unique<CommandSummarizer>(std::move(cmd), env);
+    return redacting_summarizer(std::make_unique<CommandSummarizer>(std::move(cmd), env),
+                                summarizer_secrets(env, {}));
   }
   return nullptr;
 }

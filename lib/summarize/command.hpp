@@ -45,7 +45,8 @@ class CommandSummarizer : public Summarizer {
 };
 
 /// The summarizers this library builds without a network client: "extractive" and
-/// "command:CMD" (made with `env`); nullptr for any other spec (openai:, anthropic: come from
+/// "command:CMD" (made with `env`, its texts redacted of summarizer_secrets(env, {}),
+/// summarize/secrets.hpp); nullptr for any other spec (openai:, anthropic: come from
 /// make_summarizer).
 std::unique_ptr<Summarizer> make_local_summarizer(const std::string& spec, Environment& env);
 

@@ -60,7 +60,10 @@ class Summarizer {
 /// Parses a --summarizer spec: "extractive", "openai:MODEL", "anthropic:MODEL", "command:CMD".
 /// Endpoints and keys come from the environment (OPENAI_BASE_URL/OPENAI_API_KEY,
 /// ANTHROPIC_BASE_URL/ANTHROPIC_API_KEY) and the summarizer command's timeouts and stop signals
-/// from `env` (util/environment.hpp). Throws Error(usage) for an unknown spec.
+/// from `env` (util/environment.hpp). Every summarizer but the extractive one comes wrapped in
+/// redacting_summarizer (summarize/secrets.hpp): its API key and the values of the secret-looking
+/// variables of `env` never leave it in a summary, a model name or an error. Throws Error(usage)
+/// for an unknown spec.
 std::unique_ptr<Summarizer> make_summarizer(const std::string& spec, Environment& env);
 
 }  // namespace ctxfold

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 // The environment seam (docs/architecture.md "The environment seam"): what lib/ asks of the
 // process it runs in — environment variables, the clock, diagnostics for the user, the stop
@@ -40,6 +41,10 @@ class Environment {
   /// The value of environment variable `name`; nullopt when it is unset or empty (every reader
   /// in ctxfold treats the two alike).
   virtual std::optional<std::string> variable(std::string_view name) const = 0;
+  /// The names of the variables that are set, in no particular order (what the summarizers'
+  /// redaction looks through, lib/summarize/secrets.hpp); none for an environment that cannot
+  /// list them.
+  virtual std::vector<std::string> variable_names() const { return {}; }
   /// The wall clock: whole seconds since the Unix epoch (UTC).
   virtual std::int64_t unix_seconds() const = 0;
   /// One line for the user, outside the command's output (the CLI writes it to stderr, ending it

@@ -12,6 +12,8 @@
 
 #include "util/environment.hpp"
 
+extern char** environ;
+
 namespace ctxfold {
 
 namespace {
@@ -94,6 +96,14 @@ class SystemEnvironment : public Environment {
     const char* v = std::getenv(std::string(name).c_str());
     if (v == nullptr || *v == '\0') return std::nullopt;
     return std::string(v);
+  }
+  std::vector<std::string> variable_names() const override {
+    std::vector<std::string> names;
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+      const std::string_view entry(*e);
+      names.emplace_back(entry.substr(0, entry.find('=')));
+    }
+    return names;
   }
   std::int64_t unix_seconds() const override { return static_cast<std::int64_t>(std::time(nullptr)); }
   void diagnostic(std::string_view line) override {

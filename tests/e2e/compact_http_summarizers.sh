@@ -42,7 +42,8 @@ for spec in openai:CUE:hang anthropic:CUE:hang openai:CUE:context_length anthrop
   "$CTXFOLD" --db "$db" --session "$s" render >"$WORK/after.json"
   if cmp -s "$WORK/before.json" "$WORK/after.json"; then ok; else fail "$spec: render changed after a failure"; fi
 done
-if sqlite3 "$db" .dump | grep -q "$key"; then fail "the API key reached the database"; else ok; fi
+sqlite3 "$db" .dump >"$WORK/dump.sql"  # not a pipe: grep -q ends it early, and pipefail reads that as no match
+if grep -q "$key" "$WORK/dump.sql"; then fail "the API key reached the database"; else ok; fi
 
 for spec in anthropic:CUE:rate_limit openai:gpt-4o-mini; do
   cp "$db" "$WORK/ok.db"
@@ -50,7 +51,8 @@ for spec in anthropic:CUE:rate_limit openai:gpt-4o-mini; do
   expect_eq "$spec status" compacted "$(jq -r .status "$WORK/out")"
   sid=$(jq -r .summary_id "$WORK/out")
   expect_rc "$spec verify" 0 "$CTXFOLD" --db "$WORK/ok.db" verify-invariants --all-sessions
-  if sqlite3 "$WORK/ok.db" .dump | grep -q "$key"; then fail "$spec: the API key reached the database"; else ok; fi
+  sqlite3 "$WORK/ok.db" .dump >"$WORK/dump.sql"
+  if grep -q "$key" "$WORK/dump.sql"; then fail "$spec: the API key reached the database"; else ok; fi
   # Replayable summaries (issue 11 part 4): every call is recorded; replay reproduces the summary
   # byte for byte offline, exports the answers, and replay:DIR re-runs the compaction with no network.
   expect_rc "$spec replay" 0 "$CTXFOLD" --db "$WORK/ok.db" replay "$sid" --export "$WORK/rec-$spec"

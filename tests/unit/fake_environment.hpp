@@ -53,6 +53,11 @@ class FakeEnvironment : public Environment {
     if (it == vars.end() || it->second.empty()) return std::nullopt;
     return it->second;
   }
+  std::vector<std::string> variable_names() const override {
+    std::vector<std::string> names;
+    for (const auto& [name, value] : vars) names.push_back(name);
+    return names;
+  }
   std::int64_t unix_seconds() const override { return now; }
   void diagnostic(std::string_view line) override { diagnostics.emplace_back(line); }
   std::unique_ptr<StopGuard> catch_stop_signals() override {

@@ -463,6 +463,21 @@ TEST_F(HttpSummarizerTest, MakeSummarizerBuildsEveryKind) {
   EXPECT_THROW(make_summarizer("gpt-4o", env_), Error);
 }
 
+// A provider whose successful answer echoes the key it received (summary, model, usage): the
+// summarizers make_summarizer builds hand out none of it. The bare summarizer shows the echo is
+// real, so the check can fail.
+TEST_F(HttpSummarizerTest, AKeyEchoedInASuccessfulAnswerIsRedacted) {
+  SummaryResult raw = openai()->summarize(request("echo_key"));
+  ASSERT_NE(raw.text.find(kKey), std::string::npos) << raw.text;
+  for (const char* spec : {"openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5"}) {
+    SummaryResult res = make_summarizer(spec, env_)->summarize(request("echo_key"));
+    EXPECT_EQ(res.text.find(kKey), std::string::npos) << spec << ": " << res.text;
+    EXPECT_NE(res.text.find("[redacted]"), std::string::npos) << spec << ": " << res.text;
+    EXPECT_EQ(res.model.find(kKey), std::string::npos) << spec << ": " << res.model;
+    EXPECT_EQ(dump_json(res.usage).find(kKey), std::string::npos) << spec << ": " << dump_json(res.usage);
+  }
+}
+
 TEST(HttpSummarizerSpecTest, UnknownOrIncompleteSpecsAreUsageErrors) {
   for (const char* bad : {"", "openai", "openai:", "anthropic: ", "command:", "gemini:pro", "extractive:x", "OpenAI:gpt"}) {
     try {
