@@ -46,6 +46,7 @@ int run_context(Context& ctx, const ContextCliOptions& o) {
   if (o.trigger_percent < 1 || o.trigger_percent > 100)
     throw Error(Exit::usage, "usage.context", "--trigger-percent must be 1..100");
   RenderOptions ro = o.opts;
+  ro.lean_metadata = true;  // the sections and figures read no stored source records
   // The same default as render and prepare (session/prepare.hpp session_strategy).
   if (o.strategy_opt && o.strategy_opt->count() == 0) ro.strategy = session_strategy(st, session);
   Rendered r = render_context(st, session, ro);

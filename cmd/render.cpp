@@ -56,6 +56,7 @@ int run_render(Context& ctx, const RenderCliOptions& o) {
   RenderFormat format = ctx.text ? RenderFormat::text : parse_render_format(o.format);
   std::string session = ctx.resolve_session();
   RenderOptions opts = o.opts;
+  opts.lean_metadata = true;  // nothing below reads the items' stored source records
   std::optional<BudgetOptions> budget = budget_options(o.budget, opts.model);  // bad flags fail first
   // A piped snapshot also pins its session (when --session is not given) and its HEAD (when
   // --head is not given).

@@ -42,7 +42,9 @@ int run_tokens(Context& ctx, const TokensOptions& o) {
   std::string session = ctx.resolve_session();
   if (o.client_requests) return run_client_requests(ctx, session);
   RequestTable t = request_table(ctx.db(), session, o.min_growth);
-  Rendered now = render_context(ctx.db(), session, RenderOptions{});
+  RenderOptions lean;
+  lean.lean_metadata = true;  // the figure reads no stored source records
+  Rendered now = render_context(ctx.db(), session, lean);
   Json j = request_table_json(t, o.min_growth, now.tokens);
   if (!ctx.text) {
     emit(j);

@@ -36,21 +36,41 @@ struct Ctx {
   std::int64_t summary_seq = -1;
 };
 
+/// n as the table reads it once its estimates and edit counts are taken: no content but a marker
+/// that keeps starts_user_turn (an empty string when n starts a user turn, else no blocks), and
+/// only the metadata read here (message_id, model, usage). A few hundred bytes a node, so a long
+/// session's spine and a context are never held whole together (memory: one render at a time).
+Node slim_item(const Node& n) {
+  Node s;
+  s.seq = n.seq;
+  s.id = n.id;
+  s.session = n.session;
+  s.predecessor = n.predecessor;
+  s.kind = n.kind;
+  s.role = n.role;
+  s.content = starts_user_turn(n) ? Json("") : Json::array();
+  for (const char* key : {"message_id", "model", "usage"})
+    if (auto it = n.metadata.find(key); it != n.metadata.end()) s.metadata[key] = *it;
+  return s;
+}
+
 Ctx context_at(Store& store, const std::string& session, const std::string& head, std::int64_t as_of) {
   RenderOptions ro;
   ro.head = head;
   ro.as_of = as_of;
   ro.strategy = "rolling";
+  ro.lean_metadata = true;
   Rendered r = render_context(store, session, ro);
   Ctx c;
   c.totals = std::move(r.item_tokens);
   c.prior = std::move(r.item_prior_thinking);
-  c.items = std::move(r.items);
-  c.b4.reserve(c.items.size());
-  for (std::size_t i = 0; i < c.items.size(); ++i) {
-    c.b4.push_back(estimate_node(c.items[i], Estimator::bytes4).total);
-    c.index.emplace(c.items[i].id, i);
-    if (r.summary && c.items[i].id == *r.summary) c.summary_seq = c.items[i].seq;
+  c.items.reserve(r.items.size());
+  c.b4.reserve(r.items.size());
+  for (std::size_t i = 0; i < r.items.size(); ++i) {
+    c.b4.push_back(estimate_node(r.items[i], Estimator::bytes4).total);
+    c.index.emplace(r.items[i].id, i);
+    if (r.summary && r.items[i].id == *r.summary) c.summary_seq = r.items[i].seq;
+    c.items.push_back(slim_item(r.items[i]));
   }
   return c;
 }
@@ -141,12 +161,12 @@ Estimates estimate_requests(Store& store, const std::string& session, const std:
 }
 
 /// The growth pairs of t's consecutive requests, kept and skipped (counted in t).
-void growth_pairs(RequestTable& t, const std::vector<Node>& items, const std::vector<Req>& reqs,
+void growth_pairs(RequestTable& t, const std::vector<std::int32_t>& edits, const std::vector<Req>& reqs,
                   std::int64_t min_growth) {
   // The learned hidden output per edit result (tokens/hidden.hpp): pair k is predicted with what
   // pairs before it taught, then teaches; resets and model switches teach nothing; pairs under
   // min_growth teach but are not kept (a session's own measurements, whatever their size).
-  const std::vector<std::int32_t> edits = edit_results(items);
+  // edits: edit_results of the raw spine's items.
   HiddenPerEdit hidden;
   for (std::size_t k = 1; k < t.requests.size(); ++k) {
     const RequestRow& a = t.requests[k - 1];
@@ -195,10 +215,18 @@ void growth_pairs(RequestTable& t, const std::vector<Node>& items, const std::ve
 RequestTable request_table(Store& store, const std::string& session, std::int64_t min_growth) {
   RequestTable t;
   t.session = session;
-  RenderOptions raw;
-  raw.strategy = "raw";
-  Rendered spine = render_context(store, session, raw);
-  const auto& items = spine.items;
+  // The raw spine, slimmed (slim_item) once its edit counts are taken, before any context render.
+  std::vector<Node> items;
+  std::vector<std::int32_t> edits;
+  {
+    RenderOptions raw;
+    raw.strategy = "raw";
+    raw.lean_metadata = true;
+    Rendered spine = render_context(store, session, raw);
+    edits = edit_results(spine.items);
+    items.reserve(spine.items.size());
+    for (const Node& n : spine.items) items.push_back(slim_item(n));
+  }
 
   const std::vector<Req> reqs = find_requests(store, session, items, t);
   const Estimates e = estimate_requests(store, session, items, reqs);
@@ -207,7 +235,7 @@ RequestTable request_table(Store& store, const std::string& session, std::int64_
     t.requests.push_back(RequestRow{n.id, items[reqs[k].first].id, json_str(n.metadata, "model"), n.seq,
                                     reqs[k].measured, e.est[k], e.b4[k]});
   }
-  growth_pairs(t, items, reqs, min_growth);
+  growth_pairs(t, edits, reqs, min_growth);
   return t;
 }
 

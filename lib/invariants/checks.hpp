@@ -64,16 +64,33 @@ void check_head(Store& store, const std::string& session, Check& c);
 
 // ---------------------------------------------------------------- I5, I10 (render_checks.cpp)
 
-/// The default render of HEAD and its two request bodies, made once per session and read by I5
-/// and I10.
+/// What I10 compares of one request body (render_request_body in one format): SHA-256 of each
+/// message's bytes (dump_json) and the bytes of the anthropic body's "system". 64 bytes of digest a
+/// message instead of the body, so two renders of a long session are never held at once.
+struct BodyPrint {
+  std::vector<std::string> messages;  ///< sha256_hex(dump_json(message)), in order
+  std::string system;                 ///< dump_json(body["system"]), "\"\"" without one (openai)
+};
+
+/// The default render of HEAD, made once per session and read by I5, I10 and I4, and what I5 and
+/// I10 need of its output, computed while the render is whole: the tool-pairing findings of both
+/// request bodies, each body's BodyPrint and the digest of the `render` JSON document in each
+/// format. After check_render, slim() drops the render's content (verify holds one render at a
+/// time: docs/invariants.md "Memory").
 struct HeadRender {
   Rendered r;
-  Json openai, anthropic;  ///< render_request_body in each format
+  std::vector<Violation> pairing;  ///< check_pairing's findings over the openai and anthropic bodies
+  BodyPrint openai, anthropic;
+  std::string openai_document, anthropic_document;  ///< sha256_hex(dump_json(render_to_json(r, format)))
+  /// Keeps of r what I10 and I4 read (head, summary, folds, repairs, the summary-kind items
+  /// without content) and frees the rest.
+  void slim();
 };
 
 /// Renders HEAD with the given strategy; nullopt (and a violation in c) when rendering fails.
+/// with_prints: also the BodyPrints and document digests (I10 reads them of the rolling render).
 std::optional<HeadRender> render_head(Store& store, const std::string& session, const std::string& head,
-                                      Check& c, StrategyLabel strategy);
+                                      Check& c, StrategyLabel strategy, bool with_prints = true);
 
 /// I5 for one strategy's render of HEAD: "rolling" (the default render, which also reads lcm
 /// folds) or "lcm" (checked when the session holds lcm summaries). Findings of the lcm render say so.
@@ -81,8 +98,9 @@ std::optional<HeadRender> render_head(Store& store, const std::string& session, 
 void check_render(Store& store, const std::string& session, const Chain& chain, Check& c,
                   const HeadRender& hr, StrategyLabel strategy = StrategyLabel::rolling);
 
-/// I10 for HEAD's render a (render_head, strategy rolling): a second render gives the same bytes,
-/// and the render from HEAD's predecessor is a prefix of a's (prompt-cache stability).
+/// I10 for HEAD's render a (render_head, strategy rolling; a may be slimmed): a second render gives
+/// the same bytes, and the render from HEAD's predecessor is a prefix of a's (prompt-cache
+/// stability). Compares digests (HeadRender's prints), holding one further render at a time.
 void check_determinism(Store& store, const std::string& session, const std::string& head, const HeadRender& a,
                        Check& c);
 

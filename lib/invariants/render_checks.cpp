@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "invariants/catalog.hpp"
+#include "util/digest.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold::verify_detail {
@@ -78,8 +80,8 @@ std::string id_at(Store& store, std::int64_t seq) {
   return st.step() ? st.text(0) : std::to_string(seq);
 }
 
-/// Every tool call answered right after its turn and every result answering the turn before it.
-void check_pairing(const Json& openai, const Json& anthropic, const std::string& session, Check& c) {
+/// openai: every tool call answered right after its turn and every result answering the turn before it.
+void check_openai_pairing(const Json& openai, const std::string& session, Check& c) {
   for (std::size_t i = 0; i < openai.size(); ++i) {
     const Json& m = openai[i];
     if (m["role"] == "assistant" && m.contains("tool_calls")) {
@@ -102,6 +104,10 @@ void check_pairing(const Json& openai, const Json& anthropic, const std::string&
             fmt::format("openai render: tool message for '{}' does not follow its call", json_str(m, "tool_call_id")));
     }
   }
+}
+
+/// anthropic: every tool_use answered in the next message and every tool_result answering the one before.
+void check_anthropic_pairing(const Json& anthropic, const std::string& session, Check& c) {
   for (std::size_t i = 0; i < anthropic.size(); ++i) {
     const Json& m = anthropic[i];
     std::set<std::string> uses, results;
@@ -131,20 +137,75 @@ void check_pairing(const Json& openai, const Json& anthropic, const std::string&
 
 }  // namespace
 
+namespace {
+
+/// The bytes of a body's "system" (anthropic: a string, or blocks), "\"\"" when it has none.
+std::string system_bytes(const Json& body) {
+  auto it = body.find("system");
+  return it == body.end() ? std::string("\"\"") : dump_json(*it);
+}
+
+/// The BodyPrint of one request body.
+BodyPrint body_print(const Json& body) {
+  BodyPrint p;
+  const Json& msgs = body["messages"];
+  p.messages.reserve(msgs.size());
+  for (const auto& m : msgs) p.messages.push_back(sha256_hex(dump_json(m)));
+  p.system = system_bytes(body);
+  return p;
+}
+
+/// SHA-256 of the `render` JSON document of r in format f: the bytes I10 compares.
+std::string document_digest(const Rendered& r, RenderFormat f) { return sha256_hex(dump_json(render_to_json(r, f))); }
+
+}  // namespace
+
+void HeadRender::slim() {
+  std::vector<Node> summaries;
+  for (auto& n : r.items)
+    if (n.kind == kind::kSummary) {
+      n.content = Json::array();
+      summaries.push_back(std::move(n));
+    }
+  r.items = std::move(summaries);
+  r.messages = {};
+  r.reads = {};
+  r.sections = {};
+  r.item_tokens = {};
+  r.item_prior_thinking = {};
+  r.frames = Json();
+}
+
 /// Renders HEAD with the given strategy; nullopt (and a violation in c) when rendering fails.
 std::optional<HeadRender> render_head(Store& store, const std::string& session, const std::string& head, Check& c,
-                                      StrategyLabel strategy) {
+                                      StrategyLabel strategy, bool with_prints) {
   HeadRender h;
   try {
     RenderOptions ro;
     ro.strategy = label_name(strategy);
+    ro.lean_metadata = true;  // I5 and I10 read no stored source records
     h.r = render_context(store, session, ro);
   } catch (const Error& e) {
     add(c, session, {head}, fmt::format("rendering HEAD '{}' failed: {}", head, e.what()));
     return std::nullopt;
   }
-  h.openai = render_request_body(h.r, RenderFormat::openai);
-  h.anthropic = render_request_body(h.r, RenderFormat::anthropic);
+  // One request body at a time: its pairing findings and its print, then it is freed.
+  Check pairing = make_check("I5");
+  {
+    const Json openai = render_request_body(h.r, RenderFormat::openai);
+    check_openai_pairing(openai["messages"], session, pairing);
+    if (with_prints) h.openai = body_print(openai);
+  }
+  {
+    const Json anthropic = render_request_body(h.r, RenderFormat::anthropic);
+    check_anthropic_pairing(anthropic["messages"], session, pairing);
+    if (with_prints) h.anthropic = body_print(anthropic);
+  }
+  h.pairing = std::move(pairing.violations);
+  if (with_prints) {
+    h.openai_document = document_digest(h.r, RenderFormat::openai);
+    h.anthropic_document = document_digest(h.r, RenderFormat::anthropic);
+  }
   return h;
 }
 
@@ -320,13 +381,13 @@ void check_render(Store& store, const std::string& session, const Chain& chain, 
   const std::vector<std::uint32_t> covered_by = check_view_coverage(k, reads, spine);
   check_spine_covered(k, spine, covered_by);
   if (strategy == StrategyLabel::lcm) {
-    check_pairing(hr.openai["messages"], hr.anthropic["messages"], session, c);
+    c.violations.insert(c.violations.end(), hr.pairing.begin(), hr.pairing.end());
     return;
   }
   // An active summary whose whole coverage is on the spine but that the render did not apply.
   check_unapplied_summary(k, spine);
   warn_repairs(k);
-  check_pairing(hr.openai["messages"], hr.anthropic["messages"], session, c);
+  c.violations.insert(c.violations.end(), hr.pairing.begin(), hr.pairing.end());
 }
 
 // ---------------------------------------------------------------- I10
@@ -354,18 +415,22 @@ std::size_t stable_prefix(const Json& msgs, bool openai) {
 /// and the render from HEAD's predecessor is a prefix of a's (prompt-cache stability).
 void check_determinism(Store& store, const std::string& session, const std::string& head, const HeadRender& a,
                        Check& c) {
-  Rendered b;
-  try {
-    b = render_context(store, session, RenderOptions{});
-  } catch (const Error&) {
-    add(c, session, {head}, fmt::format("rendering HEAD '{}' failed the second time only", head));
-    return;
-  }
-  for (auto f : {RenderFormat::openai, RenderFormat::anthropic}) {
-    const char* name = f == RenderFormat::openai ? "openai" : "anthropic";
-    // Equal ordered JSON values (same keys, same order, equal values) serialize to equal bytes.
-    if (render_to_json(a.r, f) != render_to_json(b, f))
-      add(c, session, {head}, fmt::format("rendering HEAD '{}' twice gave different bytes ({})", head, name));
+  {
+    Rendered b;
+    try {
+      RenderOptions o;
+      o.lean_metadata = true;
+      b = render_context(store, session, o);
+    } catch (const Error&) {
+      add(c, session, {head}, fmt::format("rendering HEAD '{}' failed the second time only", head));
+      return;
+    }
+    // The bytes `render` prints in each format, compared by digest (the first render may be slimmed).
+    for (auto f : {RenderFormat::openai, RenderFormat::anthropic}) {
+      const char* name = f == RenderFormat::openai ? "openai" : "anthropic";
+      if (document_digest(b, f) != (f == RenderFormat::openai ? a.openai_document : a.anthropic_document))
+        add(c, session, {head}, fmt::format("rendering HEAD '{}' twice gave different bytes ({})", head, name));
+    }
   }
 
   // Prompt-cache stability: the render from HEAD's predecessor is a prefix of HEAD's render.
@@ -375,6 +440,7 @@ void check_determinism(Store& store, const std::string& session, const std::stri
   try {
     RenderOptions o;
     o.head = *pred;
+    o.lean_metadata = true;
     p = render_context(store, session, o);
   } catch (const Error&) {
     return;  // a predecessor outside the session: I2
@@ -401,14 +467,13 @@ void check_determinism(Store& store, const std::string& session, const std::stri
   for (auto f : {RenderFormat::openai, RenderFormat::anthropic}) {
     const char* name = f == RenderFormat::openai ? "openai" : "anthropic";
     const Json pb = render_request_body(p, f);
-    const Json& hb = f == RenderFormat::openai ? a.openai : a.anthropic;
+    const BodyPrint& hb = f == RenderFormat::openai ? a.openai : a.anthropic;
     const Json& pm = pb["messages"];
-    const Json& hm = hb["messages"];
+    const std::vector<std::string>& hm = hb.messages;
     std::size_t n = stable_prefix(pm, f == RenderFormat::openai);
     for (std::size_t i = 0; i < n; ++i) {
-      // Json equality of the ordered form: the same keys in the same order with equal values,
-      // which is what equal serialized bytes need.
-      if (i >= hm.size() || pm[i] != hm[i]) {
+      // The bytes of each message, compared by digest.
+      if (i >= hm.size() || sha256_hex(dump_json(pm[i])) != hm[i]) {
         if (late_result) {
           warn(c, session, {head, *pred},
                fmt::format("HEAD '{}' answers a tool call that the render at '{}' had to answer synthetically; the "
@@ -425,7 +490,7 @@ void check_determinism(Store& store, const std::string& session, const std::stri
     }
     // Before the first user or assistant message the leading run of system messages is still
     // open (no request was sendable, so no cache holds it): a system message joins it.
-    if (f == RenderFormat::anthropic && !pm.empty() && pb.value("system", "") != hb.value("system", ""))
+    if (f == RenderFormat::anthropic && !pm.empty() && system_bytes(pb) != hb.system)
       add(c, session, {head, *pred}, fmt::format("appending HEAD '{}' changed the rendered system prompt", head));
   }
 }

@@ -118,15 +118,19 @@ void check_session(Store& store, const std::string& s, bool quick, Checks& k, Pr
   check_head(store, s, k.i6);
   prof.lap("I6");
   if (quick) return;
-  // One render of HEAD serves I5 and I10; the node cache lets I10's second render and its
-  // predecessor's render reuse the parsed nodes (bounded: kVerifyNodeCacheBytes).
+  // One render of HEAD serves I5, I10 and I4; the node cache lets I10's second render and its
+  // predecessor's render reuse the parsed nodes (bounded: kVerifyNodeCacheBytes). One whole
+  // render at a time: HEAD's is slimmed to its digests once I5 has read it.
   node_cache->clear();
   std::optional<HeadRender> hr;
   if (auto head = store.head(s)) {  // no HEAD: I6 reports a session with nodes and none
     hr = render_head(store, s, *head, k.i5, StrategyLabel::rolling);
-    if (hr) check_render(store, s, chain, k.i5, *hr);
+    if (hr) {
+      check_render(store, s, chain, k.i5, *hr);
+      hr->slim();
+    }
     if (!store.summary_ranges(s, StrategyLabel::lcm).empty())
-      if (auto lr = render_head(store, s, *head, k.i5, StrategyLabel::lcm))
+      if (auto lr = render_head(store, s, *head, k.i5, StrategyLabel::lcm, false))
         check_render(store, s, chain, k.i5, *lr, StrategyLabel::lcm);
     prof.lap("I5");
     if (hr) check_determinism(store, s, *head, *hr, k.i10);

@@ -54,6 +54,12 @@ struct RenderOptions {
   /// `render --system FILE`: the system prompt's text, rendered first in place of whatever the
   /// session records (Rendered::system source "option").
   std::optional<std::string> system_text;
+  /// Each item walked keeps only the metadata a render reads: "tool_use_result" and "raw" are
+  /// dropped and "source" is cut to its "format" (docs/render.md "Memory": an imported Claude Code
+  /// node's metadata holds its verbatim source records, about four times its content). The
+  /// request, the figures and the JSON printed are the same; for callers that read no other
+  /// metadata of Rendered::items (render, context, tokens, verify-invariants). false: items as stored.
+  bool lean_metadata = false;
 };
 
 /// What a render knows of the request's system prompt (docs/render.md "The system prompt").

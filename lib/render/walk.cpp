@@ -27,6 +27,19 @@ std::optional<Coverage> coverage_of(const Node& summary) {
   return std::nullopt;
 }
 
+/// RenderOptions::lean_metadata: the metadata keys no render step reads are dropped, "source" is
+/// cut to the "format" the estimator reads (tokens/estimate.hpp provider_of).
+void lean_metadata(Json& metadata) {
+  if (!metadata.is_object()) return;
+  metadata.erase("tool_use_result");
+  metadata.erase("raw");
+  auto src = metadata.find("source");
+  if (src == metadata.end() || !src->is_object()) return;
+  Json kept = Json::object();
+  if (auto f = src->find("format"); f != src->end()) kept["format"] = *f;
+  *src = std::move(kept);
+}
+
 }  // namespace
 
 /// HEAD of the render: --head (checked against the session and the boundary), else the session's.
@@ -166,6 +179,7 @@ std::optional<Node> SpineWalk::enter(const std::string& id) {
         fmt::format("{}predecessor '{}' does not exist: the walk stopped there", kPartialHistory, id));
     return std::nullopt;
   }
+  if (opts.lean_metadata) lean_metadata(n->metadata);
   return n;
 }
 
