@@ -32,12 +32,12 @@ std::string fold_header(const RenderedFold& f) {
   if (f.kind == "archive")
     return fmt::format("[ctxfold snapcompact archive {}: the earlier conversation as text, {} source rows {} … {}; "
                        "`ctxfold expand {}` reads them]",
-                       f.id, f.count, f.first, f.last, f.id);
+                       f.quoted, f.count, f.quoted_first, f.quoted_last, f.quoted);
   if (parse_label(f.kind) == StrategyLabel::region)
-    return fmt::format("[ctxfold region summary {}: {} source rows {} … {}; `ctxfold expand {}` reads them]", f.id,
-                       f.count, f.first, f.last, f.id);
-  return fmt::format("[ctxfold lcm summary {}, depth {}: {} source rows {} … {}; `ctxfold expand {}` reads them]", f.id,
-                     f.depth, f.count, f.first, f.last, f.id);
+    return fmt::format("[ctxfold region summary {}: {} source rows {} … {}; `ctxfold expand {}` reads them]",
+                       f.quoted, f.count, f.quoted_first, f.quoted_last, f.quoted);
+  return fmt::format("[ctxfold lcm summary {}, depth {}: {} source rows {} … {}; `ctxfold expand {}` reads them]",
+                     f.quoted, f.depth, f.count, f.quoted_first, f.quoted_last, f.quoted);
 }
 
 RenderFormat parse_render_format(const std::string& s) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "model/quoted_id.hpp"
 #include "tokens/estimate.hpp"
 #include "util/json.hpp"
 #include "util/utf8.hpp"
@@ -99,18 +100,23 @@ std::optional<Recap> rolling_recap(Store& store, const Node& summary, const Reca
   // The first message takes at most half the budget; then the recent ones, newest first, within
   // what is left; a message larger than what is left is shortened.
   std::int64_t budget = opts.max_tokens;
-  std::optional<std::pair<std::string, std::string>> first_quote;
+  // The text names each message by its quoted id (the source's in a fork); quoted_ids are the
+  // storage ids the render read.
+  struct Quote {
+    std::string id, shown, text;
+  };
+  std::optional<Quote> first_quote;
   if (first) {
     std::string text = cut(user_prompt_text(*first), picked.empty() ? budget : budget / 2);
     budget -= estimate_text_tokens(text);
-    first_quote.emplace(first->id, std::move(text));
+    first_quote = Quote{first->id, quoted_id(*first), std::move(text)};
   }
-  std::vector<std::pair<std::string, std::string>> quotes;  // id, text (newest first)
+  std::vector<Quote> quotes;  // newest first
   for (const auto& n : picked) {
     if (budget <= 0) break;
     std::string text = cut(user_prompt_text(n), budget);
     budget -= estimate_text_tokens(text);
-    quotes.emplace_back(n.id, std::move(text));
+    quotes.push_back(Quote{n.id, quoted_id(n), std::move(text)});
   }
   if (first_quote) quotes.push_back(std::move(*first_quote));
   std::reverse(quotes.begin(), quotes.end());
@@ -119,9 +125,9 @@ std::optional<Recap> rolling_recap(Store& store, const Node& summary, const Reca
                            : "Recent user messages from the compacted part of the conversation, quoted "
                              "verbatim (oldest first):";
   Recap rc;
-  for (const auto& [id, text] : quotes) {
-    body += fmt::format("\n\n<user-message id=\"{}\">\n{}\n</user-message>", id, text);
-    rc.quoted_ids.push_back(id);
+  for (const auto& q : quotes) {
+    body += fmt::format("\n\n<user-message id=\"{}\">\n{}\n</user-message>", q.shown, q.text);
+    rc.quoted_ids.push_back(q.id);
   }
   rc.node.id = summary.id + "#recap";
   rc.node.session = summary.session;

@@ -22,7 +22,9 @@ struct RecapOptions {
 /// The recap a rolling render places right after the summary: the first user message the summary
 /// covers (the session's task statement when it starts at the root: the first user message is
 /// always kept; at most half of max_tokens, read from the first max_scan covered rows)
-/// and the last few user messages it covers, quoted verbatim and bounded. `node` is a synthetic user message (id
+/// and the last few user messages it covers, quoted verbatim and bounded, each in
+/// <user-message id="ID"> with ID its model/quoted_id.hpp quoted_id (in a fork, the source's id, so
+/// the fork's recap is its source's byte for byte). `node` is a synthetic user message (id
 /// "<summary id>#recap", kind message, metadata {"view":"recap","summary","quotes"}) that is
 /// never stored; `quoted_ids` are the ids whose text it quotes (for render's "recap" section and
 /// its reads) and `estimated_tokens` its local estimate. A summary carrying

@@ -97,8 +97,8 @@ struct TruncatedRow {
 /// Caps the text a row sends at max_bytes (its text blocks and tool_result text, in order, cut at
 /// a UTF-8 boundary); where the cap falls the text ends with the marker "\n[ctxfold: row ID
 /// truncated: K of N bytes shown; the whole row: `ctxfold show ID`, ...]" and later text strings
-/// of the row are emptied. tool_use inputs, images and other blocks are left whole. A capped row
-/// is recorded in `out`. The stored node is never changed: grep, expand and show read it whole.
+/// of the row are emptied; ID is the row's model/quoted_id.hpp quoted_id. tool_use inputs, images
+/// and other blocks are left whole. A capped row is recorded in `out`. The stored node is never changed: grep, expand and show read it whole.
 void cap_row(Node& n, std::int64_t max_bytes, std::vector<TruncatedRow>& out);
 
 /// One part of a rendered context, in request order. kind: system | prefix | summary | recap |
@@ -159,11 +159,14 @@ struct RenderedFold {
   std::int64_t depth = 1;
   std::string first, last;
   std::int64_t first_seq = 0, last_seq = 0, count = 0;
+  /// The ids fold_header quotes for id, first and last (model/quoted_id.hpp: in a fork, the
+  /// source's ids, so the header is the source's).
+  std::string quoted, quoted_first, quoted_last;
 };
 
 /// The line a render puts before an lcm fold's text so the model sees the node's id and source
 /// range and how to open it: "[ctxfold lcm summary ID, depth D: N source rows FIRST … LAST; `ctxfold
-/// expand ID` reads them]". Ids only (seqs differ in a fork, ids map back).
+/// expand ID` reads them]", with the quoted ids (seqs and storage ids differ in a fork; these do not).
 /// An archive fold's line: "[ctxfold snapcompact archive ID: the earlier conversation as text, N
 /// source rows FIRST … LAST; `ctxfold expand ID` reads them]".
 std::string fold_header(const RenderedFold& f);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "model/quoted_id.hpp"
 #include "render/blocks.hpp"
 #include "render/render.hpp"
 #include "util/utf8.hpp"
@@ -61,7 +62,7 @@ void cap_row(Node& n, std::int64_t max_bytes, std::vector<TruncatedRow>& out) {
   const std::string marker = fmt::format(
       "\n[ctxfold: row {} truncated: {} of {} bytes shown; the whole row: `ctxfold show {}`, or search it with "
       "`ctxfold grep`]",
-      n.id, kept, total, n.id);
+      quoted_id(n), kept, total, quoted_id(n));
   std::int64_t budget = max_bytes;
   bool marked = false;
   cap_strings(n.content, budget, marker, marked);

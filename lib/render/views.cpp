@@ -15,11 +15,7 @@ void draw_frames(Store& store, const RenderOptions& opts, const std::unordered_s
   for (Node& n : r.items)
     if (archive_folds.count(n.id)) {
       if (n.content.is_array() && !n.content.empty()) n.content.erase(n.content.begin());  // the fold_header
-      SnapSettings ss;
-      const Json meta = n.metadata.value("snapcompact", Json::object());
-      if (auto w = meta.find("window"); w != meta.end() && w->is_number_integer()) ss.window = w->get<std::int64_t>();
-      if (auto a = meta.find("archive_percent"); a != meta.end() && a->is_number_integer()) ss.archive_percent = a->get<int>();
-      if (auto m = meta.find("max_frames"); m != meta.end() && m->is_number_integer()) ss.max_frames = m->get<int>();
+      SnapSettings ss = archive_settings(n);
       if (opts.window) ss.window = opts.window;
       if (opts.archive_percent) ss.archive_percent = *opts.archive_percent;
       if (opts.max_frames) ss.max_frames = opts.max_frames;

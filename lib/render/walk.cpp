@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "model/quoted_id.hpp"
 #include "render/partial.hpp"
 #include "util/error.hpp"
 
@@ -273,6 +274,9 @@ RenderedFold SpineWalk::fold_of(const Store::SummaryRange& f, const Node& fold, 
   rf.first_seq = first.seq;
   rf.last_seq = n.seq;
   rf.count = f.count;
+  rf.quoted = quoted_id(fold);
+  rf.quoted_first = quoted_id(first);
+  rf.quoted_last = quoted_id(n);
   return rf;
 }
 

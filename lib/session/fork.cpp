@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "model/quoted_id.hpp"
 #include "render/render.hpp"
 #include "util/digest.hpp"
 #include "util/error.hpp"
@@ -86,7 +87,7 @@ bool copy_chain_node(Store& store, const std::string& old_id, const std::string&
   return store.copy_node(old_id, new_id, session, [&](Json& meta, std::optional<std::string>& pred) {
     remap_strings(meta, map, true);
     Json dropped = drop_dangling_refs(meta, new_ids);
-    meta["forked_from"] = Json{{"session", source}, {"id", old_id}};
+    meta["forked_from"] = forked_from_record(source, old_id, meta);
     if (!dropped.empty()) meta["fork"] = Json{{"dropped_refs", std::move(dropped)}};
     if (pred) pred = map.at(*pred);
   });
@@ -264,7 +265,7 @@ void copy_view_node(Store& store, const Item& it, const IdMap& map, const std::u
   n.metadata.erase("covers");
   remap_strings(n.metadata, map, true);
   Json dropped = drop_dangling_refs(n.metadata, new_ids);
-  n.metadata["forked_from"] = Json{{"session", r.source_session}, {"id", old_id}};
+  n.metadata["forked_from"] = forked_from_record(r.source_session, old_id, n.metadata);
   if (!dropped.empty()) n.metadata["fork"] = Json{{"dropped_refs", std::move(dropped)}};
   n.id = map.at(old_id);
   n.session = r.session;

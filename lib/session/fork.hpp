@@ -52,7 +52,9 @@ struct ForkResult {
 ///    consults at `at` are omitted as "superseded", so the fork renders exactly as the source's
 ///    `render --head at` did at the fork's boundary (invariant 9).
 /// Nodes are written in the source's seq order (so "newest summary" means the same in both), each
-/// with metadata.forked_from {"session","id"}; HEAD of the new session is the copy of `at`
+/// with metadata.forked_from {"session","id"} (plus "origin" for a copy of a copy:
+/// model/quoted_id.hpp forked_from_record), which names the id the fork's render quotes for the
+/// copy, so model-visible text is the source's; HEAD of the new session is the copy of `at`
 /// (cause "fork"). One BEGIN IMMEDIATE transaction; the source session is not touched; no model
 /// call. Cost O(path + view nodes + their coverage); memory O(path ids).
 /// Errors (nothing written): Error(usage,"node.unknown") for an unknown `at`;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/quoted_id.hpp"
 #include "tokens/estimate.hpp"
 #include "util/error.hpp"
 
@@ -40,6 +41,15 @@ Json FrameBudget::to_json() const {
               {"inline_data", inline_data ? Json(*inline_data) : Json(nullptr)},
               {"hard", hard},
               {"window", window ? Json(*window) : Json(nullptr)}};
+}
+
+SnapSettings archive_settings(const Node& archive) {
+  SnapSettings ss;
+  const Json meta = archive.metadata.value("snapcompact", Json::object());
+  if (auto w = meta.find("window"); w != meta.end() && w->is_number_integer()) ss.window = w->get<std::int64_t>();
+  if (auto a = meta.find("archive_percent"); a != meta.end() && a->is_number_integer()) ss.archive_percent = a->get<int>();
+  if (auto m = meta.find("max_frames"); m != meta.end() && m->is_number_integer()) ss.max_frames = m->get<int>();
+  return ss;
 }
 
 FrameBudget frame_budget(const ModelInfo& m, const FrameGeometry& g, const SnapSettings& s) {
@@ -153,17 +163,23 @@ FrameSet archive_frames(Store* store, const Node& archive, const std::string& mo
     fs.missing_glyphs += rf.missing_glyphs;
     fs.frames.push_back(std::move(rf));
   }
-  // The caption, then the images.
+  // The caption, then the images; it names nodes by their quoted ids (the source's in a fork).
+  auto quoted = [&](const std::string& id) {
+    std::optional<Node> n = store ? store->node(id, false) : std::nullopt;
+    return n ? quoted_id(*n) : id;
+  };
   std::string range;
   if (auto c = archive.metadata.find("covers"); c != archive.metadata.end() && c->is_object())
-    range = fmt::format(" of {} source rows {} … {}", c->value("count", 0), json_str(*c, "first"), json_str(*c, "last"));
+    range = fmt::format(" of {} source rows {} … {}", c->value("count", 0), quoted(json_str(*c, "first")),
+                        quoted(json_str(*c, "last")));
   else if (!archive.covers_ids.empty())
-    range = fmt::format(" of {} source rows {} … {}", archive.covers_ids.size(), archive.covers_ids.front(),
-                        archive.covers_ids.back());
+    range = fmt::format(" of {} source rows {} … {}", archive.covers_ids.size(), quoted(archive.covers_ids.front()),
+                        quoted(archive.covers_ids.back()));
+  const std::string archive_id = quoted_id(archive);
   std::string caption = fmt::format(
       "[ctxfold snapcompact archive {}: the earlier conversation{} as {} image{} of text ({} of {} frames, {}x{} px, {} "
       "columns x {} rows of the 8x13 misc-fixed font, {} characters in all)",
-      archive.id, range, fs.frames.size(), fs.frames.size() == 1 ? "" : "s", fs.frames.size(), fs.total_frames,
+      archive_id, range, fs.frames.size(), fs.frames.size() == 1 ? "" : "s", fs.frames.size(), fs.total_frames,
       fs.geometry.width(), fs.geometry.full_height(), fs.geometry.columns, fs.geometry.rows, fs.total_chars);
   if (fs.dropped_frames > 0)
     caption += fmt::format("; {} characters in {} frames between the first and the newest were dropped to fit the "
@@ -171,7 +187,7 @@ FrameSet archive_frames(Store* store, const Node& archive, const std::string& mo
                            fs.dropped_chars, fs.dropped_frames, fs.budget.limit);
   if (fs.missing_glyphs > 0)
     caption += fmt::format("; {} characters the font lacks are drawn as \xEF\xBF\xBD", fs.missing_glyphs);
-  caption += fmt::format("; `ctxfold expand {}` and `ctxfold grep` read the exact text]", archive.id);
+  caption += fmt::format("; `ctxfold expand {}` and `ctxfold grep` read the exact text]", archive_id);
   fs.content = Json::array({Json{{"type", "text"}, {"text", caption}}});
   for (const auto& f : fs.frames) {
     Json img{{"type", "image"}, {"media_type", "image/png"}};
@@ -213,8 +229,19 @@ Json FrameSet::to_json() const {
 
 std::int64_t cache_frames(Store& store, const FrameSet& fs) {
   if (!has_frame_cache(store)) return 0;
-  std::int64_t added = 0;
   Txn t(store.db());
+  const std::int64_t added = store_frames(store, fs);
+  t.commit();
+  return added;
+}
+
+bool all_frames_cached(const FrameSet& fs) {
+  return std::all_of(fs.frames.begin(), fs.frames.end(), [](const RenderedFrame& f) { return f.cached; });
+}
+
+std::int64_t store_frames(Store& store, const FrameSet& fs) {
+  if (!has_frame_cache(store)) return 0;
+  std::int64_t added = 0;
   auto st = store.db().prepare(
       "INSERT OR IGNORE INTO snapcompact_frames(key, geometry, width, height, chars, missing, png) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
@@ -226,7 +253,6 @@ std::int64_t cache_frames(Store& store, const FrameSet& fs) {
     st.run();
     added += sqlite3_changes(store.db().raw());
   }
-  t.commit();
   return added;
 }
 

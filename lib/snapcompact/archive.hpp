@@ -26,6 +26,10 @@ struct SnapSettings {
   std::optional<int> max_frames;       ///< maxFrames: replaces the provider caps
 };
 
+/// The settings an archive view node recorded at its compaction (metadata.snapcompact: "window",
+/// "archive_percent", "max_frames"); defaults where it recorded none.
+SnapSettings archive_settings(const Node& archive);
+
 /// The frame budget: the smallest of four limits (docs/strategies.md "snapcompact").
 struct FrameBudget {
   std::int64_t limit = 0;       ///< frames kept at most (>= 1)
@@ -68,8 +72,8 @@ struct FrameSet {
   std::int64_t missing_glyphs = 0;  ///< over the kept frames
   std::vector<RenderedFrame> frames;  ///< kept, in order
   /// The blocks that stand for the archive: a caption text block (id, source range, geometry, what
-  /// the budget dropped, how to read the text), then one image block per kept frame
-  /// {"type":"image","media_type":"image/png","data","width","height"} (no "data" when not encoded).
+  /// the budget dropped, how to read the text; ids as model/quoted_id.hpp quotes them), then one
+  /// image block per kept frame {"type":"image","media_type":"image/png","data","width","height"} (no "data" when not encoded).
   Json content = Json::array();
   Json to_json() const;  ///< {"model","geometry","budget","total","kept","dropped","dropped_chars",...}
 };
@@ -82,9 +86,17 @@ std::string archive_text(const Node& archive);
 FrameSet archive_frames(Store* store, const Node& archive, const std::string& model, const SnapSettings& s,
                         bool encode);
 
-/// Stores the frames of fs not yet cached (INSERT OR IGNORE; the caller holds no transaction).
-/// Returns how many were added. Needs a read-write store with schema 003.
+/// Stores the encoded frames of fs not yet cached (INSERT OR IGNORE) inside the caller's
+/// transaction, so a compaction commits its archive and the archive's frames together
+/// (docs/strategies.md "snapcompact"). Returns how many were added; 0 without the frame cache
+/// table (schema 003). Needs a read-write store.
+std::int64_t store_frames(Store& store, const FrameSet& fs);
+
+/// store_frames in a transaction of its own (the caller holds none).
 std::int64_t cache_frames(Store& store, const FrameSet& fs);
+
+/// Whether every kept frame of fs was read from the cache.
+bool all_frames_cached(const FrameSet& fs);
 
 /// Whether the database has the frame cache table (schema 003).
 bool has_frame_cache(Store& store);

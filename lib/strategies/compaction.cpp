@@ -151,8 +151,9 @@ CompactionBracket::CompactionBracket(Store& store, std::string session, std::str
                                      Environment* env)
     : store_(store), env_(required_env(env)), session_(std::move(session)), head_(std::move(head)),
       session_max_(session_max) {
-  hex_ = sha256_hex(fmt::format("{}\n{}\n{}\n{}", session_, head_, session_max_, last_event_seq(store_))).substr(0, 16);
-  id_ = "cmp-" + hex_;
+  hex_ = sha256_hex(fmt::format("{}\n{}\n{}", session_, head_, session_max_)).substr(0, 16);
+  const std::string attempt = fmt::format("{}\n{}\n{}\n{}", session_, head_, session_max_, last_event_seq(store_));
+  id_ = "cmp-" + sha256_hex(attempt).substr(0, 16);
 }
 
 void CompactionBracket::start(const Json& payload) {
@@ -210,6 +211,7 @@ std::optional<Error> CompactionBracket::commit(const std::function<void()>& writ
   p["ended_at"] = rfc3339_utc(env_.unix_seconds());
   store_.log_event(session_, "compact/end", id_, p);
   t.commit();
+  env_.crash_point("after_commit");
   return std::nullopt;
 }
 

@@ -130,13 +130,17 @@ std::string plan_head(Store& store, const std::string& session, std::int64_t bou
 /// crash leaves an inert compact/start without an end.
 class CompactionBracket {
  public:
-  /// The attempt's identity is deterministic in the state it starts from: a hash of (session,
-  /// head, session_max, the newest event seq). id() is "cmp-<hex>".
-  /// `env` gives the time stamps and the crash points before_start, after_start and
-  /// after_summary (Environment::crash_point); null is Error(internal,"compact.env").
+  /// The attempt's identity is a hash of (session, head, session_max, the newest event seq): id()
+  /// is "cmp-<16 hex>", distinct for each attempt, since every attempt logs compact/start.
+  /// `env` gives the time stamps and the crash points before_start, after_start, after_summary
+  /// and after_commit (Environment::crash_point); null is Error(internal,"compact.env").
   CompactionBracket(Store& store, std::string session, std::string head, std::int64_t session_max, Environment* env);
   const std::string& id() const { return id_; }
-  /// 16 hex digits shared by the compaction id and the summary ids a strategy derives.
+  /// 16 hex digits of the summary ids a strategy derives ("sum-<hex>", "lcm-<hex>-<n>",
+  /// "arc-<hex>", "reg-<hex>"): a hash of (session, head, session_max) only, the state the plan
+  /// reads, so an attempt killed before its commit and retried writes the same ids as an
+  /// uninterrupted run (docs/strategies.md "The compaction bracket"). Unique: every commit appends
+  /// to the session, so no two commits start from the same state.
   const std::string& hex() const { return hex_; }
 
   /// Commits compact/start {"strategy", "head", "session_seq", "started_at", ...payload}.
@@ -148,7 +152,8 @@ class CompactionBracket {
   /// The commit transaction. When HEAD or the session's newest seq moved since the plan, writes
   /// compact/end failed with "compact.source_changed" and returns that error (nothing else is
   /// written). Otherwise calls write() (which appends summaries with append_summary), then
-  /// compact/end {"status":"compacted","calls","ended_at", ...end_payload}, and commits.
+  /// compact/end {"status":"compacted","calls","ended_at", ...end_payload}, and commits; crash
+  /// point after_commit once it is durable.
   std::optional<Error> commit(const std::function<void()>& write, int calls, const Json& end_payload);
   /// Inside commit's write(): compact/summary {"summary_id", ...record} then the node itself;
   /// crash point after_summary after the first node. Throws Error(internal,

@@ -133,7 +133,9 @@ void record_failure(Store& store, const std::string& session, const CompactResul
 Node notes_node(const std::string& session, const CompactResult& res, Rewrite& rw, const Json& previous,
                 const Summarizer& summarizer, const NotesOptions& opts) {
   Node n;
-  n.id = "notes-" + res.compaction->substr(res.compaction->rfind('-') + 1);
+  // From the summary the compaction wrote (itself derived from the state the compaction read), so
+  // a compaction killed before its commit and retried names its notes as an uninterrupted run.
+  n.id = "notes-" + sha256_hex(res.summary_id.value_or(*res.compaction)).substr(0, 16);
   n.session = session;
   n.kind = kind::kNotes;
   n.role = role::kUser;

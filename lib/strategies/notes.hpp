@@ -38,7 +38,7 @@ std::optional<Node> session_notes(Store& store, const std::string& session, std:
 /// no longer on the chain, everything res covers), in chunks of at most half the summarizer
 /// window with the notes carried, prompt notes-v1, output limit budget*5/4 (a quarter above
 /// the budget; nothing else truncates the notes). A new notes node (kind notes, id
-/// "notes-<compaction hex>", predecessor the last evicted id, no coverage) is appended in one
+/// "notes-<16 hex of sha256(res.summary_id)>", predecessor the last evicted id, no coverage) is appended in one
 /// transaction with a compact/notes event. A failed rewrite writes nothing but the event and
 /// keeps the old notes. Returns {"status":"rewritten"|"failed"|"skipped","id","previous","error",
 /// "calls","evicted_rows","budget_tokens"}; never throws for a summarizer failure.

@@ -284,9 +284,31 @@ Node archive_node(const Snap& sn, const Plan& p, const Archive& ar, const Compac
   return a;
 }
 
-/// The result of a committed run: the frames drawn and cached for the model, the figures after.
+/// The frame settings a render uses for `archive`: what the archive recorded, replaced by the
+/// run's options (render/views.cpp does the same with the render's).
+SnapSettings run_settings(const Node& archive, const SnapcompactOptions& o) {
+  SnapSettings ss = archive_settings(archive);
+  if (o.window) ss.window = o.window;
+  ss.archive_percent = o.archive_percent;
+  if (o.max_frames) ss.max_frames = o.max_frames;
+  return ss;
+}
+
+/// The frame cache heals itself at the next compaction: when the archive the plan's render stands
+/// on has frames missing from the cache (a kill between an older commit and its caching, rows
+/// deleted), they are drawn and stored now, whatever the compaction then decides. Returns how many.
+std::int64_t refill_frames(const Snap& sn, const Plan& p) {
+  if (!p.r.archive || !p.r.frames.is_object()) return 0;
+  const Json& frames = p.r.frames["frames"];
+  if (std::all_of(frames.begin(), frames.end(), [](const Json& f) { return f.value("cached", false); })) return 0;
+  auto archive = sn.store.node(*p.r.archive, false);
+  if (!archive) return 0;
+  return cache_frames(sn.store, archive_frames(&sn.store, *archive, sn.opts.model, run_settings(*archive, sn.opts), true));
+}
+
+/// The result of a committed run: the frames stored with the archive, the figures after.
 void report_compacted(const Snap& sn, const Plan& p, const Archive& ar, const std::string& archive_id,
-                      CompactResult& res) {
+                      std::int64_t cached_new, CompactResult& res) {
   Store& store = sn.store;
   const SnapcompactOptions& opts = sn.opts;
   const ModelInfo& model = sn.model;
@@ -295,16 +317,7 @@ void report_compacted(const Snap& sn, const Plan& p, const Archive& ar, const st
   res.covers_count = static_cast<std::int64_t>(ar.covers.size());
   res.covers_first = ar.covers.front();
   res.covers_last = ar.covers.back();
-  // The frames for this model, drawn once and cached so renders read them (unchanged leading
-  // frames are already there under the same keys).
   Rendered r2 = render_context(store, sn.session, snap_render(opts, std::nullopt, kLatest, false));
-  std::int64_t cached_new = 0;
-  if (r2.archive)
-    for (const auto& n : r2.items)
-      if (n.id == *r2.archive) {
-        SnapSettings ss{opts.window, opts.archive_percent, opts.max_frames};
-        cached_new = cache_frames(store, archive_frames(&store, *store.node(n.id, false), opts.model, ss, true));
-      }
   res.estimated_tokens_after = r2.estimated_tokens;
   res.tokens_after = r2.tokens;
   res.details = Json{{"archive", archive_id},
@@ -343,7 +356,10 @@ CompactResult compact_snapcompact(Store& store, const std::string& session, Summ
   res.passes = 1;
 
   Plan p;
-  if (!plan_render(sn, p, res)) return res;
+  const bool due = plan_render(sn, p, res);
+  const std::int64_t refilled = opts.dry_run ? 0 : refill_frames(sn, p);
+  if (!opts.dry_run) res.details["frames_cached"] = refilled;
+  if (!due) return res;
   find_region(store, p);
   if (!choose_cut(opts, p, res)) return res;
   const Archive ar = build_archive(store, p);
@@ -363,6 +379,10 @@ CompactResult compact_snapcompact(Store& store, const std::string& session, Summ
                      {"model", model.id}});
   const Json provenance = archive_provenance(sn, ar.text);
   Node a = archive_node(sn, p, ar, bracket, provenance);
+  // The archive's frames for the model, drawn before the commit (outside the write lock) and
+  // stored in the same transaction as the archive: no kill leaves an archive without its frames.
+  const FrameSet frames = archive_frames(&store, a, opts.model, run_settings(a, opts), true);
+  std::int64_t cached_new = 0;
   auto changed = bracket.commit(
       [&] {
         bracket.append_summary(
@@ -371,13 +391,14 @@ CompactResult compact_snapcompact(Store& store, const std::string& session, Summ
                     {"covers", {{"count", ar.covers.size()}, {"first", ar.covers.front()}, {"last", ar.covers.back()}}},
                     {"appended_bytes", ar.appended.size()},
                     {"archive_bytes", ar.text.size()}});
+        cached_new = store_frames(store, frames);
       },
       0, Json{{"strategy", "snapcompact"}, {"summary_id", a.id}});
   if (changed) {
     fail_result(res, *changed);
     return res;
   }
-  report_compacted(sn, p, ar, a.id, res);
+  report_compacted(sn, p, ar, a.id, refilled + cached_new, res);
   (void)summarizer;
   return res;
 }
