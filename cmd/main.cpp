@@ -210,6 +210,13 @@ void hint_dash_argument(CLI::App& app, const ctxfold::cli::Command& named, int a
   }
 }
 
+// The bulk write commands check the whole file before writing (docs/commands.md "Damaged
+// databases": PRAGMA quick_check, O(file size); append, the per-turn path, does not).
+bool checks_whole_file(const ctxfold::cli::Command& c) {
+  const std::string_view name = c.name;
+  return name == "import" || name == "index";
+}
+
 // Opens the store the command needs and runs it: the exit code, errors reported; stdout is
 // flushed after.
 int run_command(ctxfold::cli::Context& ctx, const ctxfold::cli::Runner& run, const ctxfold::cli::Command* chosen) {
@@ -227,6 +234,7 @@ int run_command(ctxfold::cli::Context& ctx, const ctxfold::cli::Runner& run, con
     if (needs != Needs::nothing)
       ctx.store.emplace(open_store(ctx.db_path, needs == Needs::read_only ? Store::Mode::read_only
                                                                            : Store::Mode::read_write));
+    if (needs == Needs::read_write && !creates_db && checks_whole_file(*chosen)) check_integrity(*ctx.store);
     rc = run.run(ctx);
   } catch (const Error& e) {
     rc = report(e);

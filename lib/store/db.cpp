@@ -1,6 +1,14 @@
 #include "store/db.hpp"
 
+#include <sys/stat.h>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <vector>
 
 #include "store/map_vfs.hpp"
 #include "util/error.hpp"
@@ -8,16 +16,86 @@
 namespace ctxfold {
 namespace {
 
+/// The tables a statement reads or writes: the names after FROM, JOIN, INTO and UPDATE, in order,
+/// once each. A plain scan of the SQL text, good enough for error messages.
+std::vector<std::string> tables_of(std::string_view sql) {
+  std::vector<std::string> words;
+  std::string w;
+  auto flush = [&] {
+    if (!w.empty()) words.push_back(std::move(w));
+    w.clear();
+  };
+  for (char c : sql) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') w += c;
+    else flush();
+  }
+  flush();
+  auto lower = [](std::string t) {
+    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return t;
+  };
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i + 1 < words.size(); ++i) {
+    const std::string k = lower(words[i]);
+    if (k != "from" && k != "join" && k != "into" && k != "update") continue;
+    const std::string t = words[i + 1];
+    const std::string lt = lower(t);
+    if (lt == "select" || lt == "with" || lt == "values" || std::isdigit(static_cast<unsigned char>(t[0]))) continue;
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+  }
+  return out;
+}
+
+/// "table nodes" / "tables nodes, covers" for the tables `sql` names; empty when it names none.
+std::string tables_phrase(std::string_view sql) {
+  auto t = tables_of(sql);
+  if (t.empty()) return {};
+  return fmt::format("{} {}", t.size() == 1 ? "table" : "tables", fmt::join(t, ", "));
+}
+
+std::string db_path_of(sqlite3* db) {
+  const char* f = db ? sqlite3_db_filename(db, "main") : nullptr;
+  return f && *f ? f : ":memory:";
+}
+
+constexpr const char* kDamagedHint =
+    "`ctxfold verify-invariants` reports what is wrong; restore the database from a backup";
+
+/// The Error for a statement that names a schema object the file lacks (SQLite's "no such table:
+/// X", "no such column: C", "no such index: I"), or nullopt for another message.
+std::optional<Error> missing_object(sqlite3* db, const std::string& msg, std::string_view sql) {
+  for (const char* what : {"table", "column", "index"}) {
+    const std::string prefix = fmt::format("no such {}: ", what);
+    if (msg.rfind(prefix, 0) != 0) continue;
+    const std::string name = msg.substr(prefix.size());
+    std::string detail = fmt::format("{} {} is missing", what, name);
+    if (std::string_view(what) == "column")
+      if (auto t = tables_phrase(sql); !t.empty()) detail = fmt::format("{} has no column {}", t, name);
+    return Error(Exit::bad_input, "db.damaged", fmt::format("'{}' is damaged: {}", db_path_of(db), detail),
+                 kDamagedHint);
+  }
+  return std::nullopt;
+}
+
 /// Throws the Error for a failed SQLite call: "WHAT: MESSAGE", the message being `message` when
-/// given (sqlite3_exec's own), else the connection's.
-[[noreturn]] void fail(sqlite3* db, int rc, std::string_view what, std::string message = {}) {
+/// given (sqlite3_exec's own), else the connection's. `sql` is the statement's text, to name the
+/// tables of a damaged file.
+[[noreturn]] void fail(sqlite3* db, int rc, std::string_view what, std::string message = {}, std::string_view sql = {}) {
   int code = rc & 0xff;
   std::string msg = !message.empty() ? std::move(message) : db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
     throw Error(Exit::environment, "db.locked", fmt::format("database is locked ({})", what),
                 "another ctxfold process is writing; retry");
-  if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT)
+  if (code == SQLITE_NOTADB)
     throw Error(Exit::bad_input, "db.not_ctxfold", fmt::format("not a ctxfold database: {}", msg));
+  if (code == SQLITE_CORRUPT || (code == SQLITE_ERROR && msg.rfind("malformed database schema", 0) == 0)) {
+    std::string where = tables_phrase(sql);
+    throw Error(Exit::bad_input, "db.corrupt",
+                fmt::format("'{}' is damaged: {}{}", db_path_of(db), msg, where.empty() ? "" : " (reading " + where + ")"),
+                kDamagedHint);
+  }
+  if (code == SQLITE_ERROR)
+    if (auto e = missing_object(db, msg, sql)) throw *e;
   if (code == SQLITE_CANTOPEN || code == SQLITE_IOERR || code == SQLITE_FULL || code == SQLITE_READONLY ||
       code == SQLITE_PERM)
     throw Error(Exit::environment, "db.io", fmt::format("{}: {}", what, msg));
@@ -31,7 +109,7 @@ namespace {
 Stmt::Stmt(sqlite3* db, std::string_view sql) : db_(db) {
   const char* tail = nullptr;
   int rc = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), 0, &st_, &tail);
-  if (rc != SQLITE_OK) fail(db, rc, "prepare");
+  if (rc != SQLITE_OK) fail(db, rc, "prepare", {}, sql);
   // Like fossil's db_prepare: surplus SQL after the first statement is a bug.
   while (tail && *tail && (*tail == ' ' || *tail == '\n' || *tail == '\t' || *tail == ';')) ++tail;
   if (tail && *tail) throw Error(Exit::internal, "db.surplus_sql", fmt::format("surplus SQL: {}", tail));
@@ -68,7 +146,8 @@ bool Stmt::step() {
   int rc = sqlite3_step(st_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  fail(db_, rc, "step");
+  const char* sql = sqlite3_sql(st_);
+  fail(db_, rc, "step", {}, sql ? std::string_view(sql) : std::string_view());
 }
 
 void Stmt::reset() {
@@ -100,7 +179,15 @@ std::optional<std::int64_t> Stmt::opt_int64(int col) const {
 bool Stmt::is_null(int col) const { return sqlite3_column_type(st_, col) == SQLITE_NULL; }
 
 Db::Db(const std::string& path, bool read_only, bool immutable) : read_only_(read_only) {
-  int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  // A tidy reader (docs/commands.md "Reading never writes"): without a -wal file beside the
+  // database nobody is writing it, so a reader opens it with SQLITE_OPEN_READWRITE, never creating
+  // it (SQLite falls back to reading a write-protected file) and query_only (store.cpp), so that
+  // closing this last connection removes the -wal and -shm files SQLite needs for the read (see
+  // ~Db). With a -wal file they are a writer's: open read-only and leave them.
+  std::error_code ec;
+  const bool tidy = read_only && !immutable && path != ":memory:" && !std::filesystem::exists(path + "-wal", ec);
+  int flags = read_only && !tidy ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+  if (!read_only) flags |= SQLITE_OPEN_CREATE;
   std::string name = path;
   if (immutable) {
     // file: URI with immutable=1: no locks, no -wal/-shm; only for a file nobody can write.
@@ -128,7 +215,19 @@ Db::Db(const std::string& path, bool read_only, bool immutable) : read_only_(rea
 
 Db::~Db() {
   cache_.clear();
-  if (db_) sqlite3_close_v2(db_);
+  if (!db_) return;
+  // A read-only store holds one read transaction for its lifetime (store.cpp finish_read_only).
+  if (!sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  if (read_only_ && sqlite3_db_readonly(db_, "main") == 0) {
+    // A tidy reader: closing it as the last connection checkpoints and removes the -wal and -shm
+    // files. When a writer put frames in the WAL meanwhile, the checkpoint would write them into
+    // the database file: a reader never does, so it leaves the files to their writer.
+    const char* wal = sqlite3_filename_wal(sqlite3_db_filename(db_, "main"));
+    struct stat sb {};
+    if (wal && ::stat(wal, &sb) == 0 && sb.st_size > 0)
+      sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+  }
+  sqlite3_close_v2(db_);
 }
 
 Stmt& Db::cached(const std::string& sql) {
@@ -145,7 +244,7 @@ void Db::exec(std::string_view sql) {
   if (rc != SQLITE_OK) {
     std::string msg = err ? err : "";
     sqlite3_free(err);
-    fail(db_, rc, "exec", std::move(msg));
+    fail(db_, rc, "exec", std::move(msg), sql);
   }
 }
 

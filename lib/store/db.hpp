@@ -11,7 +11,7 @@
 namespace ctxfold {
 
 /// Move-only prepared statement. Bind by 1-based index; reads of NULL columns give nullopt.
-/// step() returns true while a row is available; errors throw Error (db.locked maps to exit 4).
+/// step() returns true while a row is available; errors throw Error (exit codes and names: db.cpp fail).
 class Stmt {
  public:
   Stmt(sqlite3* db, std::string_view sql);
@@ -62,8 +62,8 @@ class ResetOnExit {
   Stmt& st_;
 };
 
-/// Move-only connection. read_only opens with SQLITE_OPEN_READONLY (no journal, no WAL switch,
-/// the file's bytes never change); writers use WAL and a busy timeout.
+/// Move-only connection. read_only never changes the file's bytes: SQLITE_OPEN_READONLY, or read-write
+/// and query_only when no -wal file exists (db.cpp Db::Db); writers use WAL and a busy timeout.
 class Db {
  public:
   /// immutable (read-only only): open as an immutable file (no locking, WAL ignored), the

@@ -4,8 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string_view>
+#include <thread>
 
 #include "store/node_cache.hpp"
 #include "model/strategy_label.hpp"
@@ -24,7 +26,25 @@ constexpr const char* kNodeColumns =
     "seq, id, session, predecessor, kind, role, content, metadata, covers_first, covers_last, covers_count, tokens, "
     "digest";
 
-Node read_node(const Stmt& st) {
+constexpr const char* kDamagedHint =
+    "`ctxfold verify-invariants` reports what is wrong; restore the database from a backup";
+
+/// A JSON column of a stored row, parsed; a value that is not JSON (a damaged file: the store
+/// only writes dump_json's output) is Error(bad_input, "db.bad_json") naming the file, the table,
+/// the column and the row (`row`, e.g. "node seq 17 (id 'u3')").
+Json stored_json(std::string_view text, const std::string& path, const char* table, const char* column,
+                 const std::function<std::string()>& row) {
+  try {
+    return parse_json(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(Exit::bad_input, "db.bad_json",
+                fmt::format("'{}' is damaged: column {} of {} in table {} is not valid JSON ({})", path, column, row(),
+                            table, e.what()),
+                kDamagedHint);
+  }
+}
+
+Node read_node(const Stmt& st, const std::string& path) {
   Node n;
   n.seq = st.int64(0);
   n.id = st.text(1);
@@ -32,8 +52,9 @@ Node read_node(const Stmt& st) {
   n.predecessor = st.opt_text(3);
   n.kind = st.text(4);
   n.role = st.opt_text(5).value_or("");
-  n.content = parse_json(st.text(6));
-  n.metadata = parse_json(st.text(7));
+  auto row = [&] { return fmt::format("node seq {} (id '{}')", n.seq, n.id); };
+  n.content = stored_json(st.view(6), path, "nodes", "content", row);
+  n.metadata = stored_json(st.view(7), path, "nodes", "metadata", row);
   if (!st.is_null(8)) {
     n.metadata["covers"] = Json{{"first", st.text(8)}, {"last", st.text(9)}, {"count", st.int64(10)}};
   }
@@ -42,7 +63,7 @@ Node read_node(const Stmt& st) {
   return n;
 }
 
-SessionInfo read_session(const Stmt& st) {
+SessionInfo read_session(const Stmt& st, const std::string& path) {
   SessionInfo s;
   s.id = st.text(0);
   s.kind = st.text(1);
@@ -50,12 +71,66 @@ SessionInfo read_session(const Stmt& st) {
   s.parent_node = st.opt_text(3);
   s.source = st.opt_text(4);
   s.format = st.opt_text(5);
-  s.metadata = parse_json(st.text(6));
+  s.metadata = stored_json(st.view(6), path, "sessions", "metadata", [&] { return fmt::format("session '{}'", s.id); });
   s.created_seq = st.int64(7);
   return s;
 }
 
 constexpr const char* kSessionColumns = "id, kind, parent_session, parent_node, source, format, metadata, created_seq";
+
+}  // namespace
+
+namespace {
+
+/// The tables of the append-only ledger (share/schema/001_init.sql; docs/model.md "The
+/// append-only ledger"): every ctxfold database holds them, whatever its schema version.
+constexpr const char* kLedgerTables[] = {"sessions", "nodes", "covers", "head_moves", "events", "source_records"};
+
+/// Whether the file holds no schema object at all: a new (0-byte) file, or one whose creation was
+/// killed before its first commit.
+bool schema_empty(Db& db) {
+  auto st = db.prepare("SELECT count(*) FROM sqlite_master");
+  st.step();
+  return st.int64(0) == 0;
+}
+
+/// Throws Error(bad_input, "db.damaged") naming the first ledger table the file lacks (a table
+/// dropped by hand or a damaged schema). One read of sqlite_master.
+void require_ledger(Db& db, const std::string& path) {
+  for (const char* t : kLedgerTables)
+    if (!db.has_schema_object(t))
+      throw Error(Exit::bad_input, "db.damaged", fmt::format("'{}' is damaged: table {} is missing", path, t),
+                  kDamagedHint);
+}
+
+[[noreturn]] void throw_newer(const std::string& path, std::int64_t v) {
+  throw Error(Exit::bad_input, "db.schema_newer",
+              fmt::format("'{}' has schema version {}, newer than this ctxfold ({})", path, v, schema_version()),
+              "upgrade ctxfold");
+}
+
+/// Switches a writer's connection to WAL. Several processes creating one file at once all ask
+/// for it; a refusal while another holds the file (SQLITE_BUSY, which this pragma reports without
+/// waiting) is retried until the busy timeout, and a file another process already switched needs
+/// nothing more.
+void enable_wal(Db& db, const std::string& path) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (;;) {
+    try {
+      db.exec("PRAGMA journal_mode=WAL");
+      return;
+    } catch (const Error& e) {
+      if (e.code() == "db.locked" && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        continue;
+      }
+      if (e.code() != "db.io") throw;
+      // A file (or directory) this user cannot write: say which, and what still works.
+      throw Error(Exit::environment, "db.io", fmt::format("cannot write database '{}': {}", path, e.what()),
+                  "read commands and compact --dry-run open it read-only");
+    }
+  }
+}
 
 }  // namespace
 
@@ -65,77 +140,69 @@ Store Store::open(const std::string& path, Mode mode, TokenMeasure measure) {
   if (ro && path != ":memory:" && !std::filesystem::exists(path))
     throw Error(Exit::environment, "db.open", fmt::format("cannot open database '{}': no such file", path),
                 "import a transcript first, or pass --db");
-  Store s(Db(path, ro), path, measure);
   if (ro) {
+    Store s(Db(path, true), path, measure);
     // Probe: is this a ctxfold database this binary understands? A WAL database needs its -shm
     // file even to read; in a directory we cannot write, read it as an immutable file instead.
-    std::int64_t v = 0;
     try {
-      v = s.db_.user_version();
+      (void)s.db_.user_version();
     } catch (const Error& e) {
       if (e.exit() != Exit::environment || e.code() == "db.locked") throw;
       Store again(Db(path, true, true), path, measure);
       return finish_read_only(std::move(again));
     }
-    (void)v;
     return finish_read_only(std::move(s));
-  } else {
-    try {
-      s.db_.exec("PRAGMA journal_mode=WAL");
-    } catch (const Error& e) {
-      if (e.code() != "db.io") throw;
-      // A file (or directory) this user cannot write: say which, and what still works.
-      throw Error(Exit::environment, "db.io", fmt::format("cannot write database '{}': {}", path, e.what()),
-                  "read commands and compact --dry-run open it read-only");
-    }
-    s.db_.exec("PRAGMA synchronous=NORMAL");
-    s.db_.exec("PRAGMA foreign_keys=ON");
-    s.db_.exec("PRAGMA cache_size=-16384");  // 16 MiB page cache: bounded, and enough for index seeks
-    s.migrate();
   }
+  Store s(Db(path, false), path, measure);
+  enable_wal(s.db_, path);
+  s.db_.exec("PRAGMA synchronous=NORMAL");
+  s.db_.exec("PRAGMA foreign_keys=ON");
+  s.db_.exec("PRAGMA cache_size=-16384");  // 16 MiB page cache: bounded, and enough for index seeks
+  // Extra checks of every b-tree page a writer reads, so a write stops (db.corrupt, rolled back) at
+  // a damaged page it meets instead of building on it (docs/commands.md "Damaged databases").
+  s.db_.exec("PRAGMA cell_size_check=ON");
+  s.migrate();
   return s;
 }
 
 Store Store::finish_read_only(Store s) {
   const std::string& path = s.path_;
-  {
-    std::int64_t v = s.db_.user_version();
-    bool has_nodes = false;
-    {
-      auto st = s.db_.prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name='nodes'");
-      has_nodes = st.step();
-    }
-    if (v == 0 || !has_nodes)
-      throw Error(Exit::bad_input, "db.not_ctxfold", fmt::format("'{}' is not a ctxfold database", path));
-    if (v > schema_version())
-      throw Error(Exit::bad_input, "db.schema_newer",
-                  fmt::format("'{}' has schema version {}, newer than this ctxfold ({})", path, v, schema_version()),
-                  "upgrade ctxfold");
-    s.db_.exec("PRAGMA query_only=ON");
-  }
+  s.db_.exec("PRAGMA query_only=ON");
+  // One read transaction for the store's lifetime: in WAL mode every statement of the command
+  // then reads the one snapshot taken by the first read below, whatever writers commit meanwhile
+  // (docs/commands.md "Reading never writes"). The connection's close ends it.
+  s.db_.exec("BEGIN");
+  std::int64_t v = s.db_.user_version();
+  if (v == 0 && schema_empty(s.db_))
+    throw Error(Exit::bad_input, "db.empty",
+                fmt::format("'{}' holds no ctxfold data yet (an empty file, or a first import that was interrupted)", path),
+                "import a transcript into it: import and append take it as a new database");
+  if (v == 0 || !s.db_.has_schema_object("nodes"))
+    throw Error(Exit::bad_input, "db.not_ctxfold", fmt::format("'{}' is not a ctxfold database", path));
+  if (v > schema_version()) throw_newer(path, v);
+  require_ledger(s.db_, path);
   return s;
 }
 
 void Store::migrate() {
-  std::int64_t v = db_.user_version();
   auto files = embedded_schema();
-  if (v > static_cast<std::int64_t>(files.size()))
-    throw Error(Exit::bad_input, "db.schema_newer",
-                fmt::format("'{}' has schema version {}, newer than this ctxfold ({})", path_, v, files.size()),
-                "upgrade ctxfold");
-  if (v == 0) {
-    // A non-empty database without our version is someone else's file: never touch it.
-    auto st = db_.prepare("SELECT count(*) FROM sqlite_master");
-    st.step();
-    if (st.int64(0) > 0)
-      throw Error(Exit::bad_input, "db.not_ctxfold", fmt::format("'{}' is not a ctxfold database", path_));
-  }
-  for (std::size_t i = static_cast<std::size_t>(v); i < files.size(); ++i) {
+  const auto current = static_cast<std::int64_t>(files.size());
+  if (db_.user_version() != current) {
+    // Creation and every pending migration are one write transaction, the version re-read inside
+    // it: of several processes creating one new database, the first creates it and the others wait
+    // for the lock (the busy timeout) and find it current. A file with no schema object (0 bytes,
+    // or a creation killed before its commit) is new.
     Txn t(db_);
-    db_.exec(files[i]);
-    db_.exec(fmt::format("PRAGMA user_version={}", i + 1));
+    const std::int64_t v = db_.user_version();
+    if (v > current) throw_newer(path_, v);
+    // A non-empty database without our version is someone else's file: never touch it.
+    if (v == 0 && !schema_empty(db_))
+      throw Error(Exit::bad_input, "db.not_ctxfold", fmt::format("'{}' is not a ctxfold database", path_));
+    for (std::size_t i = static_cast<std::size_t>(v); i < files.size(); ++i) db_.exec(files[i]);
+    if (v != current) db_.exec(fmt::format("PRAGMA user_version={}", current));
     t.commit();
   }
+  require_ledger(db_, path_);
 }
 
 std::int64_t Store::max_seq() {
@@ -149,13 +216,13 @@ std::optional<SessionInfo> Store::session(const std::string& id) {
   auto st = db_.prepare(fmt::format("SELECT {} FROM sessions WHERE id=?1", kSessionColumns));
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
-  return read_session(st);
+  return read_session(st, path_);
 }
 
 std::vector<SessionInfo> Store::sessions() {
   std::vector<SessionInfo> out;
   auto st = db_.prepare(fmt::format("SELECT {} FROM sessions ORDER BY created_seq, rowid", kSessionColumns));
-  while (st.step()) out.push_back(read_session(st));
+  while (st.step()) out.push_back(read_session(st, path_));
   return out;
 }
 
@@ -260,7 +327,7 @@ bool Store::copy_node(const std::string& from, const std::string& to, const std:
     copy.kind = rd.text(1);
     copy.role = rd.opt_text(2).value_or("");
     content = rd.text(3);
-    meta = parse_json(rd.text(4));
+    meta = stored_json(rd.view(4), path_, "nodes", "metadata", [&] { return fmt::format("node id '{}'", from); });
     tokens = rd.int64(5);
   }
   copy.id = to;
@@ -301,7 +368,7 @@ std::optional<Node> Store::node(const std::string& id, bool with_covers) {
   ResetOnExit st_reset(st);
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
-  Node n = read_node(st);
+  Node n = read_node(st, path_);
   if (with_covers && n.is_view()) n.covers_ids = covers_of(n.seq);
   if (cache) cache->keep(n, st.view(6).size() + st.view(7).size());
   return n;
@@ -326,7 +393,7 @@ std::optional<Node> Store::node_by_seq(std::int64_t seq, bool with_covers) {
   auto st = db_.prepare(fmt::format("SELECT {} FROM nodes WHERE seq=?1", kNodeColumns));
   st.bind(1, seq);
   if (!st.step()) return std::nullopt;
-  Node n = read_node(st);
+  Node n = read_node(st, path_);
   if (with_covers && n.is_view()) n.covers_ids = covers_of(n.seq);
   return n;
 }
@@ -352,7 +419,7 @@ void Store::for_each_node(const std::string& session, const std::function<bool(c
   auto st = db_.prepare(fmt::format("SELECT {} FROM nodes WHERE session=?1 AND seq<=?2 ORDER BY seq", kNodeColumns));
   st.bind(1, session).bind(2, as_of);
   while (st.step()) {
-    Node n = read_node(st);
+    Node n = read_node(st, path_);
     if (with_covers && n.is_view()) n.covers_ids = covers_of(n.seq);
     if (!fn(n)) break;
   }
@@ -377,7 +444,7 @@ std::vector<Node> Store::view_nodes(const std::string& session, const std::strin
       kNodeColumns, kViewKindsSql));
   st.bind(1, session).bind(2, as_of).bind(3, kind_filter);
   while (st.step()) {
-    Node n = read_node(st);
+    Node n = read_node(st, path_);
     if (with_covers) n.covers_ids = covers_of(n.seq);
     out.push_back(std::move(n));
   }
@@ -392,7 +459,7 @@ std::optional<Node> Store::active_summary(const std::string& session, std::int64
   // Absent or null reads as rolling: model/strategy_label.hpp strategy_label.
   st.bind(1, session).bind(2, as_of).bind(3, label_name(StrategyLabel::rolling));
   if (!st.step()) return std::nullopt;
-  return read_node(st);
+  return read_node(st, path_);
 }
 
 std::optional<Node> Store::system_prompt(const std::string& session, std::int64_t as_of) {
@@ -402,7 +469,7 @@ std::optional<Node> Store::system_prompt(const std::string& session, std::int64_
       kNodeColumns));
   st.bind(1, session).bind(2, as_of);
   if (!st.step()) return std::nullopt;
-  return read_node(st);
+  return read_node(st, path_);
 }
 
 std::optional<Node> Store::latest_of_kind(const std::string& session, const std::string& kind, std::int64_t as_of) {
@@ -410,7 +477,7 @@ std::optional<Node> Store::latest_of_kind(const std::string& session, const std:
       fmt::format("SELECT {} FROM nodes WHERE session=?1 AND kind=?2 AND seq<=?3 ORDER BY seq DESC LIMIT 1", kNodeColumns));
   st.bind(1, session).bind(2, kind).bind(3, as_of);
   if (!st.step()) return std::nullopt;
-  return read_node(st);
+  return read_node(st, path_);
 }
 
 std::vector<Store::SummaryRange> Store::summary_ranges(const std::string& session, StrategyLabel label,
@@ -426,7 +493,7 @@ std::optional<Node> Store::active_view(const std::string& session, const std::st
       kNodeColumns));
   st.bind(1, session).bind(2, as_of).bind(3, kind_name).bind(4, label_name(label));
   if (!st.step()) return std::nullopt;
-  return read_node(st);
+  return read_node(st, path_);
 }
 
 std::vector<Store::SummaryRange> Store::view_ranges(const std::string& session, const std::string& kind_name,
@@ -500,13 +567,13 @@ std::int64_t Store::log_event(const std::string& session, const std::string& typ
 
 namespace {
 // One row of "SELECT seq, session, type, ref, payload, boundary_seq FROM events".
-Event event_from_row(Stmt& st) {
+Event event_from_row(Stmt& st, const std::string& path) {
   Event e;
   e.seq = st.int64(0);
   e.session = st.text(1);
   e.type = st.text(2);
   e.ref = st.opt_text(3);
-  e.payload = parse_json(st.text(4));
+  e.payload = stored_json(st.view(4), path, "events", "payload", [&] { return fmt::format("event seq {}", e.seq); });
   e.boundary_seq = st.int64(5);
   return e;
 }
@@ -519,7 +586,7 @@ std::vector<Event> Store::events(const std::string& session, const std::string& 
       "AND substr(type, 1, length(?2)) = ?2 ORDER BY seq");
   st.bind(1, session).bind(2, type_prefix);
   while (st.step()) {
-    out.push_back(event_from_row(st));
+    out.push_back(event_from_row(st, path_));
   }
   return out;
 }
@@ -530,7 +597,7 @@ std::optional<Event> Store::last_event(const std::string& session, const std::st
       "ORDER BY seq DESC LIMIT 1");
   st.bind(1, session).bind(2, type);
   if (!st.step()) return std::nullopt;
-  return event_from_row(st);
+  return event_from_row(st, path_);
 }
 
 bool Store::add_source_record(const std::string& session, const std::string& source, std::int64_t line,

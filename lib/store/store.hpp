@@ -59,8 +59,8 @@ enum class AppendResult {
 };
 
 /// The session database. Library code reads and appends through this class only.
-/// Errors: Error(environment,"db.open"/"db.io"/"db.locked"), Error(bad_input,"db.not_ctxfold"/
-/// "db.schema_newer") for a file that is not a ctxfold database or one from a newer binary.
+/// Errors: Error(environment,"db.open"/"db.io"/"db.locked"), Error(bad_input,"db.not_ctxfold"/"db.empty"/
+/// "db.schema_newer"/"db.damaged"/"db.corrupt"/"db.bad_json"): docs/commands.md "Damaged databases".
 class Store {
  public:
   enum class Mode { read_only, read_write };
@@ -70,9 +70,9 @@ class Store {
   /// tokens/estimate.hpp estimate_node_tokens, which session/open.hpp open_store passes.
   using TokenMeasure = std::int64_t (*)(const Node&);
 
-  /// read_only opens with SQLITE_OPEN_READONLY and never changes a byte (a missing file is an
-  /// environment error). read_write creates the file when absent, enables WAL and foreign keys,
-  /// and applies pending migrations. `measure` must not be null.
+  /// read_only never changes a byte and reads one snapshot: one read transaction until destroyed (a
+  /// missing file is an environment error). read_write creates the file when absent or schema-less,
+  /// enables WAL, applies pending migrations in one write transaction. `measure` must not be null.
   static Store open(const std::string& path, Mode mode, TokenMeasure measure);
   /// The measure this store was opened with (to open a second handle on the same file).
   TokenMeasure token_measure() const { return measure_; }

@@ -174,5 +174,155 @@ TEST_F(StoreTest, ResolveSessionPrefersOnlyThenNewestMain) {
   EXPECT_THROW(s.resolve_session(std::string("nope")), Error);
 }
 
+
+// A store opened read-only reads one snapshot for its whole life (docs/commands.md "Reading never
+// writes"): what a writer commits after the open is not seen, so no check reads half of a write.
+TEST_F(StoreTest, ReadOnlyStoreReadsOneSnapshot) {
+  Store w = open_store(path_, Store::Mode::read_write);
+  w.create_session(SessionInfo{"s1"});
+  Node a = msg("a", "s1", std::nullopt, "user", "u1");
+  w.append(a);
+  w.move_head("s1", "a", "append");
+  Store r = open_store(path_, Store::Mode::read_only);
+  const std::int64_t seen = r.max_seq();
+  {
+    Txn t(w.db());
+    Node b = msg("b", "s1", std::string("a"), "assistant", "b1");
+    w.append(b);
+    w.move_head("s1", "b", "append");
+    t.commit();
+  }
+  EXPECT_EQ(r.max_seq(), seen);
+  EXPECT_EQ(r.head("s1"), "a");
+  EXPECT_FALSE(r.has_node("b"));
+  EXPECT_EQ(open_store(path_, Store::Mode::read_only).head("s1"), "b");  // a new open sees it
+}
+
+// A read of a WAL database nobody has open leaves no -wal or -shm file behind.
+TEST_F(StoreTest, ReadOnlyOpenLeavesNoWalFiles) {
+  {
+    Store s = open_store(path_, Store::Mode::read_write);
+    s.create_session(SessionInfo{"s1"});
+  }
+  ASSERT_FALSE(fs::exists(path_ + "-wal"));
+  {
+    Store r = open_store(path_, Store::Mode::read_only);
+    EXPECT_EQ(r.sessions().size(), 1u);
+    EXPECT_THROW(r.db().exec("INSERT INTO events(session,type,payload,boundary_seq) VALUES('s1','x','{}',0)"), Error);
+  }
+  EXPECT_FALSE(fs::exists(path_ + "-wal"));
+  EXPECT_FALSE(fs::exists(path_ + "-shm"));
+}
+
+// A 0-byte file (a first import killed before SQLite wrote a page) is a new database to a writer
+// and "no ctxfold data yet" to a reader; two writers opening one new file both find it current.
+TEST_F(StoreTest, EmptyFileIsNewToAWriter) {
+  std::ofstream(path_).close();
+  try {
+    open_store(path_, Store::Mode::read_only);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), "db.empty");
+    EXPECT_EQ(e.exit(), Exit::bad_input);
+  }
+  Store a = open_store(path_, Store::Mode::read_write);
+  Store b = open_store(path_, Store::Mode::read_write);
+  EXPECT_EQ(a.db().user_version(), schema_version());
+  EXPECT_EQ(b.db().user_version(), schema_version());
+}
+
+// The Error a call throws (fails the test when it throws none).
+template <class F>
+Error error_of(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected an Error";
+  return Error(Exit::ok, "", "");
+}
+
+// A ledger table dropped by hand: every open is exit 3 naming the table, never exit 70.
+TEST_F(StoreTest, MissingLedgerTableIsNamed) {
+  {
+    Store s = open_store(path_, Store::Mode::read_write);
+    s.db().exec("DROP TABLE head_moves");
+  }
+  for (auto mode : {Store::Mode::read_only, Store::Mode::read_write}) {
+    Error e = error_of([&] { open_store(path_, mode); });
+    EXPECT_EQ(e.exit(), Exit::bad_input);
+    EXPECT_EQ(e.code(), "db.damaged");
+    EXPECT_NE(std::string(e.what()).find("table head_moves is missing"), std::string::npos) << e.what();
+  }
+}
+
+// A statement over a table or column the file lacks names it (exit 3), whatever reads it.
+TEST_F(StoreTest, MissingTableOrColumnInAStatementIsNamed) {
+  Store s = open_store(path_, Store::Mode::read_write);
+  Error t = error_of([&] { s.db().prepare("SELECT x FROM no_such_table"); });
+  EXPECT_EQ(t.code(), "db.damaged");
+  EXPECT_NE(std::string(t.what()).find("table no_such_table is missing"), std::string::npos) << t.what();
+  Error c = error_of([&] { s.db().prepare("SELECT no_such_column FROM nodes WHERE seq=1"); });
+  EXPECT_EQ(c.exit(), Exit::bad_input);
+  EXPECT_NE(std::string(c.what()).find("table nodes has no column no_such_column"), std::string::npos) << c.what();
+}
+
+// A JSON column whose bytes were changed: exit 3 naming the table, the column and the row.
+TEST_F(StoreTest, MalformedStoredJsonNamesTheRow) {
+  {
+    Store s = open_store(path_, Store::Mode::read_write);
+    s.create_session(SessionInfo{"s1"});
+    Node a = msg("a", "s1", std::nullopt, "user", "u1");
+    s.append(a);
+    s.db().exec("DROP TRIGGER nodes_no_update");
+    s.db().exec("UPDATE nodes SET content = '#' || substr(content, 2) WHERE id = 'a'");
+  }
+  Store r = open_store(path_, Store::Mode::read_only);
+  Error e = error_of([&] { r.node("a"); });
+  EXPECT_EQ(e.exit(), Exit::bad_input);
+  EXPECT_EQ(e.code(), "db.bad_json");
+  const std::string m = e.what();
+  EXPECT_NE(m.find("column content of node seq 1 (id 'a') in table nodes"), std::string::npos) << m;
+  Error each = error_of([&] { r.for_each_node("s1", [](const Node&) { return true; }); });
+  EXPECT_EQ(each.code(), "db.bad_json");
+}
+
+// A page of the nodes table overwritten with garbage: quick_check at open refuses the write,
+// and a read of that page is exit 3 naming the table.
+TEST_F(StoreTest, CorruptPageIsRefused) {
+  {
+    Store s = open_store(path_, Store::Mode::read_write);
+    s.create_session(SessionInfo{"s1"});
+    Txn t(s.db());
+    for (int i = 0; i < 200; ++i) {
+      Node n = msg("n" + std::to_string(i), "s1", std::nullopt, "user", std::string(600, 'a' + i % 26));
+      s.append(n);
+    }
+    t.commit();
+  }
+  std::int64_t page = 0;
+  {
+    Store r = open_store(path_, Store::Mode::read_only);
+    auto q = r.db().prepare("SELECT pageno FROM dbstat WHERE name='nodes' AND pagetype='leaf' ORDER BY pageno LIMIT 1 OFFSET 5");
+    ASSERT_TRUE(q.step());
+    page = q.int64(0);
+  }
+  {
+    std::fstream f(path_, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp((page - 1) * 4096);
+    std::string garbage(4096, '\x5a');
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  Store w = open_store(path_, Store::Mode::read_write);
+  Error check = error_of([&] { check_integrity(w); });
+  EXPECT_EQ(check.exit(), Exit::bad_input);
+  EXPECT_EQ(check.code(), "db.corrupt");
+  Store r = open_store(path_, Store::Mode::read_only);
+  Error read = error_of([&] { r.for_each_node("s1", [](const Node&) { return true; }); });
+  EXPECT_EQ(read.exit(), Exit::bad_input);
+  EXPECT_NE(std::string(read.what()).find("table nodes"), std::string::npos) << read.what();
+}
+
 }  // namespace
 }  // namespace ctxfold
