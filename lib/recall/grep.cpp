@@ -120,8 +120,10 @@ std::unique_ptr<re2::RE2> compile_re2(const std::string& expr, bool ignore_case)
 Error bad_pattern(const std::string& pattern, const std::string& compiled, const re2::RE2& re) {
   const std::string& arg = re.error_arg();
   std::string where;
-  std::size_t at = arg.empty() ? std::string::npos : pattern.find(arg);
-  if (at == std::string::npos && !arg.empty()) {
+  // RE2 names the whole expression for a missing ) or ]: no position to point at then.
+  const bool whole = arg == pattern || arg == compiled;
+  std::size_t at = arg.empty() || whole ? std::string::npos : pattern.find(arg);
+  if (at == std::string::npos && !arg.empty() && !whole) {
     at = compiled.find(arg);  // under -i the fragment is the folded one
     if (at != std::string::npos) where = fmt::format(" at character {}", cp_count(compiled.substr(0, at)) + 1);
   } else if (at != std::string::npos) {

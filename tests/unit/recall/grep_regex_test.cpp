@@ -80,7 +80,7 @@ TEST(GrepRegexTest, WhatRe2RefusesIsAUsageErrorSayingWhy) {
   }
   Error open = refusal("x(unclosed");
   EXPECT_NE(std::string(open.what()).find("missing )"), std::string::npos) << open.what();
-  EXPECT_NE(std::string(open.what()).find("at character 2"), std::string::npos) << open.what();
+  EXPECT_EQ(std::string(open.what()).find("at character"), std::string::npos) << open.what();  // RE2 names it all
   EXPECT_NE(std::string(refusal("x{3000}").what()).find("invalid repetition size"), std::string::npos);
   std::string big;
   for (int i = 0; i < 10; ++i) big += "[\\pL\\pN]{1000}";
