@@ -18,9 +18,11 @@ namespace ctxfold {
 ///    rendered with --head `at` at metadata.source_boundary_seq give the same provider messages:
 ///    render_to_json(..., openai)["messages"] serialized, where in the fork's bytes every fork
 ///    node id is first written back as the source id it was copied from (metadata.forked_from.id).
-///    Messages hold tool-call ids (kept by forks) and, in the rolling recap, quoted node ids,
-///    which necessarily differ; nothing else is normalized. The render documents' session, head,
-///    reads and section ids differ by construction and are not compared.
+///    Model-visible text quotes every node by its first id (model/quoted_id.hpp), so on a fork
+///    written by this version the write-back changes nothing; it keeps comparable a fork whose
+///    copies lack metadata.forked_from (they quote their own ids). Nothing
+///    else is normalized. The render documents' session, head, reads and section ids differ by
+///    construction and are not compared.
 /// A fork session lacking metadata.at, its source, or its "fork" HEAD move is a violation.
 /// Read-only; cost O(fork nodes + path length).
 Check check_fork_closure(Store& store, const std::vector<std::string>& sessions);

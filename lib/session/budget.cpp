@@ -6,6 +6,7 @@
 #include <set>
 
 #include "catalog/models.hpp"
+#include "model/quoted_id.hpp"
 #include "summarize/prompt.hpp"
 #include "summarize/transcript.hpp"
 #include "tokens/calibrate.hpp"
@@ -374,7 +375,7 @@ class Budgeter {
       std::string note = fmt::format(
           "[ctxfold: tool result summarized for this request only; the original ({} tokens) is in node {}: `ctxfold show "
           "{}` reads it whole]\n{}",
-          c.tokens, source_of(c.msg, id), source_of(c.msg, id), *sum);
+          c.tokens, quoted(source_of(c.msg, id)), quoted(source_of(c.msg, id)), *sum);
       Json nb = blk;
       nb["content"] = note;
       if (estimate_block_tokens(nb) >= c.tokens) continue;  // not smaller: keep the original
@@ -394,6 +395,14 @@ class Budgeter {
           for (const auto& b : n.content)
             if (is_type(b, "tool_result") && json_str(b, "tool_use_id") == tool_use_id) return id;
     return r_.messages[msg].ids.empty() ? tool_use_id : r_.messages[msg].ids.front();
+  }
+
+  /// The id model-visible text names a rendered node by (model/quoted_id.hpp): the same in a fork
+  /// as in its source, so a budgeted request of a fork equals its source's.
+  std::string quoted(const std::string& id) const {
+    for (const auto& n : r_.items)
+      if (n.id == id) return quoted_id(n);
+    return id;
   }
 
   /// Step 3: checkpoints over runs of eligible groups, oldest first.
@@ -465,8 +474,8 @@ class Budgeter {
         for (const auto& id : r_.messages[k].ids)
           if (std::find(cp.ids.begin(), cp.ids.end(), id) == cp.ids.end()) cp.ids.push_back(id);
       }
-      const std::string first = cp.ids.empty() ? "" : cp.ids.front();
-      const std::string last = cp.ids.empty() ? "" : cp.ids.back();
+      const std::string first = cp.ids.empty() ? "" : quoted(cp.ids.front());
+      const std::string last = cp.ids.empty() ? "" : quoted(cp.ids.back());
       cp.content.push_back(Json{
           {"type", "text"},
           {"text", fmt::format("[ctxfold checkpoint: a task summary standing in, for this request only, for {} earlier "

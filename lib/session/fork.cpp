@@ -7,6 +7,7 @@
 
 #include "model/quoted_id.hpp"
 #include "render/render.hpp"
+#include "session/prepare.hpp"
 #include "util/digest.hpp"
 #include "util/error.hpp"
 
@@ -321,6 +322,9 @@ ForkResult fork_session(Store& store, const ForkOptions& opts) {
   build_id_map(store, r.session, path, vs, map, new_ids);
   // 4. Write: the session, then every copy in the source's seq order, then HEAD.
   create_fork_session(store, r);
+  // The fork's own strategy is its source's, so a render without --strategy projects the fork as
+  // `render --head AT` projects the source (docs/strategies.md "What a fork copies").
+  record_session_strategy(store, r.session, session_strategy(store, r.source_session));
   write_copies(store, path, vs, map, new_ids, r);
   r.head = map.at(r.at);
   store.move_head(r.session, r.head, "fork");

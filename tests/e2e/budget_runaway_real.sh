@@ -92,5 +92,15 @@ expect_eq "harness request within the input budget" true \
   "$(jq '.prepare.request_tokens <= .prepare.budget.input_budget and .prepare.request_tokens == .prepare.budget.tokens_after' "$WORK/out")"
 expect_eq "current prompt sent" '"current"' "$(jq .prepare.system "$WORK/out")"
 expect_eq "no orphans (harness)" 0 "$(anthropic_orphans "$WORK/out")"
+# A fork at HEAD sends the same budgeted request as its source: the checkpoint's node range and
+# a summarized result's source node are quoted by the source's ids (docs/strategies.md "What a
+# fork copies"), never by the fork's own.
+cp "$db" "$WORK/f.db"
+expect_rc "fork" 0 "$CTXFOLD" --db "$WORK/f.db" fork --at "$($CTXFOLD --db "$WORK/f.db" --session $s render | jq -r .head)" --name f
+"$CTXFOLD" --db "$WORK/f.db" --session $s render --format anthropic --body --budget $budget >"$WORK/src-body.json" 2>/dev/null
+"$CTXFOLD" --db "$WORK/f.db" --session f render --format anthropic --body --budget $budget >"$WORK/fork-body.json" 2>/dev/null
+expect_eq "fork: a checkpoint is sent" true "$(grep -q 'ctxfold checkpoint' "$WORK/fork-body.json" && echo true || echo false)"
+expect_eq "fork: no fork id quoted" 0 "$(grep -c '"f:\|node f:\| f:' "$WORK/fork-body.json")"
+expect_eq "fork: budgeted body equals the source's" "$(sha256sum <"$WORK/src-body.json")" "$(sha256sum <"$WORK/fork-body.json")"
 expect_rc "verify" 0 "$CTXFOLD" --db "$db" verify-invariants --all-sessions
 finish

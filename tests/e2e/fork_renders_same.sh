@@ -17,6 +17,10 @@ same_render() {
     b=$("$CTXFOLD" --db "$db" --session "$fork" render --strategy "$strategy" --format "$f" --body | sha256sum)
     expect_eq "$what: $f body" "$a" "$b"
   done
+  # Without --strategy the fork renders with its source's own strategy.
+  a=$("$CTXFOLD" --db "$db" --session "$src" render --head "$at" --format anthropic --body | sha256sum)
+  b=$("$CTXFOLD" --db "$db" --session "$fork" render --format anthropic --body | sha256sum)
+  expect_eq "$what: anthropic body, the session's own strategy" "$a" "$b"
   # The ctxfold and text formats list each message's storage ids; what they send is the same.
   a=$("$CTXFOLD" --db "$db" --session "$src" render --strategy "$strategy" --head "$at" | jq -c '[.messages[] | {role, kind, content}]' | sha256sum)
   b=$("$CTXFOLD" --db "$db" --session "$fork" render --strategy "$strategy" | jq -c '[.messages[] | {role, kind, content}]' | sha256sum)
