@@ -11,15 +11,7 @@ f="$CTXFOLD_TRANSCRIPTS/claude-code/auto_compaction_v2.1_full/fa812bfe-b295-4cca
 s=fa812bfe-b295-4cca-9c2f-fdf01028cb46
 db="$WORK/a.db"
 
-# The server exits when its stdin (a fifo this script holds open) ends, or when killed on exit.
-mkfifo "$WORK/server.in"
-python3 "$(dirname "$0")/../fixtures/fake_llm_server.py" <"$WORK/server.in" >"$WORK/port" &
-server=$!
-exec 3>"$WORK/server.in"
-trap 'kill $server 2>/dev/null; rm -rf "$WORK"' EXIT
-for _ in $(seq 50); do [ -s "$WORK/port" ] && break; sleep 0.1; done
-port=$(head -1 "$WORK/port")
-[ -n "$port" ] || { echo "FAIL: the fake server printed no port" >&2; exit 1; }
+start_fake_llm_server
 
 key=sk-test-SECRET123
 export OPENAI_BASE_URL="http://127.0.0.1:$port/v1" OPENAI_API_KEY=$key

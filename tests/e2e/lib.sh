@@ -42,3 +42,16 @@ anthropic_orphans() {
       | ([$calls[] | select(. as $c | $results | index($c) | not)] | length)
         + ([$results[] | select(. as $r | $calls | index($r) | not)] | length)' "$1"
 }
+# start_fake_llm_server: starts tests/fixtures/fake_llm_server.py on loopback and sets $port and
+# $server. The server exits when its stdin (a fifo this shell holds open on fd 3) ends, and is
+# killed on exit.
+start_fake_llm_server() {
+  mkfifo "$WORK/server.in"
+  python3 "$(dirname "${BASH_SOURCE[0]}")/../fixtures/fake_llm_server.py" <"$WORK/server.in" >"$WORK/port" &
+  server=$!
+  exec 3>"$WORK/server.in"
+  trap 'kill $server 2>/dev/null; rm -rf "$WORK"' EXIT
+  for _ in $(seq 50); do [ -s "$WORK/port" ] && break; sleep 0.1; done
+  port=$(head -1 "$WORK/port")
+  [ -n "$port" ] || { echo "FAIL: the fake server printed no port" >&2; exit 1; }
+}

@@ -44,15 +44,8 @@ expect_rc "key in the command line: exit 4" 4 "$CTXFOLD" --db "$WORK/line.db" "$
   --summarizer "command:cat >/dev/null; echo 'no $token' >&2; exit 1"
 no_secret "key in the command line" "$WORK/line.db"
 
-# The providers, on loopback; the server exits when its stdin (a fifo held open here) ends.
-mkfifo "$WORK/server.in"
-python3 "$(dirname "$0")/../fixtures/fake_llm_server.py" <"$WORK/server.in" >"$WORK/port" &
-server=$!
-exec 3>"$WORK/server.in"
-trap 'kill $server 2>/dev/null; rm -rf "$WORK"' EXIT
-for _ in $(seq 50); do [ -s "$WORK/port" ] && break; sleep 0.1; done
-port=$(head -1 "$WORK/port")
-[ -n "$port" ] || { echo "FAIL: the fake server printed no port" >&2; exit 1; }
+# The providers, on loopback.
+start_fake_llm_server
 export OPENAI_BASE_URL="http://127.0.0.1:$port/v1" OPENAI_API_KEY=$key
 export ANTHROPIC_BASE_URL="http://127.0.0.1:$port" ANTHROPIC_API_KEY=$key
 export CTXFOLD_HTTP_TIMEOUT_MS=5000 CTXFOLD_HTTP_BACKOFF_MS=10 CTXFOLD_HTTP_RETRIES=1

@@ -15,6 +15,7 @@
 #include "render/render.hpp"
 #include "store/store.hpp"
 #include "session/open.hpp"
+#include "temp_dir.hpp"
 
 namespace ctxfold {
 namespace {
@@ -22,23 +23,10 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Fixture {
-  fs::path dir;
-  Store store;
-  Fixture()
-      : dir(make_dir()), store(open_store((dir / "t.db").string(), Store::Mode::read_write)) {}
-  ~Fixture() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  static fs::path make_dir() {
-    std::string tmpl = (fs::temp_directory_path() / "ctxfold-codex-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    return tmpl;
-  }
+  TempDir dir{"codex"};
+  Store store = open_store(dir.path("t.db"), Store::Mode::read_write);
   ImportResult import_text(const std::string& name, const std::string& text) {
-    std::string p = (dir / name).string();
-    std::ofstream(p, std::ios::binary) << text;
-    return import_paths(store, {p}, ImportOptions{});
+    return import_paths(store, {dir.write(name, text)}, ImportOptions{});
   }
   std::vector<Node> nodes(const std::string& s) {
     std::vector<Node> out;

@@ -14,6 +14,7 @@
 #include "import/ctxfold_jsonl.hpp"
 #include "import/import.hpp"
 #include "store/store.hpp"
+#include "temp_dir.hpp"
 #include "util/error.hpp"
 #include "session/open.hpp"
 
@@ -32,27 +33,6 @@ const std::string kGemini0744 = kDir + "/gemini/session-2025-12-30T07-44-a1c91f1
 const std::string kMiniSwe = kDir + "/interchange/openai_chat_messages_miniswe_github_issue.traj.json";
 const std::string kOpenHands = kDir + "/interchange/openhands_trajectory_basic.json";
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "ctxfold-formats-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name, const std::string& content) const {
-    std::string p = path_ + "/" + name;
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-  }
-  std::string path(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 struct Fixture {
   TempDir dir;
@@ -155,37 +135,37 @@ TEST(FormatsDetect, RealFilesOfEveryFormat) {
 TEST(FormatsDetect, SyntheticShapes) {
   TempDir d;
   // Anthropic: blocks with tool_use / tool_result.
-  EXPECT_EQ(detect_format(d.file("a.json", R"([{"role":"user","content":"hi"},
+  EXPECT_EQ(detect_format(d.write("a.json", R"([{"role":"user","content":"hi"},
     {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"ls","input":{}}]}])")),
             "anthropic");
   // Anthropic request body with a top-level system.
-  EXPECT_EQ(detect_format(d.file("b.json", R"({"system":"be brief","messages":[{"role":"user","content":"hi"}]})")),
+  EXPECT_EQ(detect_format(d.write("b.json", R"({"system":"be brief","messages":[{"role":"user","content":"hi"}]})")),
             "anthropic");
   // OpenAI: tool_calls and role tool.
-  EXPECT_EQ(detect_format(d.file("c.json", R"([{"role":"system","content":"s"},{"role":"assistant","content":null,
+  EXPECT_EQ(detect_format(d.write("c.json", R"([{"role":"system","content":"s"},{"role":"assistant","content":null,
     "tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},
     {"role":"tool","tool_call_id":"c1","content":"ok"}])")),
             "openai");
   // OpenAI: {messages:[...]} with other keys (mini-swe style).
-  EXPECT_EQ(detect_format(d.file("d.traj.json", R"({"info":{"x":1},"messages":[{"role":"user","content":"u"}]})")),
+  EXPECT_EQ(detect_format(d.write("d.traj.json", R"({"info":{"x":1},"messages":[{"role":"user","content":"u"}]})")),
             "openai");
   // ctxfold JSONL.
-  EXPECT_EQ(detect_format(d.file("e.jsonl", "{\"schema\":\"ctxfold.session/1\",\"id\":\"s\"}\n"
+  EXPECT_EQ(detect_format(d.write("e.jsonl", "{\"schema\":\"ctxfold.session/1\",\"id\":\"s\"}\n"
                                             "{\"id\":\"n1\",\"kind\":\"message\",\"role\":\"user\",\"content\":\"x\"}\n")),
             "ctxfold");
-  EXPECT_EQ(detect_format(d.file("f.jsonl", "{\"id\":\"n1\",\"session\":\"s\",\"predecessor\":null,\"kind\":\"message\","
+  EXPECT_EQ(detect_format(d.write("f.jsonl", "{\"id\":\"n1\",\"session\":\"s\",\"predecessor\":null,\"kind\":\"message\","
                                             "\"role\":\"user\",\"content\":[]}\n")),
             "ctxfold");
   // Codex whose first line is NUL bytes: later lines decide.
-  EXPECT_EQ(detect_format(d.file("g.jsonl", std::string(20, '\0') +
+  EXPECT_EQ(detect_format(d.write("g.jsonl", std::string(20, '\0') +
                                                 "\n{\"timestamp\":\"t\",\"type\":\"response_item\",\"payload\":{}}\n")),
             "codex");
   // OpenHands under "history".
-  EXPECT_EQ(detect_format(d.file("h.json", R"({"instance_id":"x","history":[{"id":0,"source":"user","action":"message","args":{}}]})")),
+  EXPECT_EQ(detect_format(d.write("h.json", R"({"instance_id":"x","history":[{"id":0,"source":"user","action":"message","args":{}}]})")),
             "openhands");
   // Nothing recognisable.
   try {
-    detect_format(d.file("i.json", R"({"hello":"world"})"));
+    detect_format(d.write("i.json", R"({"hello":"world"})"));
     FAIL() << "expected import.unknown_format";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), "import.unknown_format");
@@ -296,7 +276,7 @@ TEST(FormatsCodex, SyntheticItemsAndLegacyCompaction) {
       R"({"timestamp":"t5","type":"response_item","payload":{"type":"ghost_snapshot","ghost_commit":{"id":"g"}}})" "\n"
       R"({"timestamp":"t6","type":"compacted","payload":{"message":"summary of the work"}})" "\n"
       R"({"timestamp":"t7","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]}})" "\n";
-  ImportResult r = f.import(f.dir.file("rollout.jsonl", rollout));
+  ImportResult r = f.import(f.dir.write("rollout.jsonl", rollout));
   ASSERT_EQ(r.sessions.size(), 1u) << warnings_text(r);
   EXPECT_TRUE(r.warnings.empty()) << warnings_text(r);
   std::vector<Node> all = f.nodes("s-codex");
@@ -404,7 +384,7 @@ TEST(FormatsOpenAI, MiniSweTrajectory) {
 
 TEST(FormatsOpenAI, SyntheticToolCalls) {
   Fixture f;
-  std::string path = f.dir.file("chat.json", R"({"model":"gpt-x","messages":[
+  std::string path = f.dir.write("chat.json", R"({"model":"gpt-x","messages":[
   {"role":"system","content":"you are terse"},
   {"role":"user","content":[{"type":"text","text":"what is here?"},{"type":"image_url","image_url":{"url":"data:image/jpeg;base64,/9j/4AAQ"}}]},
   {"role":"assistant","content":null,"tool_calls":[
@@ -440,7 +420,7 @@ TEST(FormatsOpenAI, SyntheticToolCalls) {
 
 TEST(FormatsAnthropic, SyntheticToolUseAndResult) {
   Fixture f;
-  std::string path = f.dir.file("cline.json", R"([
+  std::string path = f.dir.write("cline.json", R"([
   {"role":"user","content":[{"type":"text","text":"read it"}]},
   {"role":"assistant","content":[{"type":"thinking","thinking":"hmm","signature":"sig"},
      {"type":"text","text":"reading","cache_control":{"type":"ephemeral"}},
@@ -472,7 +452,7 @@ TEST(FormatsAnthropic, SyntheticToolUseAndResult) {
 
 TEST(FormatsAnthropic, MalformedDocumentWarnsWithLine) {
   Fixture f;
-  std::string path = f.dir.file("broken.json", "[\n  {\"role\":\"user\",\"content\":\"a\"},\n  {\"role\":\"assistant\" \"content\":\"b\"}\n]\n");
+  std::string path = f.dir.write("broken.json", "[\n  {\"role\":\"user\",\"content\":\"a\"},\n  {\"role\":\"assistant\" \"content\":\"b\"}\n]\n");
   ImportResult r = f.import(path, "anthropic");
   ASSERT_EQ(r.warnings.size(), 1u) << warnings_text(r);
   EXPECT_EQ(r.warnings[0].code, "document.malformed");
@@ -484,7 +464,7 @@ TEST(FormatsAnthropic, MalformedDocumentWarnsWithLine) {
 TEST(FormatsAnthropic, DeepNestingIsRefusedWithoutCrash) {
   Fixture f;
   std::string deep = "[{\"role\":\"user\",\"content\":" + std::string(100000, '[') + std::string(100000, ']') + "}]";
-  ImportResult r = f.import(f.dir.file("deep.json", deep), "anthropic");
+  ImportResult r = f.import(f.dir.write("deep.json", deep), "anthropic");
   EXPECT_EQ(count_code(r, "document.too_deep"), 1);
 }
 
@@ -530,7 +510,7 @@ TEST(FormatsOpenHands, ParallelCallsOfOneResponseFormOneNode) {
   std::string mr = R"({"id":"resp1","model":"m","choices":[{"message":{"role":"assistant","content":"two",
      "tool_calls":[{"id":"t1","type":"function","function":{"name":"run","arguments":"{\"c\":1}"}},
                    {"id":"t2","type":"function","function":{"name":"run","arguments":"{\"c\":2}"}}]}}],"usage":{"total_tokens":9}})";
-  std::string path = f.dir.file("oh.json", "[{\"id\":1,\"source\":\"user\",\"action\":\"message\",\"args\":{\"content\":\"go\"}},"
+  std::string path = f.dir.write("oh.json", "[{\"id\":1,\"source\":\"user\",\"action\":\"message\",\"args\":{\"content\":\"go\"}},"
       "{\"id\":2,\"source\":\"agent\",\"action\":\"run\",\"args\":{},\"tool_call_metadata\":{\"tool_call_id\":\"t1\",\"model_response\":" + mr + "}},"
       "{\"id\":3,\"source\":\"agent\",\"observation\":\"run\",\"content\":\"one\",\"cause\":2,\"tool_call_metadata\":{\"tool_call_id\":\"t1\",\"model_response\":" + mr + "}},"
       "{\"id\":4,\"source\":\"agent\",\"action\":\"run\",\"args\":{},\"tool_call_metadata\":{\"tool_call_id\":\"t2\",\"model_response\":" + mr + "}},"
@@ -554,7 +534,7 @@ TEST(FormatsOpenHands, ParallelCallsOfOneResponseFormOneNode) {
 
 TEST(FormatsCtxfold, CanonicalNodesKeepIdsAndChain) {
   Fixture f;
-  std::string path = f.dir.file("export.jsonl",
+  std::string path = f.dir.write("export.jsonl",
       R"({"schema":"ctxfold.session/1","id":"cs","kind":"main","metadata":{"title":"t"}})" "\n"
       R"({"id":"u1","session":"cs","seq":1,"predecessor":null,"kind":"message","role":"user","content":[{"type":"text","text":"hi"}],"metadata":{}})" "\n"
       R"({"id":"a1","session":"cs","seq":2,"predecessor":"u1","kind":"message","role":"assistant","content":[{"type":"text","text":"yo"}],"metadata":{}})" "\n"

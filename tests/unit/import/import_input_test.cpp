@@ -13,33 +13,14 @@
 #include "import/import.hpp"
 #include "session/open.hpp"
 #include "store/store.hpp"
+#include "temp_dir.hpp"
 
 namespace ctxfold {
 namespace {
 
 namespace fs = std::filesystem;
 
-class Dir {
- public:
-  Dir() {
-    std::string tmpl = (fs::temp_directory_path() / "ctxfold-input-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~Dir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string write(const std::string& name, const std::string& content) const {
-    std::string p = path_ + "/" + name;
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-  }
-  std::string path(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using Dir = TempDir;
 
 /// A third line with a field of a type the client never writes there, and what the import
 /// says and keeps of it.

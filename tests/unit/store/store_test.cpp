@@ -36,6 +36,15 @@ class StoreTest : public ::testing::Test {
     return n;
   }
 
+  /// Session s1 with one user message "a" ("u1") as HEAD; returns that node as appended (its seq set).
+  static Node start_s1(Store& s) {
+    s.create_session(SessionInfo{"s1"});
+    Node a = msg("a", "s1", std::nullopt, "user", "u1");
+    s.append(a);
+    s.move_head("s1", "a", "append");
+    return a;
+  }
+
   std::string read_bytes(const std::string& p) {
     std::ifstream in(p, std::ios::binary);
     std::stringstream ss;
@@ -83,10 +92,7 @@ TEST_F(StoreTest, DuplicateAndConflictAreNotWritten) {
 
 TEST_F(StoreTest, HeadIsTheNewestRecordedMoveAndAsOfReadsThePast) {
   Store s = open_store(path_, Store::Mode::read_write);
-  s.create_session(SessionInfo{"s1"});
-  Node a = msg("a", "s1", std::nullopt, "user", "u1");
-  s.append(a);
-  s.move_head("s1", "a", "append");
+  const Node a = start_s1(s);
   Node b = msg("b", "s1", std::string("a"), "assistant", "a1");
   s.append(b);
   s.move_head("s1", "b", "append");
@@ -122,10 +128,7 @@ TEST_F(StoreTest, SummaryCoversAreStoredInOrder) {
 TEST_F(StoreTest, ReadOnlyOpenNeverChangesTheFile) {
   {
     Store s = open_store(path_, Store::Mode::read_write);
-    s.create_session(SessionInfo{"s1"});
-    Node a = msg("a", "s1", std::nullopt, "user", "u1");
-    s.append(a);
-    s.move_head("s1", "a", "append");
+    start_s1(s);
     s.db().exec("PRAGMA wal_checkpoint(TRUNCATE)");
   }
   std::string before = read_bytes(path_);
@@ -179,10 +182,7 @@ TEST_F(StoreTest, ResolveSessionPrefersOnlyThenNewestMain) {
 // writes"): what a writer commits after the open is not seen, so no check reads half of a write.
 TEST_F(StoreTest, ReadOnlyStoreReadsOneSnapshot) {
   Store w = open_store(path_, Store::Mode::read_write);
-  w.create_session(SessionInfo{"s1"});
-  Node a = msg("a", "s1", std::nullopt, "user", "u1");
-  w.append(a);
-  w.move_head("s1", "a", "append");
+  start_s1(w);
   Store r = open_store(path_, Store::Mode::read_only);
   const std::int64_t seen = r.max_seq();
   {
