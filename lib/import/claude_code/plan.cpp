@@ -266,12 +266,13 @@ void Importer::inject_worker_reminders() {
   };
   std::unordered_map<int, int> tail;  // splice point -> the last reminder spliced after it
   for (const auto& w : workers) {
-    std::ifstream in(w, std::ios::binary);
-    std::string text;
-    std::int64_t lineno = 0;
-    while (std::getline(in, text)) {
-      ++lineno;
-      Json v = Json::parse(text, nullptr, false);
+    // Read with the record limit like every other file: the worker's own import reports its
+    // bad lines, so this second read warns about nothing.
+    JsonlReader in(w, {}, {}, sink_.max_record_bytes());
+    JsonlRecord rec;
+    while (in.next(rec)) {
+      const std::int64_t lineno = rec.line;
+      Json& v = rec.value;
       if (!v.is_object() || str_at(v, "type") != "user") continue;
       auto meta = v.find("isMeta");
       if (meta == v.end() || !meta->is_boolean() || !meta->get<bool>()) continue;

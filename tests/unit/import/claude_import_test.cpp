@@ -331,6 +331,40 @@ TEST_F(ClaudeImportTest, AutoCompactionFullSession) {
   }
 }
 
+// The compaction worker's file is read with the record limit like every other file: a reminder
+// line longer than the limit is not spliced into the main chain (the worker's own import skips
+// and reports it, line.too_long), and one within the limit is.
+TEST_F(ClaudeImportTest, CompactionWorkerLinesObeyTheRecordLimit) {
+  auto line = [](const char* type, const char* uuid, const char* parent, Json content, bool meta = false) {
+    Json j{{"type", type}, {"uuid", uuid}, {"sessionId", "S"}, {"timestamp", "2026-01-01T00:00:00Z"},
+           {"message", {{"role", type}, {"content", std::move(content)}}}};
+    j["parentUuid"] = parent ? Json(parent) : Json(nullptr);
+    if (meta) j["isMeta"] = true;
+    return j;
+  };
+  const std::string main = write("S.jsonl", {line("user", "u1", nullptr, "hello"),
+                                             line("assistant", "a1", "u1", Json::array({{{"type", "text"}, {"text", "hi"}}})),
+                                             line("user", "u2", "a1", "next")});
+  write("S/subagents/agent-acompact-abc.jsonl",
+        {line("user", "r-short", "a1", "<system-reminder>short</system-reminder>", true),
+         line("user", "r-long", "u2", "<system-reminder>" + std::string(4000, 'x') + "</system-reminder>", true)});
+  ImportResult res;
+  {
+    Txn txn(store_->db());
+    std::vector<std::string> files{main};
+    for (const auto& f : claude_code_subagent_files(main)) files.push_back(f);
+    for (const auto& f : files) {
+      ImportSink sink(*store_, res, f);
+      sink.set_max_record_bytes(2048);
+      import_claude_code(f, sink);
+    }
+    txn.commit();
+  }
+  EXPECT_TRUE(store_->node("r-short~main"));
+  EXPECT_FALSE(store_->node("r-long~main"));
+  EXPECT_EQ(codes(res)["line.too_long"], 1);
+}
+
 // The auto-compaction worker replays 13 <system-reminder> records (hook output) that the main file
 // never wrote; each is spliced into the main chain after the record it followed, and the chain
 // continues from it.
