@@ -80,6 +80,7 @@ struct Prior {
   std::map<std::string, Ordered> sections;  // headings of another layout, kept item by item
   std::vector<std::string> section_order;
   std::map<std::string, std::int64_t> tools;
+  Ordered identifiers, focus;
   std::size_t left_out = 0;
 };
 
@@ -118,7 +119,7 @@ void merge_item(const std::string& heading, std::string c, Prior& p) {
         count = 0;
       }
     }
-    if (count > 0) p.tools[c.substr(0, colon)] += count;
+    if (count > 0 && c.front() != '(') p.tools[c.substr(0, colon)] += count;  // "(N other tools): M" is not a tool
   } else if (heading == kFiles) {
     for (std::string_view pre : {"Root: ", "Read: ", "Mentioned: "})
       if (starts_with(c, pre)) {
@@ -129,6 +130,10 @@ void merge_item(const std::string& heading, std::string c, Prior& p) {
         c = c.substr(pre.size());
       }
     for_each_grouped_path(c, [&](std::string path) { p.files.add(std::move(path)); });
+  } else if (heading == kIdents) {
+    p.identifiers.add(std::move(c));
+  } else if (heading == kFocus) {
+    p.focus.add(std::move(c));
   } else if (heading == kLeftOut) {
     p.left_out += leading_count(c);
   } else if (heading == kState) {
@@ -333,6 +338,7 @@ std::vector<std::string> state_lines(Doc& d, Caps caps) {
   std::vector<std::string> out;
   if (h.turns.empty() && h.calls.empty()) return d.prior.state;
   std::size_t n_tasks = d.prior.tasks.size() + h.turns.size();
+  if (!d.prior.tasks.empty() && h.turns.front().request.empty() && n_tasks > 1) --n_tasks;  // joined to the last
   if (!h.turns.empty() && !h.turns.back().completed)
     out.push_back(fmt::format("In progress: task {} ({})", n_tasks,
                               h.turns.back().request.empty() ? std::string("continued from before this history")
@@ -451,8 +457,10 @@ std::vector<std::string> identifier_items(const Doc& d) {
   for (const auto& c : d.h.calls)
     for (const auto& p : c.paths) paths.insert(p), paths.insert(d.rel(p));
   for (const auto& p : d.h.prose_paths) paths.insert(p);
-  std::vector<std::string> out;
+  std::vector<std::string> out = d.prior.identifiers.items;
+  std::set<std::string> seen(out.begin(), out.end());
   for (const auto& id : d.h.identifiers) {
+    if (seen.count(id)) continue;
     if (paths.count(id) || id.front() == '<') continue;  // a listed path; markup
     bool marked = id.find_first_of("_.:/(?<#-0123456789") != std::string::npos ||
                   std::any_of(id.begin() + 1, id.end(), [](char ch) { return ch >= 'A' && ch <= 'Z'; });
@@ -487,9 +495,20 @@ std::string tasks_text(Doc& d, Caps caps, std::size_t keep) {
   }
   for (const auto& t : d.h.turns) {
     if (t.request.empty() && t.calls.empty() && t.outcome.empty()) continue;
+    std::vector<std::string> lines = turn_lines(t, d, caps);
+    if (t.request.empty() && &t == &d.h.turns.front() && !all.empty()) {
+      // The history continues the earlier summary's last task (a chunk of one long turn): its
+      // lines join that task, whose "not finished" outcome they supersede.
+      auto& prev = all.back().lines;
+      prev.erase(std::remove_if(prev.begin(), prev.end(),
+                                [](const std::string& l) { return starts_with(l, "Outcome: not finished"); }),
+                 prev.end());
+      prev.insert(prev.end(), lines.begin(), lines.end());
+      continue;
+    }
     all.push_back({t.request.empty() ? std::string("(a request made before this history)")
                                      : shorten(t.request, std::max<std::size_t>(caps.text * 2, 200)),
-                   turn_lines(t, d, caps)});
+                   std::move(lines)});
   }
   std::string out;
   std::size_t skipped = 0;
@@ -504,6 +523,11 @@ std::string tasks_text(Doc& d, Caps caps, std::size_t keep) {
       skipped = 0;
     }
     out += fmt::format("### {}. {}\n", i + 1, all[i].title);
+    // At the tightest level only the three newest tasks keep their lines: the others their request.
+    if (caps.list == 0 && i + 3 < all.size()) {
+      d.left_out += all[i].lines.size();
+      continue;
+    }
     for (const auto& l : all[i].lines) out += "- " + l + "\n";
   }
   return out;
@@ -516,8 +540,9 @@ std::string render(Doc& d, Caps caps, std::size_t keep_tasks) {
   std::string tasks = tasks_text(d, caps, keep_tasks);
   if (!tasks.empty()) out += "## " + std::string(kTasks) + "\n" + tasks;
   emit(out, kState, state_lines(d, caps));
-  if (!d.h.focus.empty()) {
+  if (!d.h.focus.empty() || !d.prior.focus.items.empty()) {
     std::vector<std::string> f;
+    for (const auto& l : d.prior.focus.items) f.push_back(shorten(l, caps.text));
     for (const auto& l : d.h.focus) f.push_back(shorten(l, caps.text));
     std::size_t cap = std::max<std::size_t>(caps.list, 2);
     if (f.size() > cap) d.left_out += f.size() - cap, f.erase(f.begin(), f.end() - static_cast<std::ptrdiff_t>(cap));
@@ -545,12 +570,19 @@ std::string render(Doc& d, Caps caps, std::size_t keep_tasks) {
   std::vector<std::pair<std::string, std::int64_t>> t(tools.begin(), tools.end());
   std::stable_sort(t.begin(), t.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::vector<std::string> tl;
-  for (const auto& [name, n] : t) tl.push_back(fmt::format("{}: {}", name, n));
+  const std::size_t tool_cap = std::max<std::size_t>(caps.list * 2, 3);
+  for (const auto& [name, n] : t)
+    if (tl.size() < tool_cap) tl.push_back(fmt::format("{}: {}", name, n));
+  if (t.size() > tl.size()) {
+    std::int64_t rest = 0;
+    for (std::size_t i = tl.size(); i < t.size(); ++i) rest += t[i].second;
+    tl.push_back(fmt::format("({} other tools): {}", t.size() - tl.size(), rest));
+  }
   emit(out, kTools, tl);
   if (d.left_out > 0)
     emit(out, kLeftOut,
-         {fmt::format("{} items not listed here: `ctxfold grep TEXT` finds any of them in the covered turns, "
-                      "`ctxfold expand ID` (this summary's id) shows those turns whole",
+         {fmt::format("{} items not listed here: `ctxfold grep TEXT` finds any of them in the covered turns; "
+                      "`ctxfold expand` with this summary's id shows those turns whole",
                       d.left_out)});
   return out;
 }

@@ -19,7 +19,7 @@ namespace ctxfold {
 ///   "## Files"          Root, then the other real paths (tool arguments, paths in user or
 ///                       assistant text), grouped by folder
 ///   "## Identifiers"    `backticked` names and URLs of user or assistant text
-///   "## Tools used"     calls per tool name
+///   "## Tools used"     calls per tool name, most used first (bounded; the rest counted)
 ///   "## Left out"       how many items the bounded lists left out, and the grep/expand commands
 /// Every list is bounded; the most detailed of fourteen levels (statements shorten first, then lists) that fits the budget —
 /// min(max_output_tokens, half the input) in bytes/4 tokens — is written, then, if none fits, the

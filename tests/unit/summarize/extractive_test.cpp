@@ -169,6 +169,8 @@ TEST(Extractive, MergesAPreviousSummaryInPlace) {
   EXPECT_NE(merged.find("now deploy with make deploy"), std::string::npos);
   // No duplicated headings; the earlier tasks come first.
   EXPECT_EQ(merged.find("## Tasks"), merged.rfind("## Tasks"));
+  EXPECT_EQ(merged.find("## Identifiers"), merged.rfind("## Identifiers")) << merged;
+  EXPECT_NE(merged.find("CompactCliOptions"), std::string::npos) << merged;
   EXPECT_LT(merged.find("### 1. Please add a --dry-run flag"), merged.find("### 3. now deploy with make deploy")) << merged;
   // Tool counts add up.
   EXPECT_NE(merged.find("Bash: 2"), std::string::npos);

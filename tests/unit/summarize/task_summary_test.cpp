@@ -155,7 +155,7 @@ TEST(TaskSummary, BoundedListsCountWhatIsLeftOutAndSayHowToRecallIt) {
   EXPECT_NE(s.find(" more)"), std::string::npos) << s;
   EXPECT_NE(s.find("## Left out\n- "), std::string::npos) << s;
   EXPECT_NE(s.find("`ctxfold grep TEXT`"), std::string::npos) << s;
-  EXPECT_NE(s.find("`ctxfold expand ID`"), std::string::npos) << s;
+  EXPECT_NE(s.find("`ctxfold expand` with this summary's id"), std::string::npos) << s;
   EXPECT_EQ(ex.summarize(req).text, s);  // deterministic
 }
 
@@ -180,6 +180,30 @@ TEST(TaskSummary, APreviousSummaryKeepsItsTasksAndGivesUpItsState) {
   EXPECT_EQ(s.find("Regenerate the man page"), std::string::npos) << s;  // the old plan is stale
   EXPECT_NE(s.find("- Next step (the agent's last statement): Version bumped to 2.\n"), std::string::npos) << s;
   EXPECT_EQ(s.find("## Current state"), s.rfind("## Current state")) << s;
+}
+
+// A long turn summarized in chunks (rolling carries the summary so far into the next chunk): the
+// next chunk's continuation joins the task it continues instead of opening a nameless one.
+TEST(TaskSummary, AChunkThatContinuesATurnJoinsItsTask) {
+  Builder a;
+  a.user("migrate the store to SQLite");
+  a.calls("Reading the store.", call("R", "Read", Json{{"file_path", "/w/p/store.py"}}));
+  a.answers(result("R", "class Store: ..."));
+  Builder b;
+  b.calls("Rewriting it.", call("E", "Edit", Json{{"file_path", "/w/p/store.py"}, {"old_string", "a"}, {"new_string", "b"}}));
+  b.answers(result("E", "ok"));
+  b.says("The store now uses SQLite.");
+  ExtractiveSummarizer ex;
+  SummaryRequest first;
+  first.transcript = a.transcript();
+  SummaryRequest second;
+  second.previous_summary = ex.summarize(first).text;
+  second.transcript = b.transcript();
+  const std::string s = ex.summarize(second).text;
+  EXPECT_NE(s.find("### 1. migrate the store to SQLite\n"), std::string::npos) << s;
+  EXPECT_EQ(s.find("### 2."), std::string::npos) << s;
+  EXPECT_EQ(s.find("not finished"), std::string::npos) << s;
+  EXPECT_NE(s.find("- Edited: /w/p/store.py (Edit)\n- Outcome: The store now uses SQLite.\n"), std::string::npos) << s;
 }
 
 TEST(TaskSummary, CommitMessagesAndErrorKeys) {
