@@ -164,6 +164,51 @@ void scan_paths_and_urls(std::string_view line, const std::function<void(std::st
   }
 }
 
+void scan_prose_paths(std::string_view line, const std::function<void(std::string_view)>& on_path,
+                      const std::function<void(std::string_view)>& on_url) {
+  scan_paths_and_urls(
+      line,
+      [&](std::string_view p) {
+        const std::size_t at = static_cast<std::size_t>(p.data() - line.data());
+        if (at > 0 && line[at - 1] == '<') return;  // </span>, <a/b>: markup
+        if (starts_with(p, "/dev/") || starts_with(p, "/proc/") || p == "/dev") return;
+        if (p.front() == '/' && p.find('/', 1) == std::string_view::npos && !has_known_extension(p)) return;
+        if (p.find('*') != std::string_view::npos) return;
+        on_path(p);
+      },
+      on_url);
+}
+
+void tool_argument_paths(const Json& input, const std::function<void(std::string_view)>& on_path) {
+  if (!input.is_object()) return;
+  for (const char* key : {"file_path", "path", "notebook_path", "filePath", "file", "filename", "absolute_path",
+                          "dir_path", "directory"}) {
+    auto it = input.find(key);
+    if (it == input.end() || !it->is_string()) continue;
+    const std::string& v = it->get_ref<const std::string&>();
+    if (!v.empty() && v.size() <= 400 && v.find('*') == std::string::npos && v.find('\n') == std::string::npos)
+      on_path(v);
+  }
+  // Codex apply_patch: the patch text is the input ("input", or {"raw"} when it was not JSON).
+  for (const char* key : {"input", "patch", "raw"}) {
+    auto it = input.find(key);
+    if (it == input.end() || !it->is_string()) continue;
+    std::string_view t = it->get_ref<const std::string&>();
+    if (t.find("*** Begin Patch") == std::string_view::npos) continue;
+    std::size_t pos = 0;
+    while (pos < t.size()) {
+      std::size_t nl = t.find('\n', pos);
+      if (nl == std::string_view::npos) nl = t.size();
+      std::string_view l = t.substr(pos, nl - pos);
+      pos = nl + 1;
+      for (std::string_view p : {"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "})
+        if (starts_with(l, p) && l.size() > p.size()) on_path(l.substr(p.size()));
+    }
+  }
+  const std::string cmd = tool_command(input);
+  if (!cmd.empty()) scan_prose_paths(cmd, on_path, [](std::string_view) {});
+}
+
 bool is_error_line(std::string_view line) {
   std::string l = lower(line.substr(0, 400));
   static const char* markers[] = {"error", "failed", "failure", "exception", "traceback", "fatal", "panic",

@@ -29,6 +29,20 @@ using IdentSink = std::function<void(const char* kind, std::string value)>;
 void scan_paths_and_urls(std::string_view line, const std::function<void(std::string_view)>& on_path,
                          const std::function<void(std::string_view)>& on_url);
 
+/// The file paths a tool call's input names as arguments — the paths a summary may list as real
+/// (docs/strategies.md "The extractive summary"): path-valued inputs ("file_path", "path",
+/// "notebook_path", "filePath", "file", "filename", "absolute_path", "dir_path", "directory"), the
+/// files of a Codex apply_patch ("*** Add File: P", "*** Update File: P", "*** Delete File: P",
+/// "*** Move to: P"), and the paths scan_prose_paths finds in its command. A glob pattern ("*")
+/// is not a path; file contents (Write "content", Edit strings) are never scanned.
+void tool_argument_paths(const Json& input, const std::function<void(std::string_view)>& on_path);
+
+/// scan_paths_and_urls for prose and commands, without what only looks like a path: a token right
+/// after '<' (markup: "</span>"), a rooted path of one component without a file extension ("/api",
+/// "/div"), and device or process paths ("/dev/null", "/proc/self").
+void scan_prose_paths(std::string_view line, const std::function<void(std::string_view)>& on_path,
+                      const std::function<void(std::string_view)>& on_url);
+
 /// True for a line reporting an error or failure (English markers: error, failed, exception,
 /// traceback, not found, denied, exit code, ...; the first 400 bytes are read).
 bool is_error_line(std::string_view line);

@@ -10,8 +10,8 @@
 namespace ctxfold {
 
 /// Prompt versions of the lcm summarizer calls (share/prompts/NAME.txt).
-inline constexpr const char* kLcmLeafPrompt = "lcm-leaf-v1";
-inline constexpr const char* kLcmCondensePrompt = "lcm-condense-v1";
+inline constexpr const char* kLcmLeafPrompt = "lcm-leaf-v2";
+inline constexpr const char* kLcmCondensePrompt = "lcm-condense-v2";
 
 /// Settings of the lcm strategy: the shared ones with rolling's names and defaults
 /// (docs/strategies.md "Settings") plus the tree's shape.
@@ -56,10 +56,10 @@ void validate_lcm_options(const LcmOptions& opts);
 ///     budget; a longer last turn is cut between its steps (docs/strategies.md "Triggers and the
 ///     tail").
 ///  3. compact/start is committed; the evicted units are packed in order into chunks of at most
-///     leaf_chunk_tokens and each chunk is summarized into a leaf (prompt lcm-leaf-v1) covering
+///     leaf_chunk_tokens and each chunk is summarized into a leaf (prompt lcm-leaf-v2) covering
 ///     its exact chain segment (covers_ids, events included). Then every level of the frontier
 ///     holding `fanout` adjacent siblings is condensed, oldest first, into a parent (prompt
-///     lcm-condense-v1) whose covers_ids is the concatenation of its children's and whose
+///     lcm-condense-v2) whose covers_ids is the concatenation of its children's and whose
 ///     metadata holds "children" and "depth" (children's depth + 1); children are kept.
 ///  4. a summary not smaller than its source (a leaf's covered rows, a parent's children) is
 ///     retried once with half the output limit, then stored as a short source pointer (metadata

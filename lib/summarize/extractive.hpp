@@ -6,31 +6,28 @@
 
 namespace ctxfold {
 
-/// The built-in summarizer (docs/strategies.md "Summarizers"): offline, deterministic, no model. It
-/// extracts from the previous summary and the transcript (summarize/transcript.hpp layout) what a
-/// resuming agent needs and writes it as short bullet lists under fixed headings:
-///   "## User requests"   every user message, whitespace collapsed, each shortened
-///   "## Files"           file paths mentioned anywhere
-///   "## Commands"        shell commands from tool calls ("command"/"cmd" inputs) and "$ " lines
-///   "## Errors"          lines that report an error or failure
-///   "## Decisions and progress"  the opening line of each assistant reply
-///   "## Identifiers"     `backticked` names and URLs
-///   "## Focus"           lines matching --instructions words (only with instructions)
-///   "## Tools used"      calls per tool name
-/// A previous summary in this layout is merged item by item (duplicates dropped); one in another
-/// layout (an imported or LLM summary) is kept as "## Earlier summary" lines. When the result
-/// exceeds its budget — min(max_output_tokens, half the input) in bytes/4 tokens — file paths
-/// and commands are kept first (they take at most 60% of the budget when the prose needs the
-/// rest): paths are grouped by folder ("dir/{a.cpp, b.hpp}"), and the least salient go first
-/// (commands shortened to 200 bytes, then paths only mentioned in tool output, then the oldest;
-/// a path a tool call names or a command run weighs 3 mentions). The prose then shortens its
-/// longest items to 200 bytes, drops the oldest items but keeps each section's newest and the
-/// first and latest user request (so a condensation keeps every child's latest request and
-/// newest decisions), then drops whole sections, largest first, and the requests last, the
-/// newest kept. Identifiers already listed as a file or
-/// command are not repeated. The output is always strictly smaller
-/// than previous_summary + transcript. Throws Error(environment,"summarizer.empty") when both
-/// are empty.
+/// The built-in summarizer (docs/strategies.md "The extractive summary"): offline, deterministic
+/// (same input, same bytes), no model. It reads the transcript (summarize/transcript.hpp layout;
+/// "[harness CLASS]" text is never a request) into turns, one per real user request
+/// (summarize/history.hpp), and writes, under fixed headings:
+///   "## Tasks"          "### N. <request>" then Created/Edited (file and tool), Ran (command and
+///                       status), Errors (line, call, resolved later | unresolved), Committed (git
+///                       commit messages) and Outcome (the turn's last statement, shortened)
+///   "## Current state"  In progress, Plan (last TodoWrite / update_plan), Edited since the last
+///                       commit, Unresolved errors, Last action, Next step
+///   "## Focus"          lines matching --instructions words (only with instructions)
+///   "## Files"          Root, then the other real paths (tool arguments, paths in user or
+///                       assistant text), grouped by folder
+///   "## Identifiers"    `backticked` names and URLs of user or assistant text
+///   "## Tools used"     calls per tool name, most used first (bounded; the rest counted)
+///   "## Left out"       how many items the bounded lists left out, and the grep/expand commands
+/// Every list is bounded; the most detailed of fourteen levels (statements shorten first, then lists) that fits the budget —
+/// min(max_output_tokens, half the input) in bytes/4 tokens — is written, then, if none fits, the
+/// first task and the newest ones that fit. A previous summary (or lcm child summaries under
+/// "[summary ...]" headers) in this layout is merged: tasks carried over first, the newest current
+/// state kept; another layout's sections are kept item by item, prose as "## Earlier summary".
+/// The output is always strictly smaller than previous_summary + transcript. Throws
+/// Error(environment,"summarizer.empty") when both are empty.
 class ExtractiveSummarizer : public Summarizer {
  public:
   /// window: the input window reported to the chunker (tokens, local estimate).
@@ -41,8 +38,8 @@ class ExtractiveSummarizer : public Summarizer {
   std::string model() const override { return "extractive"; }
   std::int64_t window_tokens() const override { return window_; }
   /// It reads no context window, it scans: tool results and inputs are passed up to 64 KB and
-  /// 16 KB (head and tail kept beyond), so the names and commands in long outputs (listings,
-  /// build logs) reach the "## Files"/"## Commands" sections.
+  /// 16 KB (head and tail kept beyond), so a long input's path and command arguments and a long
+  /// result's exit status survive.
   TranscriptOptions transcript_options() const override { return extractive_transcript_options(); }
   static TranscriptOptions extractive_transcript_options() {
     TranscriptOptions t;

@@ -62,7 +62,7 @@ std::string summary_system_prompt(const SummaryRequest& req);
 /// that answered) or else the configured one, and the response's usage object when it has one.
 SummaryResult provider_result(std::string text, const Json& response, const std::string& configured_model);
 
-/// The user message share/prompts/rolling-v1.txt describes: <previous-summary> (omitted when
+/// The user message share/prompts/rolling-v2.txt describes: <previous-summary> (omitted when
 /// empty), <transcript>, then <instructions> (omitted when empty), each block on its own lines.
 /// A closing tag of these blocks inside the data is defused ("</transcript" -> "<\/transcript").
 std::string summary_user_message(const SummaryRequest& req);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "model/user_text.hpp"
 #include "tokens/estimate.hpp"
 #include "util/utf8.hpp"
 
@@ -38,6 +39,8 @@ std::string image_notice(const Json& b) {
   if (w > 0 && h > 0) return fmt::format("[image {}x{} omitted]", w, h);
   return "[image omitted]";
 }
+
+bool collapse_blank(const std::string& t) { return t.find_first_not_of(" \t\r\n") == std::string::npos; }
 
 std::size_t bytes_for(std::int64_t tokens) { return static_cast<std::size_t>(tokens > 0 ? tokens : 1) * 4; }
 
@@ -88,21 +91,41 @@ std::string node_transcript(const Node& n, const TranscriptOptions& opts) {
   else if (n.role == role::kSystem) label = "[system]";
   else label = "[user]";
 
+  // A user message's harness text (hook output, reminders, slash-command wrappers, isMeta
+  // records: model/user_text.hpp) goes under "[harness CLASS]", so no summarizer reads it as a
+  // request; the label switches back to "[user]" before a typed text that follows it.
+  const bool user = label == "[user]" && n.is_model_input();
+  const bool meta = user && classify_user_node(n) != UserTextClass::request;
+  std::string current = label;
+  auto text_piece = [&](std::string& body, const std::string& text) {
+    if (user && !collapse_blank(text)) {
+      UserTextClass c = classify_user_text(text);
+      if (meta && c == UserTextClass::request) c = classify_user_node(n);
+      std::string want = c == UserTextClass::request ? std::string("[user]")
+                                                     : fmt::format("[harness {}]", user_text_class_name(c));
+      if (want != current) {
+        if (body.empty()) label = want;
+        else append_line(body, want);
+        current = want;
+      }
+    }
+    append_line(body, text);
+  };
   std::string body;
   if (n.is_view()) {
     body = unframe_summary(node_text(n));
   } else if (n.content.is_string()) {
-    body = n.content.get<std::string>();
+    text_piece(body, n.content.get<std::string>());
   } else if (n.content.is_array()) {
     for (const auto& b : n.content) {
       if (b.is_string()) {
-        append_line(body, b.get<std::string>());
+        text_piece(body, b.get<std::string>());
         continue;
       }
       if (!b.is_object()) continue;
       std::string type = json_str(b, "type");
       if (type == "text") {
-        append_line(body, json_str(b, "text"));
+        text_piece(body, json_str(b, "text"));
       } else if (type == "image") {
         append_line(body, image_notice(b));
       } else if (type == "tool_use") {
@@ -114,6 +137,7 @@ std::string node_transcript(const Node& n, const TranscriptOptions& opts) {
         std::string text = result_text(b.contains("content") ? b["content"] : Json());
         append_line(body, fmt::format("[tool result id={}{}]", json_str(b, "tool_use_id"), err ? ", error" : ""));
         append_line(body, shorten_middle(text, bytes_for(opts.max_tool_result_tokens)));
+        current.clear();  // a text block after a result gets its own label
       } else if (type == "thinking" || type == "opaque" || type == "redacted_thinking") {
         continue;  // hidden or encrypted reasoning is never summarized
       } else {

@@ -617,7 +617,7 @@ TEST_F(RollingTest, SummaryNodeShapeAndProvenance) {
   EXPECT_EQ(s->metadata["origin"], "compact");
   EXPECT_EQ(s->metadata["compaction"], *res.compaction);
   EXPECT_EQ(s->metadata["provenance"]["summarizer"]["kind"], "extractive");
-  EXPECT_EQ(s->metadata["provenance"]["prompt_version"], "rolling-v1");
+  EXPECT_EQ(s->metadata["provenance"]["prompt_version"], "rolling-v2");
   EXPECT_EQ(s->metadata["provenance"]["input_digest"].get<std::string>().size(), 64u);
   EXPECT_EQ(s->metadata["provenance"]["parameters"]["instructions"], "keep the paths");
   std::string text = node_text(*s);

@@ -37,13 +37,15 @@ TEST(Extractive, KeepsRequestsPathsCommandsErrorsAndDecisions) {
   SummaryResult r = ex.summarize(req);
   const std::string& s = r.text;
   EXPECT_EQ(r.model, "extractive");
-  EXPECT_NE(s.find("Please add a --dry-run flag to cmd/compact.cpp"), std::string::npos) << s;
-  EXPECT_NE(s.find("Also run the tests with ctest -R rolling please."), std::string::npos);
-  EXPECT_NE(s.find("/work/main/cmd/compact.cpp"), std::string::npos);
-  EXPECT_NE(s.find("grep -n dry_run cmd/compact.cpp"), std::string::npos);
-  EXPECT_NE(s.find("ctest -R rolling --output-on-failure"), std::string::npos);
-  EXPECT_NE(s.find("No such file or directory"), std::string::npos);
-  EXPECT_NE(s.find("Decided to create the file instead"), std::string::npos);
+  EXPECT_NE(s.find("### 1. Please add a --dry-run flag to cmd/compact.cpp"), std::string::npos) << s;
+  EXPECT_NE(s.find("### 2. Also run the tests with ctest -R rolling please."), std::string::npos) << s;
+  EXPECT_NE(s.find("Created: /work/main/cmd/compact.cpp (Write)"), std::string::npos) << s;
+  EXPECT_NE(s.find("`grep -n dry_run cmd/compact.cpp` → failed"), std::string::npos) << s;
+  EXPECT_NE(s.find("`ctest -R rolling --output-on-failure` → ok"), std::string::npos) << s;
+  EXPECT_NE(s.find("grep: cmd/compact.cpp: No such file or directory"), std::string::npos) << s;
+  // The first turn ends on a tool call: its last statement is kept, marked unfinished.
+  EXPECT_NE(s.find("not finished in this history; last statement: Decided to create the file instead"),
+            std::string::npos) << s;
   EXPECT_NE(s.find("CompactCliOptions"), std::string::npos);
   EXPECT_NE(s.find("Bash: 2"), std::string::npos);
   EXPECT_LT(s.size(), req.transcript.size());
@@ -165,8 +167,11 @@ TEST(Extractive, MergesAPreviousSummaryInPlace) {
   std::string merged = ex.summarize(second).text;
   EXPECT_NE(merged.find("Please add a --dry-run flag"), std::string::npos);
   EXPECT_NE(merged.find("now deploy with make deploy"), std::string::npos);
-  // No duplicated headings.
-  EXPECT_EQ(merged.find("## User requests"), merged.rfind("## User requests"));
+  // No duplicated headings; the earlier tasks come first.
+  EXPECT_EQ(merged.find("## Tasks"), merged.rfind("## Tasks"));
+  EXPECT_EQ(merged.find("## Identifiers"), merged.rfind("## Identifiers")) << merged;
+  EXPECT_NE(merged.find("CompactCliOptions"), std::string::npos) << merged;
+  EXPECT_LT(merged.find("### 1. Please add a --dry-run flag"), merged.find("### 3. now deploy with make deploy")) << merged;
   // Tool counts add up.
   EXPECT_NE(merged.find("Bash: 2"), std::string::npos);
   // A prose summary (imported) is kept as earlier summary lines.
@@ -182,27 +187,30 @@ TEST(Extractive, GroupsPathsByFolderAndFoldsRelativeDuplicates) {
   ExtractiveSummarizer ex;
   SummaryRequest req;
   req.transcript =
-      "[assistant]\nEditing.\n"
-      "[tool call Edit id=T1] {\"file_path\":\"/home/u/p/lib/a.ex\"}\n"
-      "[tool call Edit id=T2] {\"file_path\":\"/home/u/p/lib/b.ex\"}\n\n"
-      "[tool result id=T2]\nlib/a.ex updated; see a.ex and README.md\n" + std::string(3000, ' ');
+      "[user]\nlook at lib/a.ex and README.md\n\n"
+      "[assistant]\nReading.\n"
+      "[tool call Read id=T1] {\"file_path\":\"/home/u/p/lib/a.ex\"}\n"
+      "[tool call Read id=T2] {\"file_path\":\"/home/u/p/lib/b.ex\"}\n\n"
+      "[tool result id=T2]\nlib/c.ex is mentioned only in tool output\n" + std::string(3000, ' ');
   std::string s = ex.summarize(req).text;
   EXPECT_NE(s.find("- /home/u/p/lib/{a.ex, b.ex}\n"), std::string::npos) << s;
-  EXPECT_EQ(s.find("- lib/a.ex\n"), std::string::npos) << s;  // folded into the absolute path
-  EXPECT_EQ(s.find("- a.ex\n"), std::string::npos) << s;
+  EXPECT_EQ(s.find("Root:"), std::string::npos) << s;  // two paths: not worth a root
+  EXPECT_EQ(s.find("- lib/a.ex\n"), std::string::npos) << s;  // the tail of a listed path
   EXPECT_NE(s.find("- README.md\n"), std::string::npos) << s;
+  EXPECT_EQ(s.find("c.ex"), std::string::npos) << s;  // tool output is not a source of real paths
   // A grouped line merges back path by path: a later summary adds c.ex to the same group.
   SummaryRequest next;
   next.previous_summary = s;
   next.transcript = "[assistant]\nMore.\n[tool call Read id=T3] {\"file_path\":\"/home/u/p/lib/c.ex\"}\n" +
                     std::string(3000, ' ');
   std::string merged = ex.summarize(next).text;
-  EXPECT_NE(merged.find("- /home/u/p/lib/{a.ex, b.ex, c.ex}\n"), std::string::npos) << merged;
+  EXPECT_NE(merged.find("/home/u/p/lib/c.ex"), std::string::npos) << merged;
+  EXPECT_NE(merged.find("a.ex, b.ex"), std::string::npos) << merged;
 }
 
 TEST(Extractive, OverBudgetKeepsPathsAndCommandsBeforeProse) {
   // 60 files and 30 commands, and much more prose than the budget: the identifiers survive.
-  std::string t;
+  std::string t = "[user]\nread the modules\n\n";
   for (int i = 0; i < 60; ++i) {
     t += "[assistant]\n" + std::string(300, 'p') + " step " + std::to_string(i) + "\n";
     t += "[tool call Read id=R" + std::to_string(i) + "] {\"file_path\":\"src/m" + std::to_string(i) + ".cpp\"}\n";
@@ -212,22 +220,44 @@ TEST(Extractive, OverBudgetKeepsPathsAndCommandsBeforeProse) {
   ExtractiveSummarizer ex;
   SummaryRequest req;
   req.transcript = t;
-  req.max_output_tokens = 400;  // 1600 bytes
+  // 2000 bytes: each command now carries its status ("`make t0` → no result"), ~12 bytes more
+  // than the bare command the earlier layout listed at 1600.
+  req.max_output_tokens = 500;
   std::string s = ex.summarize(req).text;
-  EXPECT_LE(s.size(), 1600u);
+  EXPECT_LE(s.size(), 2000u);
   int files = 0, cmds = 0;
   for (int i = 0; i < 60; ++i) {
     if (s.find("m" + std::to_string(i) + ".cpp") != std::string::npos) ++files;
-    if (i % 2 == 0 && s.find("make t" + std::to_string(i) + "\n") != std::string::npos) ++cmds;
+    if (i % 2 == 0 && s.find("`make t" + std::to_string(i) + "`") != std::string::npos) ++cmds;
   }
   EXPECT_EQ(files, 60) << s;
   EXPECT_EQ(cmds, 30) << s;
-  EXPECT_NE(s.find("## Decisions and progress"), std::string::npos) << s;  // prose keeps its share
+  EXPECT_NE(s.find("## Current state"), std::string::npos) << s;  // the prose keeps its place
+}
+
+TEST(Extractive, OnlyRealPathsAreListed) {
+  // Markup in a written file, device paths in a command, a shebang: none is a file of the history.
+  std::string t = "[user]\nfix the page in web/index.html\n\n[assistant]\nWriting it.\n"
+                  "[tool call Write id=W] {\"content\":\"#!/usr/bin/env bash\\n<div><span>x</span></div>\",\"file_path\":\"/w/web/index.html\"}\n"
+                  "[tool call Bash id=B] {\"command\":\"ls /nonexistent/dir 2>/dev/null\"}\n\n"
+                  "[tool result id=B, error]\nls: cannot access '/nonexistent/dir': No such file or directory\n"
+                  "/w/vendor/listed.css\n\n[assistant]\nDone: the page renders `<h1>` and the <span>x</span> tag.\n" +
+                  std::string(2000, ' ');
+  ExtractiveSummarizer ex;
+  SummaryRequest req;
+  req.transcript = t;
+  std::string s = ex.summarize(req).text;
+  EXPECT_NE(s.find("/w/web/index.html (Write)"), std::string::npos) << s;
+  // Commands and statements are quoted as they were; the lists hold only real paths and names.
+  const std::string lists = s.substr(s.find("## Files"));
+  EXPECT_NE(lists.find("- /nonexistent/dir\n"), std::string::npos) << s;  // a command's argument
+  for (const char* noise : {"/span", "/div", "/usr/bin/env", "/dev/null", "listed.css", "h1"})
+    EXPECT_EQ(lists.find(noise), std::string::npos) << noise << "\n" << s;
 }
 
 TEST(Extractive, LeastSalientIdentifiersGoFirst) {
-  // A long listing of files (mentioned once, in a tool result) against files the agent edited
-  // and commands it ran: under a tight budget the edited files and run commands stay.
+  // A long listing of files (in a tool result) against files the agent edited and commands it
+  // ran: the edited files and run commands are listed, the listing never is.
   std::string t = "[user]\nfix it\n\n[assistant]\nOn it.\n";
   for (int i = 0; i < 5; ++i)
     t += "[tool call Edit id=E" + std::to_string(i) + "] {\"file_path\":\"/w/src/edited" + std::to_string(i) + ".cpp\"}\n";
@@ -240,8 +270,8 @@ TEST(Extractive, LeastSalientIdentifiersGoFirst) {
   std::string s = ex.summarize(req).text;
   for (int i = 0; i < 5; ++i) EXPECT_NE(s.find("edited" + std::to_string(i) + ".cpp"), std::string::npos) << s;
   EXPECT_NE(s.find("ls /w/vendor"), std::string::npos) << s;
-  EXPECT_EQ(s.find("listed0.css"), std::string::npos) << s;  // the oldest listed name went first
-  EXPECT_NE(s.find("listed199.css"), std::string::npos) << s;
+  EXPECT_EQ(s.find("listed0.css"), std::string::npos) << s;
+  EXPECT_EQ(s.find("listed199.css"), std::string::npos) << s;
 }
 
 TEST(Extractive, ReadsLongerToolResultsThanAModel) {
@@ -316,7 +346,7 @@ TEST(CommandSummarizer, ReadsTheRequestOnStdinAndTheSummaryOnStdout) {
                       std::chrono::milliseconds(20000), 1000, env);
   SummaryRequest req;
   req.transcript = "hello";
-  EXPECT_EQ(c.summarize(req).text, "S:5:rolling-v1");
+  EXPECT_EQ(c.summarize(req).text, "S:5:rolling-v2");
   CommandSummarizer js("cat >/dev/null; echo '{\"summary\":\"from json\"}'", std::chrono::milliseconds(20000), 1000, env);
   EXPECT_EQ(js.summarize(req).text, "from json");
 }
