@@ -4,6 +4,7 @@
 #include "context.hpp"
 #include "forensics/fidelity.hpp"
 #include "render_warnings.hpp"
+#include "render/figures.hpp"
 #include "render/render.hpp"
 #include "forensics/request_table.hpp"
 
@@ -44,7 +45,9 @@ int run_tokens(Context& ctx, const TokensOptions& o) {
   RequestTable t = request_table(ctx.db(), session, o.min_growth);
   RenderOptions lean;
   lean.lean_metadata = true;  // the figure reads no stored source records
-  Rendered now = render_context(ctx.db(), session, lean);
+  // nor the content: HEAD's render as figures, a few tens of bytes an item
+  const RenderedFigures figs = render_figures(ctx.db(), session, lean);
+  const Rendered& now = figs.r;
   Json j = request_table_json(t, o.min_growth, now.tokens);
   if (!ctx.text) {
     emit(j);
