@@ -41,10 +41,13 @@ struct RenderedFigures {
 };
 
 /// render_context keeping figures (see RenderedFigures): ~40 bytes a plain item, plus, while the
-/// walk runs, each tool result whose edit call it has not met yet (its tool_use_id). Same errors
-/// as render_context. The edit results of the system prompt and notes inserted after the walk
-/// are counted as the oldest items' (exact unless those messages hold tool blocks).
-RenderedFigures render_figures(Store& store, const std::string& session, const RenderOptions& opts);
+/// walk runs and with `edits`, each tool result whose edit call it has not met yet (its
+/// tool_use_id). Same errors as render_context. The edit results of the system prompt and notes
+/// inserted after the walk are counted as the oldest items' (exact unless those messages hold
+/// tool blocks). edits=false: every ItemFigure::edits is 0 and r.tokens is figured as if the
+/// render held no edit result (for callers that read only the estimates).
+RenderedFigures render_figures(Store& store, const std::string& session, const RenderOptions& opts,
+                               bool edits = true);
 
 /// request_start (render/token_figure.hpp) over figures: the same index for the same items.
 std::size_t figure_request_start(const std::vector<ItemFigure>& figs, std::size_t i);

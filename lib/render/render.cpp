@@ -102,7 +102,7 @@ namespace {
 
 /// render_context's steps; with figs, render_figures' (figs->r is r).
 void render_into(Store& store, const std::string& session, const RenderOptions& opts, Rendered& r,
-                 RenderedFigures* figs_out) {
+                 RenderedFigures* figs_out, bool edits) {
   const ViewPolicy* policy = &view_policy(opts.strategy);
   r.session = session;
   r.strategy = opts.strategy;
@@ -118,7 +118,10 @@ void render_into(Store& store, const std::string& session, const RenderOptions& 
   resolve_head(store, session, opts, r);
   Views v = choose_views(store, session, opts, view);
   std::optional<FigureState> figs;
-  if (figs_out) figs.emplace();
+  if (figs_out) {
+    figs.emplace();
+    figs->edits = edits;
+  }
   const std::int64_t head_seq = walk_spine(store, opts, v, r, figs ? &*figs : nullptr);
   if (snap) draw_frames(store, opts, v.archive_folds, r);
   apply_system_prompt(store, session, opts, opts.head ? head_seq : opts.as_of, r);
@@ -138,13 +141,13 @@ void render_into(Store& store, const std::string& session, const RenderOptions& 
 
 Rendered render_context(Store& store, const std::string& session, const RenderOptions& opts) {
   Rendered r;
-  render_into(store, session, opts, r, nullptr);
+  render_into(store, session, opts, r, nullptr, false);
   return r;
 }
 
-RenderedFigures render_figures(Store& store, const std::string& session, const RenderOptions& opts) {
+RenderedFigures render_figures(Store& store, const std::string& session, const RenderOptions& opts, bool edits) {
   RenderedFigures f;
-  render_into(store, session, opts, f.r, &f);
+  render_into(store, session, opts, f.r, &f, edits);
   return f;
 }
 

@@ -49,6 +49,7 @@ struct FigureState {
   std::vector<std::string> names{""};                     ///< RenderedFigures::models
   std::unordered_map<std::string, std::uint16_t> models{{"", 0}};  ///< names by name
   std::string older_mid;                    ///< message_id of the last plain item figured
+  bool edits = true;                        ///< count edit results (render_figures' edits)
 
   /// Counts the edit results of one item's blocks (in their order) met newest first; slot names
   /// where its own count goes.

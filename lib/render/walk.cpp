@@ -52,6 +52,7 @@ void FigureState::credit(std::int64_t slot) {
 }
 
 void FigureState::count_edits(const Json& content, std::int64_t slot) {
+  if (!edits) return;
   // Forward, a result counts when an edit call with its id came before it (an earlier item, or an
   // earlier block of its own). Newest first: this item's edit calls credit the newer results
   // waiting for them; its results matched by its own earlier calls count now, the others wait.

@@ -209,6 +209,13 @@ int compare_table(Store& st, const std::string& session, const std::string& what
                     << " bytes4 " << a.bytes4 << "/" << b.bytes4 << " first " << a.first << "/" << b.first;
     }
   }
+  // The document written in pieces is the document.
+  std::string written;
+  write_request_table_json(t, 0, TokenFigure{}, [&](const std::string& piece) { written += piece; });
+  if (written != dump_json(request_table_json(t, 0, TokenFigure{}))) {
+    ++bad;
+    ADD_FAILURE() << what << ": write_request_table_json differs from request_table_json";
+  }
   for (const auto& p : t.pairs)
     if (p.edits != between[p.to]) {
       ++bad;
