@@ -3,6 +3,7 @@
 // lib/render): the view choice and the spine walk (walk.cpp), the frames and notes a render adds
 // (views.cpp), the reads and sections (sections.cpp).
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -41,7 +42,8 @@ struct Views {
 /// newest first: a result whose edit call the walk has not met yet waits in `pending` under its
 /// tool_use_id until the call's item is met (forward: the call comes first).
 struct FigureState {
-  std::vector<ItemFigure> figs_rev;
+  /// A deque: it grows without copying, and assign_figures frees it as it takes the figures out.
+  std::deque<ItemFigure> figs_rev;
   /// Slot of a waiting result: >= 0 an index into figs_rev, < 0 -(k+1) for full_ids[k].
   std::unordered_map<std::string, std::vector<std::int64_t>> pending;
   std::vector<std::string> full_ids;        ///< items kept whole that hold edit results

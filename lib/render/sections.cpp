@@ -138,14 +138,17 @@ void assign_figures(Store& store, const ViewPolicy& view, FigureState& fs, Rende
   for (std::size_t k = 0; k < fs.full_ids.size(); ++k) full_edits.emplace(fs.full_ids[k], fs.full_counts[k]);
 
   std::vector<Node> kept;
-  figures.reserve(fs.figs_rev.size() + r.items.size());
-  std::size_t next = fs.figs_rev.size();  // figs_rev is newest first: runs are taken from its end
+  std::size_t whole = 0;
+  for (const Node& n : r.items) whole += n.id.empty() ? 0 : 1;
+  figures.reserve(fs.figs_rev.size() + whole);
   std::string prev_mid;
   for (Node& n : r.items) {
     const bool first = figures.empty();
     if (n.id.empty()) {  // a run of plain items
-      for (std::int64_t c = 0; c < n.tokens && next > 0; ++c) {
-        ItemFigure f = fs.figs_rev[--next];
+      // figs_rev is newest first: a run is taken from its end, and what is taken is freed.
+      for (std::int64_t c = 0; c < n.tokens && !fs.figs_rev.empty(); ++c) {
+        ItemFigure f = fs.figs_rev.back();
+        fs.figs_rev.pop_back();
         if (c == 0 && !first && json_str(n.metadata, "oldest_mid") == prev_mid) f.flags |= ItemFigure::kSameMessageId;
         figures.push_back(f);
       }
