@@ -182,7 +182,7 @@ struct SpineWalk {
   std::vector<RenderedFold> folds_rev;
   std::vector<Node> rev;
   FigureState* figs = nullptr;  ///< render_figures
-  std::unordered_set<std::string> visited;
+  std::unordered_set<std::int64_t> visited;  ///< seqs of the nodes walked
   bool summary_admitted = false, summary_jumped = false;
   std::optional<std::string> cur;
 
@@ -251,7 +251,10 @@ void SpineWalk::push_figure(Node& n) {
 /// The node `id` the walk steps onto, or nullopt (with a kPartialHistory warning) when the walk
 /// must stop: a cycle, a walk longer than the database, a missing predecessor.
 std::optional<Node> SpineWalk::enter(const std::string& id) {
-  if (!visited.insert(id).second) {
+  // Visited nodes are kept by seq (unique per database): 8 bytes a node, not its id.
+  auto n = store.node(id, false);
+  const bool exists = n && n->seq <= opts.as_of;
+  if (exists && !visited.insert(n->seq).second) {
     r.warnings.push_back(
         fmt::format("{}predecessor cycle at node '{}': the walk stopped there", kPartialHistory, id));
     return std::nullopt;
@@ -260,8 +263,7 @@ std::optional<Node> SpineWalk::enter(const std::string& id) {
     r.warnings.push_back(fmt::format("{}the walk exceeded the database's node count and stopped", kPartialHistory));
     return std::nullopt;
   }
-  auto n = store.node(id, false);
-  if (!n || n->seq > opts.as_of) {
+  if (!exists) {
     r.warnings.push_back(
         fmt::format("{}predecessor '{}' does not exist: the walk stopped there", kPartialHistory, id));
     return std::nullopt;
