@@ -4,6 +4,7 @@
 #include "context.hpp"
 #include "forensics/fidelity.hpp"
 #include "render_warnings.hpp"
+#include "render/figures.hpp"
 #include "render/render.hpp"
 #include "forensics/request_table.hpp"
 
@@ -44,20 +45,25 @@ int run_tokens(Context& ctx, const TokensOptions& o) {
   RequestTable t = request_table(ctx.db(), session, o.min_growth);
   RenderOptions lean;
   lean.lean_metadata = true;  // the figure reads no stored source records
-  Rendered now = render_context(ctx.db(), session, lean);
-  Json j = request_table_json(t, o.min_growth, now.tokens);
+  // nor the content: HEAD's render as figures, a few tens of bytes an item
+  const RenderedFigures figs = render_figures(ctx.db(), session, lean);
+  const Rendered& now = figs.r;
   if (!ctx.text) {
-    emit(j);
+    // Written a request and a pair at a time: the document is never held whole.
+    write_request_table_json(t, o.min_growth, now.tokens, [](const std::string& piece) { emit_text(piece); });
+    emit_text("\n");
     return print_render_warnings(now.warnings, session);
   }
-  std::string out = fmt::format("{:<40} {:>9} {:>9} {:>9} {:>8}\n", "request", "measured", "estimated", "bytes/4", "error");
+  emit_text(fmt::format("{:<40} {:>9} {:>9} {:>9} {:>8}\n", "request", "measured", "estimated", "bytes/4", "error"));
   for (const auto& r : t.requests)
-    out += fmt::format("{:<40} {:>9} {:>9} {:>9} {:>7.1f}%\n", r.node.substr(0, 40), r.measured, r.estimated, r.bytes4,
-                       r.measured ? 100.0 * static_cast<double>(r.estimated - r.measured) / static_cast<double>(r.measured)
-                                  : 0.0);
-  const Json& s = j["summary"];
-  out += fmt::format("growth pairs: {} (skipped: {} small, {} resets, {} model switches)\n", t.pairs.size(),
-                     t.skipped_small, t.skipped_reset, t.skipped_model_switch);
+    emit_text(fmt::format("{:<40} {:>9} {:>9} {:>9} {:>7.1f}%\n", r.node.substr(0, 40), r.measured, r.estimated,
+                          r.bytes4,
+                          r.measured ? 100.0 * static_cast<double>(r.estimated - r.measured) /
+                                           static_cast<double>(r.measured)
+                                     : 0.0));
+  const Json s = request_table_summary_json(t);
+  std::string out = fmt::format("growth pairs: {} (skipped: {} small, {} resets, {} model switches)\n", t.pairs.size(),
+                                t.skipped_small, t.skipped_reset, t.skipped_model_switch);
   for (const char* row : {"bytes4", "estimated", "calibrated"}) {
     if (s[row]["median"].is_null()) {
       out += fmt::format("  {:<11} median   n/a   p90   n/a (no growth pair to measure)\n", row);

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -67,5 +68,13 @@ RequestTable request_table(Store& store, const std::string& session, std::int64_
 /// Relative errors are (predicted - measured) / measured growth; calibrated_total is the error of
 /// the calibrated figure against the measured total of the next request.
 Json request_table_json(const RequestTable& t, std::int64_t min_growth, const TokenFigure& current);
+
+/// The "summary" member of request_table_json (the pairs' error stats).
+Json request_table_summary_json(const RequestTable& t);
+
+/// The bytes of dump_json(request_table_json(t, min_growth, current)), handed to `out` in pieces
+/// (the head, one piece per request and per pair, the tail) so the whole document is never held.
+void write_request_table_json(const RequestTable& t, std::int64_t min_growth, const TokenFigure& current,
+                              const std::function<void(const std::string&)>& out);
 
 }  // namespace ctxfold

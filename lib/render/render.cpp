@@ -98,9 +98,12 @@ void apply_system_prompt(Store& store, const std::string& session, const RenderO
 
 using namespace render_detail;
 
-Rendered render_context(Store& store, const std::string& session, const RenderOptions& opts) {
+namespace {
+
+/// render_context's steps; with figs, render_figures' (figs->r is r).
+void render_into(Store& store, const std::string& session, const RenderOptions& opts, Rendered& r,
+                 RenderedFigures* figs_out, bool edits) {
   const ViewPolicy* policy = &view_policy(opts.strategy);
-  Rendered r;
   r.session = session;
   r.strategy = opts.strategy;
   // The view policy applied: snapcompact for a model that reads no images is rolling's
@@ -114,15 +117,38 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
 
   resolve_head(store, session, opts, r);
   Views v = choose_views(store, session, opts, view);
-  const std::int64_t head_seq = walk_spine(store, opts, v, r);
+  std::optional<FigureState> figs;
+  if (figs_out) {
+    figs.emplace();
+    figs->edits = edits;
+  }
+  const std::int64_t head_seq = walk_spine(store, opts, v, r, figs ? &*figs : nullptr);
   if (snap) draw_frames(store, opts, v.archive_folds, r);
   apply_system_prompt(store, session, opts, opts.head ? head_seq : opts.as_of, r);
   if (opts.notes && view.notes) insert_notes(store, session, opts, r);
   for (Node& n : r.items) cap_row(n, opts.max_row_bytes, r.truncated);
+  if (figs) {  // render_figures: no reads, sections or messages
+    assign_figures(store, view, *figs, *figs_out);
+    r.tokens = token_figure_of_figures(store, *figs_out, opts.as_of);
+    return;
+  }
   assign_sections(store, view, v.archive_folds, r);
   build_messages(r);
   r.tokens = token_figure(store, r, opts.as_of);
+}
+
+}  // namespace
+
+Rendered render_context(Store& store, const std::string& session, const RenderOptions& opts) {
+  Rendered r;
+  render_into(store, session, opts, r, nullptr, false);
   return r;
+}
+
+RenderedFigures render_figures(Store& store, const std::string& session, const RenderOptions& opts, bool edits) {
+  RenderedFigures f;
+  render_into(store, session, opts, f.r, &f, edits);
+  return f;
 }
 
 }  // namespace ctxfold

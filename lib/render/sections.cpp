@@ -89,4 +89,90 @@ void assign_sections(Store& store, const ViewPolicy& view, const std::unordered_
 
 }
 
+namespace {
+
+/// The figure of an item kept whole (after its recap, its fold header).
+ItemFigure figure_of(const Node& n, FigureState& fs) {
+  ItemFigure f;
+  f.seq = n.seq;
+  const NodeEstimate e = estimate_node(n);
+  f.total = static_cast<std::int32_t>(e.total);
+  f.prior = static_cast<std::int32_t>(e.prior_turn_thinking);
+  f.bytes4 = static_cast<std::int32_t>(estimate_node(n, Estimator::bytes4).total);
+  if (auto m = node_measured_tokens(n)) f.measured = *m;
+  if (starts_user_turn(n)) f.flags |= ItemFigure::kUserTurn;
+  if (n.is_model_input() && n.role == role::kAssistant) f.flags |= ItemFigure::kAssistant;
+  const std::string model = json_str(n.metadata, "model");
+  if (!model.empty()) {
+    auto [it, added] = fs.models.emplace(model, static_cast<std::uint16_t>(fs.names.size()));
+    if (added) fs.names.push_back(model);
+    f.model = it->second;
+  }
+  return f;
+}
+
+}  // namespace
+
+void assign_figures(Store& store, const ViewPolicy& view, FigureState& fs, RenderedFigures& out) {
+  Rendered& r = out.r;
+  std::vector<ItemFigure>& figures = out.figures;
+  std::size_t summary_pos = r.items.size();
+  for (std::size_t i = 0; i < r.items.size(); ++i)
+    if (r.summary && r.items[i].id == *r.summary) summary_pos = i;
+  if (summary_pos < r.items.size() && view.recap && json_str(r.items[summary_pos].metadata, "origin") != "import") {
+    std::optional<Recap> recap = rolling_recap(store, r.items[summary_pos]);
+    if (recap && recap->node.content.is_array())
+      for (const auto& b : recap->node.content) r.items[summary_pos].content.push_back(b);
+  }
+  // The items the walk did not meet (the system prompt, the notes) are the oldest: their edit
+  // results are counted last, newest first.
+  std::unordered_set<std::string> walked(fs.full_ids.begin(), fs.full_ids.end());
+  for (std::size_t i = r.items.size(); i-- > 0;) {
+    const Node& n = r.items[i];
+    if (n.id.empty() || walked.count(n.id) || !n.content.is_array()) continue;
+    fs.full_ids.push_back(n.id);
+    fs.full_counts.push_back(0);
+    fs.count_edits(n.content, -static_cast<std::int64_t>(fs.full_ids.size()));
+  }
+  std::unordered_map<std::string, std::int32_t> full_edits;
+  for (std::size_t k = 0; k < fs.full_ids.size(); ++k) full_edits.emplace(fs.full_ids[k], fs.full_counts[k]);
+
+  std::vector<Node> kept;
+  std::size_t whole = 0;
+  for (const Node& n : r.items) whole += n.id.empty() ? 0 : 1;
+  figures.reserve(fs.figs_rev.size() + whole);
+  std::string prev_mid;
+  for (Node& n : r.items) {
+    const bool first = figures.empty();
+    if (n.id.empty()) {  // a run of plain items
+      // figs_rev is newest first: a run is taken from its end, and what is taken is freed.
+      for (std::int64_t c = 0; c < n.tokens && !fs.figs_rev.empty(); ++c) {
+        ItemFigure f = fs.figs_rev.back();
+        fs.figs_rev.pop_back();
+        if (c == 0 && !first && json_str(n.metadata, "oldest_mid") == prev_mid) f.flags |= ItemFigure::kSameMessageId;
+        figures.push_back(f);
+      }
+      prev_mid = json_str(n.metadata, "newest_mid");
+      continue;
+    }
+    ItemFigure f = figure_of(n, fs);
+    std::string mid = json_str(n.metadata, "message_id");
+    if (mid.empty()) f.flags |= ItemFigure::kNoMessageId;
+    if (!first && mid == prev_mid) f.flags |= ItemFigure::kSameMessageId;
+    if (auto it = full_edits.find(n.id); it != full_edits.end()) f.edits = it->second;
+    f.node = static_cast<std::int32_t>(kept.size());
+    figures.push_back(f);
+    prev_mid = std::move(mid);
+    kept.push_back(std::move(n));
+  }
+  r.items = std::move(kept);
+  std::size_t last_turn = 0;
+  for (std::size_t i = 0; i < figures.size(); ++i)
+    if (figures[i].has(ItemFigure::kUserTurn)) last_turn = i;
+  r.estimated_tokens = 0;
+  for (std::size_t i = 0; i < figures.size(); ++i)
+    r.estimated_tokens += figures[i].total - (i < last_turn ? figures[i].prior : 0);
+  out.models = std::move(fs.names);
+}
+
 }  // namespace ctxfold::render_detail

@@ -1,5 +1,6 @@
 #include "render/token_figure.hpp"
 
+#include "render/figures.hpp"
 #include "render/render.hpp"
 
 #include "tokens/estimate.hpp"
@@ -172,6 +173,151 @@ TokenFigure token_figure(Store& store, const Rendered& r, std::int64_t as_of) {
   if (!cal && summary_pos) {
     auto it = r.items[*summary_pos].metadata.find("calibration");
     if (it != r.items[*summary_pos].metadata.end()) {
+      cal = Calibration::from_json(*it);
+      if (cal) cal->origin = "summary";
+    }
+  }
+  return calibrated_figure(r.estimated_tokens, cal);
+}
+
+std::size_t figure_request_start(const std::vector<ItemFigure>& figs, std::size_t i) {
+  // request_start: back over assistant items; with a message_id only while it stays the same
+  // (each step compares neighbours, which is the same as comparing with items[i]'s).
+  const bool any_id = figs[i].has(ItemFigure::kNoMessageId);
+  std::size_t f = i;
+  while (f > 0) {
+    if (!figs[f - 1].has(ItemFigure::kAssistant)) break;
+    if (!any_id && !figs[f].has(ItemFigure::kSameMessageId)) break;
+    --f;
+  }
+  return f;
+}
+
+std::vector<FigurePrefix> figure_prefixes(const std::vector<ItemFigure>& figs, const std::vector<std::size_t>& ends) {
+  std::vector<FigurePrefix> out;
+  out.reserve(ends.size());
+  auto direct = [&](std::size_t end) {
+    std::size_t last_turn = 0;
+    for (std::size_t i = end; i-- > 0;)
+      if (figs[i].has(ItemFigure::kUserTurn)) {
+        last_turn = i;
+        break;
+      }
+    FigurePrefix p;
+    for (std::size_t i = 0; i < end; ++i) {
+      p.estimated += figs[i].total - (i < last_turn ? figs[i].prior : 0);
+      p.bytes4 += figs[i].bytes4;
+    }
+    return p;
+  };
+  std::int64_t total = 0, b4 = 0, prior_sum = 0, prior_before_turn = 0;  // sums over figs[0, i)
+  std::size_t i = 0;
+  for (std::size_t e : ends) {
+    e = std::min(e, figs.size());
+    if (e < i) {
+      out.push_back(direct(e));
+      continue;
+    }
+    for (; i < e; ++i) {
+      if (figs[i].has(ItemFigure::kUserTurn)) prior_before_turn = prior_sum;
+      total += figs[i].total;
+      b4 += figs[i].bytes4;
+      prior_sum += figs[i].prior;
+    }
+    out.push_back(FigurePrefix{total - prior_before_turn, b4});
+  }
+  return out;
+}
+
+std::int64_t figure_edits_between(const std::vector<ItemFigure>& figs, std::size_t begin, std::size_t end) {
+  end = std::min(end, figs.size());
+  std::int64_t n = 0;
+  for (std::size_t i = begin; i < end; ++i) n += figs[i].edits;
+  return n;
+}
+
+std::string figure_node_id(Store& store, const RenderedFigures& figs, std::size_t i) {
+  const ItemFigure& f = figs.figures[i];
+  if (f.node >= 0) return figs.r.items[static_cast<std::size_t>(f.node)].id;
+  auto st = store.db().prepare("SELECT id FROM nodes WHERE seq=?1");
+  st.bind(1, f.seq);
+  return st.step() ? st.text(0) : std::string();
+}
+
+TokenFigure token_figure_of_figures(Store& store, const RenderedFigures& out, std::int64_t as_of) {
+  // token_figure step by step, on the figures (see there for the reasons of each step).
+  const Rendered& r = out.r;
+  const std::vector<ItemFigure>& figs = out.figures;
+  std::int64_t summary_seq = -1;
+  std::optional<std::size_t> summary_pos;
+  std::unordered_set<std::string> views;
+  if (r.summary) views.insert(*r.summary);
+  if (r.archive) views.insert(*r.archive);
+  for (const auto& f : r.folds) views.insert(f.id);
+  for (std::size_t i = 0; i < figs.size() && !views.empty(); ++i)
+    if (figs[i].node >= 0 && views.count(r.items[static_cast<std::size_t>(figs[i].node)].id)) {
+      summary_pos = i;
+      summary_seq = std::max(summary_seq, figs[i].seq);
+    }
+  std::int64_t barrier = std::numeric_limits<std::int64_t>::max();
+  {
+    auto st = store.db().prepare(
+        "SELECT min(seq) FROM nodes WHERE session=?1 AND seq>?2 AND seq<=?3 AND covers_count IS NOT NULL "
+        "AND kind IN ('summary','archive')");
+    st.bind(1, r.session).bind(2, summary_seq).bind(3, as_of);
+    if (st.step() && !st.is_null(0)) barrier = st.int64(0);
+  }
+  for (const auto& id : store.children(r.head)) {
+    auto c = store.node(id, false);
+    if (!c || c->seq > as_of || c->seq <= summary_seq || c->seq >= barrier) continue;
+    if (auto m = node_measured_tokens(*c)) {
+      TokenFigure f;
+      f.value = *m;
+      f.kind = "measured";
+      f.estimated = r.estimated_tokens;
+      f.calibration = Calibration{c->id, *m, r.estimated_tokens, "request", kEstimatorVersion};
+      return f;
+    }
+  }
+  struct Req {
+    std::size_t node, first;
+    std::int64_t measured;
+  };
+  std::vector<Req> reqs;
+  for (std::size_t i = summary_pos ? *summary_pos + 1 : 0; i < figs.size(); ++i) {
+    if (figs[i].seq <= summary_seq || figs[i].measured < 0 || !figs[i].has(ItemFigure::kAssistant)) continue;
+    std::size_t first = figure_request_start(figs, i);
+    if (figs[first].seq >= barrier) continue;
+    if (!reqs.empty() && reqs.back().first == first) reqs.pop_back();
+    reqs.push_back({i, first, figs[i].measured});
+  }
+  std::optional<Calibration> cal;
+  if (!reqs.empty()) {
+    std::vector<std::size_t> ends;
+    ends.reserve(reqs.size());
+    for (const auto& q : reqs) ends.push_back(q.first);
+    const std::vector<FigurePrefix> est = figure_prefixes(figs, ends);
+    HiddenPerEdit hidden;
+    for (std::size_t k = 1; k < reqs.size(); ++k) {
+      const Req& a = reqs[k - 1];
+      const Req& b = reqs[k];
+      const std::int64_t growth = b.measured - a.measured;
+      if (growth < 0 || figs[a.node].model != figs[b.node].model) continue;
+      Calibration prev{std::string(), a.measured, est[k - 1].estimated, "request", kEstimatorVersion};
+      hidden.observe(growth, calibrated_figure(est[k].estimated, prev).value - a.measured,
+                     figure_edits_between(figs, a.first, b.first));
+    }
+    const Req& last = reqs.back();
+    cal = Calibration{figure_node_id(store, out, last.node), last.measured, est.back().estimated, "request",
+                      kEstimatorVersion};
+    cal->hidden_edits = figure_edits_between(figs, last.first, figs.size());
+    cal->hidden_per_edit = std::max(0.0, hidden.per_edit);
+    cal->hidden = hidden.predict(cal->hidden_edits);
+  }
+  if (!cal && summary_pos) {
+    const Node& s = r.items[static_cast<std::size_t>(figs[*summary_pos].node)];
+    auto it = s.metadata.find("calibration");
+    if (it != s.metadata.end()) {
       cal = Calibration::from_json(*it);
       if (cal) cal->origin = "summary";
     }

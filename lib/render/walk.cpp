@@ -9,6 +9,9 @@
 
 #include "model/quoted_id.hpp"
 #include "render/partial.hpp"
+#include "render/token_figure.hpp"
+#include "tokens/estimate.hpp"
+#include "tokens/hidden.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold::render_detail {
@@ -42,6 +45,38 @@ void lean_metadata(Json& metadata) {
 }
 
 }  // namespace
+
+void FigureState::credit(std::int64_t slot) {
+  if (slot >= 0) ++figs_rev[static_cast<std::size_t>(slot)].edits;
+  else ++full_counts[static_cast<std::size_t>(-slot - 1)];
+}
+
+void FigureState::count_edits(const Json& content, std::int64_t slot) {
+  if (!edits) return;
+  // Forward, a result counts when an edit call with its id came before it (an earlier item, or an
+  // earlier block of its own). Newest first: this item's edit calls credit the newer results
+  // waiting for them; its results matched by its own earlier calls count now, the others wait.
+  std::vector<std::string> calls;  // this item's edit calls so far
+  std::vector<std::string> waiting;
+  for (const auto& b : content) {
+    if (!b.is_object()) continue;
+    const std::string type = json_str(b, "type");
+    if (type == "tool_use") {
+      if (!is_edit_tool(json_str(b, "name"))) continue;
+      std::string id = json_str(b, "id");
+      if (auto it = pending.find(id); it != pending.end()) {
+        for (std::int64_t s : it->second) credit(s);
+        pending.erase(it);
+      }
+      calls.push_back(std::move(id));
+    } else if (type == "tool_result") {
+      std::string id = json_str(b, "tool_use_id");
+      if (std::find(calls.begin(), calls.end(), id) != calls.end()) credit(slot);
+      else waiting.push_back(std::move(id));
+    }
+  }
+  for (auto& id : waiting) pending[std::move(id)].push_back(slot);
+}
 
 /// HEAD of the render: --head (checked against the session and the boundary), else the session's.
 void resolve_head(Store& store, const std::string& session, const RenderOptions& opts, Rendered& r) {
@@ -146,7 +181,8 @@ struct SpineWalk {
   const std::int64_t limit;
   std::vector<RenderedFold> folds_rev;
   std::vector<Node> rev;
-  std::unordered_set<std::string> visited;
+  FigureState* figs = nullptr;  ///< render_figures
+  std::unordered_set<std::int64_t> visited;  ///< seqs of the nodes walked
   bool summary_admitted = false, summary_jumped = false;
   std::optional<std::string> cur;
 
@@ -160,12 +196,65 @@ struct SpineWalk {
   RenderedFold fold_of(const Store::SummaryRange& f, const Node& fold, const Node& first,
                        const Node& n) const;
   void keep(Node n);
+  void push_full(Node n);
+  void push_figure(Node& n);
 };
+
+/// A node kept whole in r.items (render_figures: its edit results are counted on the way).
+void SpineWalk::push_full(Node n) {
+  if (figs && n.content.is_array()) {
+    figs->full_ids.push_back(n.id);
+    figs->full_counts.push_back(0);
+    figs->count_edits(n.content, -static_cast<std::int64_t>(figs->full_ids.size()));
+  }
+  rev.push_back(std::move(n));
+}
+
+/// render_figures: a plain item's figure, and its run's placeholder in rev.
+void SpineWalk::push_figure(Node& n) {
+  if (opts.max_row_bytes > 0) cap_row(n, opts.max_row_bytes, r.truncated);
+  FigureState& fs = *figs;
+  ItemFigure f;
+  f.seq = n.seq;
+  const NodeEstimate e = estimate_node(n);
+  f.total = static_cast<std::int32_t>(e.total);
+  f.prior = static_cast<std::int32_t>(e.prior_turn_thinking);
+  f.bytes4 = static_cast<std::int32_t>(estimate_node(n, Estimator::bytes4).total);
+  if (auto m = node_measured_tokens(n)) f.measured = *m;
+  if (starts_user_turn(n)) f.flags |= ItemFigure::kUserTurn;
+  if (n.role == role::kAssistant) {
+    f.flags |= ItemFigure::kAssistant;
+    const std::string model = json_str(n.metadata, "model");
+    if (!model.empty()) {
+      auto [it, added] = fs.models.emplace(model, static_cast<std::uint16_t>(fs.names.size()));
+      if (added) fs.names.push_back(model);
+      f.model = it->second;
+    }
+  }
+  std::string mid = json_str(n.metadata, "message_id");
+  if (mid.empty()) f.flags |= ItemFigure::kNoMessageId;
+  if (rev.empty() || !rev.back().id.empty()) {  // a new run: its placeholder; its newest message_id
+    Node run;
+    run.tokens = 0;
+    run.metadata["newest_mid"] = mid;
+    rev.push_back(std::move(run));
+  } else if (fs.older_mid == mid) {
+    fs.figs_rev.back().flags |= ItemFigure::kSameMessageId;  // the newer neighbour of this run
+  }
+  rev.back().metadata["oldest_mid"] = mid;
+  ++rev.back().tokens;
+  fs.older_mid = std::move(mid);
+  fs.figs_rev.push_back(f);
+  if (n.content.is_array()) fs.count_edits(n.content, static_cast<std::int64_t>(fs.figs_rev.size()) - 1);
+}
 
 /// The node `id` the walk steps onto, or nullopt (with a kPartialHistory warning) when the walk
 /// must stop: a cycle, a walk longer than the database, a missing predecessor.
 std::optional<Node> SpineWalk::enter(const std::string& id) {
-  if (!visited.insert(id).second) {
+  // Visited nodes are kept by seq (unique per database): 8 bytes a node, not its id.
+  auto n = store.node(id, false);
+  const bool exists = n && n->seq <= opts.as_of;
+  if (exists && !visited.insert(n->seq).second) {
     r.warnings.push_back(
         fmt::format("{}predecessor cycle at node '{}': the walk stopped there", kPartialHistory, id));
     return std::nullopt;
@@ -174,8 +263,7 @@ std::optional<Node> SpineWalk::enter(const std::string& id) {
     r.warnings.push_back(fmt::format("{}the walk exceeded the database's node count and stopped", kPartialHistory));
     return std::nullopt;
   }
-  auto n = store.node(id, false);
-  if (!n || n->seq > opts.as_of) {
+  if (!exists) {
     r.warnings.push_back(
         fmt::format("{}predecessor '{}' does not exist: the walk stopped there", kPartialHistory, id));
     return std::nullopt;
@@ -212,7 +300,7 @@ bool SpineWalk::jump_summary(const Node& n) {
     bool spliced = first && first->seq <= opts.as_of &&
                    (summary_admitted || first->predecessor == v.summary->predecessor);
     if (spliced) {
-      if (!summary_admitted) rev.push_back(*v.summary);
+      if (!summary_admitted) push_full(*v.summary);
       summary_admitted = summary_jumped = true;
       r.summary = v.summary->id;
       cur = first->predecessor;
@@ -252,7 +340,7 @@ bool SpineWalk::apply_fold(const Node& n) {
     if (fold->content.is_array())
       for (auto& b : fold->content) content.push_back(std::move(b));
     fold->content = std::move(content);
-    rev.push_back(std::move(*fold));
+    push_full(std::move(*fold));
     folds_rev.push_back(std::move(rf));
     cur = first->predecessor;
     return true;
@@ -285,11 +373,14 @@ RenderedFold SpineWalk::fold_of(const Store::SummaryRange& f, const Node& fold, 
 void SpineWalk::keep(Node n) {
   std::optional<std::string> next = n.predecessor;
   if (v.summary && !summary_admitted && n.id == v.summary->id) {
-    rev.push_back(*v.summary);  // an imported summary sitting on the chain
+    push_full(*v.summary);  // an imported summary sitting on the chain
     summary_admitted = true;
     r.summary = v.summary->id;
   } else if (n.is_model_input()) {
-    rev.push_back(std::move(n));
+    const bool plain = figs && n.role != role::kSystem && !n.metadata.contains("system_prompt") &&
+                       !n.metadata.contains("system_blocks");
+    if (plain) push_figure(n);
+    else push_full(std::move(n));
   }
   cur = std::move(next);
 }
@@ -300,8 +391,9 @@ void SpineWalk::keep(Node n) {
 /// meets (docs/model.md "How a render uses a summary"); fills r.items, r.folds, r.summary,
 /// r.spine_length and the walk's warnings. Returns the seq of the head node (the system prompt's
 /// bound under --head). A cycle or a dangling predecessor ends the walk.
-std::int64_t walk_spine(Store& store, const RenderOptions& opts, Views& v, Rendered& r) {
+std::int64_t walk_spine(Store& store, const RenderOptions& opts, Views& v, Rendered& r, FigureState* figs) {
   SpineWalk w(store, opts, v, r);
+  w.figs = figs;
   std::int64_t head_seq = opts.as_of;
   while (w.cur) {
     auto n = w.enter(*w.cur);
