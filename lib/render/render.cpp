@@ -2,6 +2,8 @@
 // system prompt it puts first.
 #include "render/render.hpp"
 
+#include <fmt/format.h>
+
 #include "render/blocks.hpp"
 #include "render/pairing.hpp"
 #include "render/render_parts.hpp"
@@ -122,6 +124,9 @@ Rendered render_context(Store& store, const std::string& session, const RenderOp
   assign_sections(store, view, v.archive_folds, r);
   build_messages(r);
   r.tokens = token_figure(store, r, opts.as_of);
+  if (r.tokens.refused)  // said on stderr by render, context, tokens and prepare (docs/model.md "Token figures")
+    r.warnings.push_back(fmt::format("calibration: the usage on node '{}' is not used: {}", r.tokens.refused->node,
+                                     r.tokens.refused->reason));
   return r;
 }
 

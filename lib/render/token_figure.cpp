@@ -82,6 +82,74 @@ std::optional<std::int64_t> node_measured_tokens(const Node& n) {
   return measured_input_tokens(*it);
 }
 
+namespace {
+
+/// The requests whose context is a prefix of this render (made after the rendered summary and
+/// folds), oldest first: the latest calibrates the figure, and the pairs of consecutive ones teach
+/// the hidden output per edit result (tokens/hidden.hpp), each pair only from what was measured
+/// up to its second request. Only the newest request calibrates: when it is refused
+/// (implausible_measurement) nothing older stands in for it (an old prefix says little about this
+/// context), `newest_ok` is false and the refusal goes to *refused; refused older ones teach the
+/// hidden output nothing.
+std::optional<Calibration> request_calibration(const Rendered& r, std::optional<std::size_t> summary_pos,
+                                               std::int64_t summary_seq, std::int64_t barrier, bool& newest_ok,
+                                               std::optional<RefusedMeasurement>& refused) {
+  struct Req {
+    std::size_t node, first;
+    std::int64_t measured;
+  };
+  std::vector<Req> reqs;
+  for (std::size_t i = summary_pos ? *summary_pos + 1 : 0; i < r.items.size(); ++i) {
+    const Node& n = r.items[i];
+    if (n.seq <= summary_seq) continue;
+    auto m = node_measured_tokens(n);
+    if (!m) continue;
+    std::size_t first = request_start(r.items, i);
+    if (r.items[first].seq >= barrier) continue;
+    // Claude Code copies a response's usage onto each of its nodes: the last one stands for it.
+    if (!reqs.empty() && reqs.back().first == first) reqs.pop_back();
+    reqs.push_back({i, first, *m});
+  }
+  newest_ok = true;
+  if (reqs.empty()) return std::nullopt;
+  std::vector<std::size_t> ends;
+  ends.reserve(reqs.size());
+  for (const auto& q : reqs) ends.push_back(q.first);
+  const std::vector<std::int64_t> all_est = prefix_estimates(r.items, r.item_tokens, r.item_prior_thinking, ends);
+  if (auto why = implausible_measurement(reqs.back().measured, all_est.back())) {
+    newest_ok = false;
+    if (!refused) refused = RefusedMeasurement{r.items[reqs.back().node].id, reqs.back().measured, all_est.back(), *why};
+    return std::nullopt;
+  }
+  std::vector<Req> kept;
+  std::vector<std::int64_t> est;  // the prefix estimate of each kept request
+  for (std::size_t k = 0; k < reqs.size(); ++k)
+    if (k + 1 == reqs.size() || !implausible_measurement(reqs[k].measured, all_est[k])) {
+      kept.push_back(reqs[k]);
+      est.push_back(all_est[k]);
+    }
+  reqs = std::move(kept);
+  const std::vector<std::int32_t> edits = edit_results(r.items);
+  HiddenPerEdit hidden;
+  for (std::size_t k = 1; k < reqs.size(); ++k) {
+    const Req& a = reqs[k - 1];
+    const Req& b = reqs[k];
+    const std::int64_t growth = b.measured - a.measured;
+    if (growth < 0 || json_str(r.items[a.node].metadata, "model") != json_str(r.items[b.node].metadata, "model"))
+      continue;
+    Calibration prev{r.items[a.node].id, a.measured, est[k - 1], "request", kEstimatorVersion};
+    hidden.observe(growth, calibrated_figure(est[k], prev).value - a.measured, count_between(edits, a.first, b.first));
+  }
+  const Req& last = reqs.back();
+  Calibration cal{r.items[last.node].id, last.measured, est.back(), "request", kEstimatorVersion};
+  cal.hidden_edits = count_between(edits, last.first, r.items.size());
+  cal.hidden_per_edit = std::max(0.0, hidden.per_edit);
+  cal.hidden = hidden.predict(cal.hidden_edits);
+  return cal;
+}
+
+}  // namespace
+
 TokenFigure token_figure(Store& store, const Rendered& r, std::int64_t as_of) {
   // The last view node the render substituted (the rolling summary or an lcm fold) and the
   // newest seq among them: requests older than a view node saw another context.
@@ -112,11 +180,20 @@ TokenFigure token_figure(Store& store, const Rendered& r, std::int64_t as_of) {
     if (st.step() && !st.is_null(0)) barrier = st.int64(0);
   }
 
+  // A measurement that disagrees with the estimate of its context past kCalibrationFactor is
+  // not used (tokens/calibrate.hpp implausible_measurement); the newest one refused is reported.
+  std::optional<RefusedMeasurement> refused;
+  auto plausible = [&](const std::string& node, std::int64_t measured, std::int64_t estimated) {
+    auto why = implausible_measurement(measured, estimated);
+    if (why && !refused) refused = RefusedMeasurement{node, measured, estimated, *why};
+    return !why;
+  };
+
   // A request made on exactly this context: a child of HEAD carrying usage.
   for (const auto& id : store.children(r.head)) {
     auto c = store.node(id, false);
     if (!c || c->seq > as_of || c->seq <= summary_seq || c->seq >= barrier) continue;
-    if (auto m = node_measured_tokens(*c)) {
+    if (auto m = node_measured_tokens(*c); m && plausible(c->id, *m, r.estimated_tokens)) {
       TokenFigure f;
       f.value = *m;
       f.kind = "measured";
@@ -125,58 +202,25 @@ TokenFigure token_figure(Store& store, const Rendered& r, std::int64_t as_of) {
       return f;
     }
   }
+  if (refused) {  // the measurement of exactly this context is refused: nothing older stands in
+    TokenFigure f = calibrated_figure(r.estimated_tokens, std::nullopt);
+    f.refused = refused;
+    return f;
+  }
 
-  // The requests whose context is a prefix of this render (made after the rendered summary and
-  // folds), oldest first: the latest calibrates the figure, and the pairs of consecutive ones teach
-  // the hidden output per edit result (tokens/hidden.hpp), each pair only from what was measured
-  // up to its second request.
-  struct Req {
-    std::size_t node, first;
-    std::int64_t measured;
-  };
-  std::vector<Req> reqs;
-  for (std::size_t i = summary_pos ? *summary_pos + 1 : 0; i < r.items.size(); ++i) {
-    const Node& n = r.items[i];
-    if (n.seq <= summary_seq) continue;
-    auto m = node_measured_tokens(n);
-    if (!m) continue;
-    std::size_t first = request_start(r.items, i);
-    if (r.items[first].seq >= barrier) continue;
-    // Claude Code copies a response's usage onto each of its nodes: the last one stands for it.
-    if (!reqs.empty() && reqs.back().first == first) reqs.pop_back();
-    reqs.push_back({i, first, *m});
-  }
-  std::optional<Calibration> cal;
-  if (!reqs.empty()) {
-    std::vector<std::size_t> ends;
-    ends.reserve(reqs.size());
-    for (const auto& q : reqs) ends.push_back(q.first);
-    const std::vector<std::int64_t> est = prefix_estimates(r.items, r.item_tokens, r.item_prior_thinking, ends);
-    const std::vector<std::int32_t> edits = edit_results(r.items);
-    HiddenPerEdit hidden;
-    for (std::size_t k = 1; k < reqs.size(); ++k) {
-      const Req& a = reqs[k - 1];
-      const Req& b = reqs[k];
-      const std::int64_t growth = b.measured - a.measured;
-      if (growth < 0 || json_str(r.items[a.node].metadata, "model") != json_str(r.items[b.node].metadata, "model"))
-        continue;
-      Calibration prev{r.items[a.node].id, a.measured, est[k - 1], "request", kEstimatorVersion};
-      hidden.observe(growth, calibrated_figure(est[k], prev).value - a.measured, count_between(edits, a.first, b.first));
-    }
-    const Req& last = reqs.back();
-    cal = Calibration{r.items[last.node].id, last.measured, est.back(), "request", kEstimatorVersion};
-    cal->hidden_edits = count_between(edits, last.first, r.items.size());
-    cal->hidden_per_edit = std::max(0.0, hidden.per_edit);
-    cal->hidden = hidden.predict(cal->hidden_edits);
-  }
-  if (!cal && summary_pos) {
+  bool summary_calibrates = true;  // false: the newest request was refused, and nothing older stands in
+  std::optional<Calibration> cal =
+      request_calibration(r, summary_pos, summary_seq, barrier, summary_calibrates, refused);
+  if (!cal && summary_pos && summary_calibrates) {
     auto it = r.items[*summary_pos].metadata.find("calibration");
     if (it != r.items[*summary_pos].metadata.end()) {
       cal = Calibration::from_json(*it);
       if (cal) cal->origin = "summary";
     }
   }
-  return calibrated_figure(r.estimated_tokens, cal);
+  TokenFigure f = calibrated_figure(r.estimated_tokens, cal);
+  if (!f.refused) f.refused = refused;
+  return f;
 }
 
 }  // namespace ctxfold
