@@ -125,9 +125,14 @@ int run_compact(Context& ctx, const CompactCliOptions& o) {
   } else {
     emit(compact_to_json(r));
   }
-  if (r.status == "failed" || r.partial) {
-    warn(fmt::format("compaction {}: {}", r.partial ? "partial" : "failed", r.reason));
+  if (r.status == "failed") {
+    warn(fmt::format("compaction failed: {}", r.reason));
     return static_cast<int>(Exit::environment);  // summarizer failure, or a source that changed: retry
+  }
+  if (r.partial) {
+    // Committed, but part of the evicted history waits for the next run (docs/commands.md "Exit codes").
+    warn(fmt::format("compaction partial: {}", r.reason));
+    return static_cast<int>(Exit::partial);
   }
   return 0;
 }

@@ -15,6 +15,7 @@ void apply_flags(const CompactCliOptions& o, CompactionOptions& r) {
   if (o.trigger_percent) r.trigger_percent = *o.trigger_percent;
   if (o.tail_percent) r.tail_percent = *o.tail_percent;
   if (o.summarizer_window) r.summarizer_window = *o.summarizer_window;
+  if (o.max_calls) r.max_calls = *o.max_calls;
   r.force = o.force;
   r.dry_run = o.dry_run;
   r.instructions = o.instructions;
@@ -53,6 +54,10 @@ SnapcompactOptions snapcompact_options(const CompactCliOptions& o) {
 void add_compaction_flags(CLI::App& sub, CompactCliOptions& o) {
   sub.add_option("--summarizer", o.summarizer, "extractive | openai:MODEL | anthropic:MODEL | command:CMD")
       ->default_val("extractive");
+  sub.add_option("--max-calls", o.max_calls,
+                 "cap on summarizer calls per compaction; the rest waits for the next run (default: none for "
+                 "extractive, 64 for a summarizer that costs per call, lcm 4096)")
+      ->check(CLI::Range(1, 1000000));
   sub.add_option("--window", o.window, "model context window in tokens (rolling.contextWindowTokens)");
   sub.add_option("--trigger-percent", o.trigger_percent, "compact at this % of the window (default 80)");
   sub.add_option("--tail-percent", o.tail_percent, "keep about this % of the window verbatim (default 25)");

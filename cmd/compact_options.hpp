@@ -20,6 +20,7 @@ struct CompactCliOptions {
   std::optional<int> trigger_percent;
   std::optional<int> tail_percent;
   std::optional<std::int64_t> summarizer_window;
+  std::optional<int> max_calls;  ///< --max-calls: cap on summarizer calls (default: none for extractive)
   std::optional<int> fanout;
   std::optional<std::int64_t> leaf_chunk_tokens;
   std::optional<int> archive_percent;
@@ -32,7 +33,7 @@ struct CompactCliOptions {
   std::string instructions;
 };
 
-/// Declares --summarizer, --window, --trigger-percent, --tail-percent, --summarizer-window,
+/// Declares --summarizer, --max-calls, --window, --trigger-percent, --tail-percent, --summarizer-window,
 /// --fanout, --leaf-chunk-tokens, --model, --archive-percent, --max-frames, --config, --force and
 /// --instructions on sub.
 void add_compaction_flags(CLI::App& sub, CompactCliOptions& o);

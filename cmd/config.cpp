@@ -27,7 +27,9 @@ Json setting(const Json& value, const Json& section, const char* key, const Conf
 Json shared(const CompactionOptions& o, const Json& section, const ConfigSource& src) {
   return {{"contextWindowTokens", setting(o.window ? Json(*o.window) : Json(nullptr), section, "contextWindowTokens", src)},
           {"triggerPercent", setting(o.trigger_percent, section, "triggerPercent", src)},
-          {"tailPercent", setting(o.tail_percent, section, "tailPercent", src)}};
+          {"tailPercent", setting(o.tail_percent, section, "tailPercent", src)},
+          // null: no cap for the extractive summarizer, the strategy's default for one that costs per call
+          {"maxCalls", setting(o.max_calls ? Json(*o.max_calls) : Json(nullptr), section, "maxCalls", src)}};
 }
 
 int run_config(Context& ctx, const ConfigCliOptions& o) {

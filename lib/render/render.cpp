@@ -2,6 +2,8 @@
 // system prompt it puts first.
 #include "render/render.hpp"
 
+#include <fmt/format.h>
+
 #include "render/blocks.hpp"
 #include "render/pairing.hpp"
 #include "render/render_parts.hpp"
@@ -100,6 +102,14 @@ using namespace render_detail;
 
 namespace {
 
+/// A recorded usage the figure refused to calibrate with is said on stderr by render, context,
+/// tokens and prepare (docs/model.md "Token figures").
+void warn_refused_calibration(Rendered& r) {
+  if (r.tokens.refused)
+    r.warnings.push_back(fmt::format("calibration: the usage on node '{}' is not used: {}", r.tokens.refused->node,
+                                     r.tokens.refused->reason));
+}
+
 /// render_context's steps; with figs, render_figures' (figs->r is r).
 void render_into(Store& store, const std::string& session, const RenderOptions& opts, Rendered& r,
                  RenderedFigures* figs_out, bool edits) {
@@ -130,11 +140,13 @@ void render_into(Store& store, const std::string& session, const RenderOptions& 
   if (figs) {  // render_figures: no reads, sections or messages
     assign_figures(store, view, *figs, *figs_out);
     r.tokens = token_figure_of_figures(store, *figs_out, opts.as_of);
+    warn_refused_calibration(r);
     return;
   }
   assign_sections(store, view, v.archive_folds, r);
   build_messages(r);
   r.tokens = token_figure(store, r, opts.as_of);
+  warn_refused_calibration(r);
 }
 
 }  // namespace

@@ -83,6 +83,74 @@ std::optional<std::int64_t> node_measured_tokens(const Node& n) {
   return measured_input_tokens(*it);
 }
 
+namespace {
+
+/// The requests whose context is a prefix of this render (made after the rendered summary and
+/// folds), oldest first: the latest calibrates the figure, and the pairs of consecutive ones teach
+/// the hidden output per edit result (tokens/hidden.hpp), each pair only from what was measured
+/// up to its second request. Only the newest request calibrates: when it is refused
+/// (implausible_measurement) nothing older stands in for it (an old prefix says little about this
+/// context), `newest_ok` is false and the refusal goes to *refused; refused older ones teach the
+/// hidden output nothing.
+std::optional<Calibration> request_calibration(const Rendered& r, std::optional<std::size_t> summary_pos,
+                                               std::int64_t summary_seq, std::int64_t barrier, bool& newest_ok,
+                                               std::optional<RefusedMeasurement>& refused) {
+  struct Req {
+    std::size_t node, first;
+    std::int64_t measured;
+  };
+  std::vector<Req> reqs;
+  for (std::size_t i = summary_pos ? *summary_pos + 1 : 0; i < r.items.size(); ++i) {
+    const Node& n = r.items[i];
+    if (n.seq <= summary_seq) continue;
+    auto m = node_measured_tokens(n);
+    if (!m) continue;
+    std::size_t first = request_start(r.items, i);
+    if (r.items[first].seq >= barrier) continue;
+    // Claude Code copies a response's usage onto each of its nodes: the last one stands for it.
+    if (!reqs.empty() && reqs.back().first == first) reqs.pop_back();
+    reqs.push_back({i, first, *m});
+  }
+  newest_ok = true;
+  if (reqs.empty()) return std::nullopt;
+  std::vector<std::size_t> ends;
+  ends.reserve(reqs.size());
+  for (const auto& q : reqs) ends.push_back(q.first);
+  const std::vector<std::int64_t> all_est = prefix_estimates(r.items, r.item_tokens, r.item_prior_thinking, ends);
+  if (auto why = implausible_measurement(reqs.back().measured, all_est.back())) {
+    newest_ok = false;
+    if (!refused) refused = RefusedMeasurement{r.items[reqs.back().node].id, reqs.back().measured, all_est.back(), *why};
+    return std::nullopt;
+  }
+  std::vector<Req> kept;
+  std::vector<std::int64_t> est;  // the prefix estimate of each kept request
+  for (std::size_t k = 0; k < reqs.size(); ++k)
+    if (k + 1 == reqs.size() || !implausible_measurement(reqs[k].measured, all_est[k])) {
+      kept.push_back(reqs[k]);
+      est.push_back(all_est[k]);
+    }
+  reqs = std::move(kept);
+  const std::vector<std::int32_t> edits = edit_results(r.items);
+  HiddenPerEdit hidden;
+  for (std::size_t k = 1; k < reqs.size(); ++k) {
+    const Req& a = reqs[k - 1];
+    const Req& b = reqs[k];
+    const std::int64_t growth = b.measured - a.measured;
+    if (growth < 0 || json_str(r.items[a.node].metadata, "model") != json_str(r.items[b.node].metadata, "model"))
+      continue;
+    Calibration prev{r.items[a.node].id, a.measured, est[k - 1], "request", kEstimatorVersion};
+    hidden.observe(growth, calibrated_figure(est[k], prev).value - a.measured, count_between(edits, a.first, b.first));
+  }
+  const Req& last = reqs.back();
+  Calibration cal{r.items[last.node].id, last.measured, est.back(), "request", kEstimatorVersion};
+  cal.hidden_edits = count_between(edits, last.first, r.items.size());
+  cal.hidden_per_edit = std::max(0.0, hidden.per_edit);
+  cal.hidden = hidden.predict(cal.hidden_edits);
+  return cal;
+}
+
+}  // namespace
+
 TokenFigure token_figure(Store& store, const Rendered& r, std::int64_t as_of) {
   // The last view node the render substituted (the rolling summary or an lcm fold) and the
   // newest seq among them: requests older than a view node saw another context.
@@ -113,11 +181,20 @@ TokenFigure token_figure(Store& store, const Rendered& r, std::int64_t as_of) {
     if (st.step() && !st.is_null(0)) barrier = st.int64(0);
   }
 
+  // A measurement that disagrees with the estimate of its context past kCalibrationFactor is
+  // not used (tokens/calibrate.hpp implausible_measurement); the newest one refused is reported.
+  std::optional<RefusedMeasurement> refused;
+  auto plausible = [&](const std::string& node, std::int64_t measured, std::int64_t estimated) {
+    auto why = implausible_measurement(measured, estimated);
+    if (why && !refused) refused = RefusedMeasurement{node, measured, estimated, *why};
+    return !why;
+  };
+
   // A request made on exactly this context: a child of HEAD carrying usage.
   for (const auto& id : store.children(r.head)) {
     auto c = store.node(id, false);
     if (!c || c->seq > as_of || c->seq <= summary_seq || c->seq >= barrier) continue;
-    if (auto m = node_measured_tokens(*c)) {
+    if (auto m = node_measured_tokens(*c); m && plausible(c->id, *m, r.estimated_tokens)) {
       TokenFigure f;
       f.value = *m;
       f.kind = "measured";
@@ -126,58 +203,25 @@ TokenFigure token_figure(Store& store, const Rendered& r, std::int64_t as_of) {
       return f;
     }
   }
+  if (refused) {  // the measurement of exactly this context is refused: nothing older stands in
+    TokenFigure f = calibrated_figure(r.estimated_tokens, std::nullopt);
+    f.refused = refused;
+    return f;
+  }
 
-  // The requests whose context is a prefix of this render (made after the rendered summary and
-  // folds), oldest first: the latest calibrates the figure, and the pairs of consecutive ones teach
-  // the hidden output per edit result (tokens/hidden.hpp), each pair only from what was measured
-  // up to its second request.
-  struct Req {
-    std::size_t node, first;
-    std::int64_t measured;
-  };
-  std::vector<Req> reqs;
-  for (std::size_t i = summary_pos ? *summary_pos + 1 : 0; i < r.items.size(); ++i) {
-    const Node& n = r.items[i];
-    if (n.seq <= summary_seq) continue;
-    auto m = node_measured_tokens(n);
-    if (!m) continue;
-    std::size_t first = request_start(r.items, i);
-    if (r.items[first].seq >= barrier) continue;
-    // Claude Code copies a response's usage onto each of its nodes: the last one stands for it.
-    if (!reqs.empty() && reqs.back().first == first) reqs.pop_back();
-    reqs.push_back({i, first, *m});
-  }
-  std::optional<Calibration> cal;
-  if (!reqs.empty()) {
-    std::vector<std::size_t> ends;
-    ends.reserve(reqs.size());
-    for (const auto& q : reqs) ends.push_back(q.first);
-    const std::vector<std::int64_t> est = prefix_estimates(r.items, r.item_tokens, r.item_prior_thinking, ends);
-    const std::vector<std::int32_t> edits = edit_results(r.items);
-    HiddenPerEdit hidden;
-    for (std::size_t k = 1; k < reqs.size(); ++k) {
-      const Req& a = reqs[k - 1];
-      const Req& b = reqs[k];
-      const std::int64_t growth = b.measured - a.measured;
-      if (growth < 0 || json_str(r.items[a.node].metadata, "model") != json_str(r.items[b.node].metadata, "model"))
-        continue;
-      Calibration prev{r.items[a.node].id, a.measured, est[k - 1], "request", kEstimatorVersion};
-      hidden.observe(growth, calibrated_figure(est[k], prev).value - a.measured, count_between(edits, a.first, b.first));
-    }
-    const Req& last = reqs.back();
-    cal = Calibration{r.items[last.node].id, last.measured, est.back(), "request", kEstimatorVersion};
-    cal->hidden_edits = count_between(edits, last.first, r.items.size());
-    cal->hidden_per_edit = std::max(0.0, hidden.per_edit);
-    cal->hidden = hidden.predict(cal->hidden_edits);
-  }
-  if (!cal && summary_pos) {
+  bool summary_calibrates = true;  // false: the newest request was refused, and nothing older stands in
+  std::optional<Calibration> cal =
+      request_calibration(r, summary_pos, summary_seq, barrier, summary_calibrates, refused);
+  if (!cal && summary_pos && summary_calibrates) {
     auto it = r.items[*summary_pos].metadata.find("calibration");
     if (it != r.items[*summary_pos].metadata.end()) {
       cal = Calibration::from_json(*it);
       if (cal) cal->origin = "summary";
     }
   }
-  return calibrated_figure(r.estimated_tokens, cal);
+  TokenFigure f = calibrated_figure(r.estimated_tokens, cal);
+  if (!f.refused) f.refused = refused;
+  return f;
 }
 
 std::size_t figure_request_start(const std::vector<ItemFigure>& figs, std::size_t i) {
@@ -244,6 +288,76 @@ std::string figure_node_id(Store& store, const RenderedFigures& figs, std::size_
   return st.step() ? st.text(0) : std::string();
 }
 
+namespace {
+
+/// request_calibration on a figures-only render (render_figures): the same requests, the same
+/// refusals, the same hidden output per edit.
+std::optional<Calibration> figures_request_calibration(Store& store, const RenderedFigures& out,
+                                                       std::optional<std::size_t> summary_pos,
+                                                       std::int64_t summary_seq, std::int64_t barrier,
+                                                       bool& newest_ok, std::optional<RefusedMeasurement>& refused) {
+  const std::vector<ItemFigure>& figs = out.figures;
+  struct Req {
+    std::size_t node, first;
+    std::int64_t measured;
+  };
+  std::vector<Req> reqs;
+  for (std::size_t i = summary_pos ? *summary_pos + 1 : 0; i < figs.size(); ++i) {
+    if (figs[i].seq <= summary_seq || figs[i].measured < 0 || !figs[i].has(ItemFigure::kAssistant)) continue;
+    std::size_t first = figure_request_start(figs, i);
+    if (figs[first].seq >= barrier) continue;
+    if (!reqs.empty() && reqs.back().first == first) reqs.pop_back();
+    reqs.push_back({i, first, figs[i].measured});
+  }
+  std::optional<Calibration> cal;
+  newest_ok = true;
+  std::vector<FigurePrefix> est;    // the prefix estimate of each request in reqs
+  if (!reqs.empty()) {
+    std::vector<std::size_t> ends;
+    ends.reserve(reqs.size());
+    for (const auto& q : reqs) ends.push_back(q.first);
+    est = figure_prefixes(figs, ends);
+    if (auto why = implausible_measurement(reqs.back().measured, est.back().estimated)) {
+      newest_ok = false;
+      refused = RefusedMeasurement{figure_node_id(store, out, reqs.back().node), reqs.back().measured,
+                                   est.back().estimated, *why};
+      reqs.clear();
+    }
+    {  // refused older requests teach the hidden output nothing
+      std::vector<Req> kept;
+      std::vector<FigurePrefix> kept_est;
+      for (std::size_t k = 0; k < reqs.size(); ++k)
+        if (k + 1 == reqs.size() || !implausible_measurement(reqs[k].measured, est[k].estimated)) {
+          kept.push_back(reqs[k]);
+          kept_est.push_back(est[k]);
+        }
+      reqs = std::move(kept);
+      est = std::move(kept_est);
+    }
+  }
+  if (!reqs.empty()) {
+    HiddenPerEdit hidden;
+    for (std::size_t k = 1; k < reqs.size(); ++k) {
+      const Req& a = reqs[k - 1];
+      const Req& b = reqs[k];
+      const std::int64_t growth = b.measured - a.measured;
+      if (growth < 0 || figs[a.node].model != figs[b.node].model) continue;
+      Calibration prev{std::string(), a.measured, est[k - 1].estimated, "request", kEstimatorVersion};
+      hidden.observe(growth, calibrated_figure(est[k].estimated, prev).value - a.measured,
+                     figure_edits_between(figs, a.first, b.first));
+    }
+    const Req& last = reqs.back();
+    cal = Calibration{figure_node_id(store, out, last.node), last.measured, est.back().estimated, "request",
+                      kEstimatorVersion};
+    cal->hidden_edits = figure_edits_between(figs, last.first, figs.size());
+    cal->hidden_per_edit = std::max(0.0, hidden.per_edit);
+    cal->hidden = hidden.predict(cal->hidden_edits);
+  }
+  return cal;
+}
+
+}  // namespace
+
 TokenFigure token_figure_of_figures(Store& store, const RenderedFigures& out, std::int64_t as_of) {
   // token_figure step by step, on the figures (see there for the reasons of each step).
   const Rendered& r = out.r;
@@ -267,10 +381,16 @@ TokenFigure token_figure_of_figures(Store& store, const RenderedFigures& out, st
     st.bind(1, r.session).bind(2, summary_seq).bind(3, as_of);
     if (st.step() && !st.is_null(0)) barrier = st.int64(0);
   }
+  std::optional<RefusedMeasurement> refused;  // as in token_figure: the newest refused one is reported
+  auto plausible = [&](const std::string& node, std::int64_t measured, std::int64_t estimated) {
+    auto why = implausible_measurement(measured, estimated);
+    if (why && !refused) refused = RefusedMeasurement{node, measured, estimated, *why};
+    return !why;
+  };
   for (const auto& id : store.children(r.head)) {
     auto c = store.node(id, false);
     if (!c || c->seq > as_of || c->seq <= summary_seq || c->seq >= barrier) continue;
-    if (auto m = node_measured_tokens(*c)) {
+    if (auto m = node_measured_tokens(*c); m && plausible(c->id, *m, r.estimated_tokens)) {
       TokenFigure f;
       f.value = *m;
       f.kind = "measured";
@@ -279,42 +399,15 @@ TokenFigure token_figure_of_figures(Store& store, const RenderedFigures& out, st
       return f;
     }
   }
-  struct Req {
-    std::size_t node, first;
-    std::int64_t measured;
-  };
-  std::vector<Req> reqs;
-  for (std::size_t i = summary_pos ? *summary_pos + 1 : 0; i < figs.size(); ++i) {
-    if (figs[i].seq <= summary_seq || figs[i].measured < 0 || !figs[i].has(ItemFigure::kAssistant)) continue;
-    std::size_t first = figure_request_start(figs, i);
-    if (figs[first].seq >= barrier) continue;
-    if (!reqs.empty() && reqs.back().first == first) reqs.pop_back();
-    reqs.push_back({i, first, figs[i].measured});
+  if (refused) {
+    TokenFigure f = calibrated_figure(r.estimated_tokens, std::nullopt);
+    f.refused = refused;
+    return f;
   }
-  std::optional<Calibration> cal;
-  if (!reqs.empty()) {
-    std::vector<std::size_t> ends;
-    ends.reserve(reqs.size());
-    for (const auto& q : reqs) ends.push_back(q.first);
-    const std::vector<FigurePrefix> est = figure_prefixes(figs, ends);
-    HiddenPerEdit hidden;
-    for (std::size_t k = 1; k < reqs.size(); ++k) {
-      const Req& a = reqs[k - 1];
-      const Req& b = reqs[k];
-      const std::int64_t growth = b.measured - a.measured;
-      if (growth < 0 || figs[a.node].model != figs[b.node].model) continue;
-      Calibration prev{std::string(), a.measured, est[k - 1].estimated, "request", kEstimatorVersion};
-      hidden.observe(growth, calibrated_figure(est[k].estimated, prev).value - a.measured,
-                     figure_edits_between(figs, a.first, b.first));
-    }
-    const Req& last = reqs.back();
-    cal = Calibration{figure_node_id(store, out, last.node), last.measured, est.back().estimated, "request",
-                      kEstimatorVersion};
-    cal->hidden_edits = figure_edits_between(figs, last.first, figs.size());
-    cal->hidden_per_edit = std::max(0.0, hidden.per_edit);
-    cal->hidden = hidden.predict(cal->hidden_edits);
-  }
-  if (!cal && summary_pos) {
+  bool summary_calibrates = true;  // false: the newest request was refused, and nothing older stands in
+  std::optional<Calibration> cal =
+      figures_request_calibration(store, out, summary_pos, summary_seq, barrier, summary_calibrates, refused);
+  if (!cal && summary_pos && summary_calibrates) {
     const Node& s = r.items[static_cast<std::size_t>(figs[*summary_pos].node)];
     auto it = s.metadata.find("calibration");
     if (it != s.metadata.end()) {
@@ -322,7 +415,9 @@ TokenFigure token_figure_of_figures(Store& store, const RenderedFigures& out, st
       if (cal) cal->origin = "summary";
     }
   }
-  return calibrated_figure(r.estimated_tokens, cal);
+  TokenFigure f = calibrated_figure(r.estimated_tokens, cal);
+  if (!f.refused) f.refused = refused;
+  return f;
 }
 
 }  // namespace ctxfold

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
+#include <limits>
 
 #include "util/digest.hpp"
 #include "util/utf8.hpp"
@@ -78,6 +79,7 @@ Json apply_compaction_config(const Json& config, const std::string& section, Com
   if (auto v = config_int(*it, section, "contextWindowTokens", 1, std::int64_t(1) << 40)) opts.window = *v;
   if (auto v = config_int(*it, section, "triggerPercent", 1, 100)) opts.trigger_percent = static_cast<int>(*v);
   if (auto v = config_int(*it, section, "tailPercent", 1, 100)) opts.tail_percent = static_cast<int>(*v);
+  if (auto v = config_int(*it, section, "maxCalls", 1, 1000000)) opts.max_calls = static_cast<int>(*v);
   return *it;
 }
 
@@ -90,7 +92,13 @@ void validate_compaction_options(const CompactionOptions& o) {
     bad(fmt::format("--tail-percent ({}) must be below --trigger-percent ({})", o.tail_percent, o.trigger_percent));
   if (o.summarizer_window < 0) bad("--summarizer-window must not be negative");
   if (o.max_output_tokens < 0) bad("the summary output limit must not be negative");
-  if (o.max_calls < 1) bad("the summarizer call limit must be at least 1");
+  if (o.max_calls && *o.max_calls < 1) bad("--max-calls must be at least 1");
+}
+
+int summarizer_call_cap(const CompactionOptions& opts, const Summarizer& summarizer, int remote_default) {
+  if (opts.max_calls) return *opts.max_calls;
+  if (summarizer.kind() == "extractive") return std::numeric_limits<int>::max();
+  return remote_default;
 }
 
 std::optional<Error> clean_summary_text(std::string& text) {
@@ -129,6 +137,7 @@ Json compact_to_json(const CompactResult& r) {
   j["window"] = r.window ? Json(*r.window) : Json(nullptr);
   j["passes"] = r.passes;
   j["partial"] = r.partial;
+  j["remaining"] = r.partial ? Json{{"units", r.remaining_units}, {"tokens", r.remaining_tokens}} : Json(nullptr);
   if (!r.error_code.empty()) j["error"] = r.error_code;
   if (r.status == "planned") j["plan"] = r.plan;
   for (auto it = r.details.begin(); it != r.details.end(); ++it) j[it.key()] = it.value();

@@ -6,6 +6,7 @@
 
 #include "model/node.hpp"
 #include "store/store.hpp"
+#include "summarize/summarizer.hpp"
 #include "tokens/calibrate.hpp"
 #include "util/environment.hpp"
 #include "util/error.hpp"
@@ -31,7 +32,12 @@ struct CompactionOptions {
   std::int64_t summarizer_window = 0;
   /// Cap on one summary's size in tokens (0: the strategy's default).
   std::int64_t max_output_tokens = 0;
-  int max_calls = 64;  ///< summarizer calls per compaction; past it the rest waits (partial)
+  /// --max-calls / <section>.maxCalls: the cap on summarizer calls of one compaction; past it the
+  /// rest waits for the next run (partial). nullopt: no cap for the offline extractive summarizer
+  /// (it costs nothing per call), else the strategy's default for summarizers that cost per call
+  /// (kRemoteCallCap; lcm kLcmRemoteCallCap). See summarizer_call_cap and docs/strategies.md
+  /// "Summarizer calls at scale".
+  std::optional<int> max_calls;
   /// The clock of the compaction log's started_at/ended_at and the kill tests' crash points
   /// (util/environment.hpp). Needed by a compaction that writes: without it the bracket throws
   /// Error(internal,"compact.env"); a dry run does not use it.
@@ -49,6 +55,16 @@ Json apply_compaction_config(const Json& config, const std::string& section, Com
 /// nullopt when absent or null. Throws Error(bad_input,"config.invalid") naming section.key.
 std::optional<std::int64_t> config_int(const Json& section_json, const std::string& section, const char* key,
                                        std::int64_t lo, std::int64_t hi);
+
+/// The default call cap of rolling and region compactions with a summarizer that costs per call
+/// (openai:, anthropic:, command:, replay:).
+inline constexpr int kRemoteCallCap = 64;
+
+/// The summarizer calls one compaction may make: opts.max_calls when the user set it, else
+/// unlimited (INT_MAX) for the extractive summarizer (offline, free per call: a large history is
+/// never cut to a partial result by a cap), else remote_default (docs/strategies.md "Summarizer
+/// calls at scale").
+int summarizer_call_cap(const CompactionOptions& opts, const Summarizer& summarizer, int remote_default);
 
 /// Checks the shared option ranges; throws Error(usage,"compact.options").
 void validate_compaction_options(const CompactionOptions& opts);
@@ -77,6 +93,10 @@ struct CompactResult {
   int calls = 0;
   int passes = 0;
   bool partial = false;  ///< a summarizer failure or the call cap stopped it; what was done is kept
+  /// partial: what waits for the next run, in evicted units and their local-estimate tokens
+  /// (JSON "remaining":{"units","tokens"}, null unless partial; `compact` exits 5).
+  std::int64_t remaining_units = 0;
+  std::int64_t remaining_tokens = 0;
   std::string head;
   Json plan = Json::object();     ///< --dry-run: what would be covered and kept
   Json details = Json::object();  ///< strategy-specific fields, merged into the JSON (lcm: leaves, parents, cursor)
@@ -86,7 +106,8 @@ struct CompactResult {
 ///  "covers":{"count","first","last"},"estimated_tokens_before","estimated_tokens_after",
 ///  "tokens_before","tokens_after" (TokenFigure: {"value","kind","estimated","calibration"}),
 ///  "summarizer":{"kind","model","calls"},"head"} plus "compaction", "window", "passes",
-///  "partial", "error" (failed), "plan" (--dry-run) and the strategy's details.
+///  "partial", "remaining" ({"units","tokens"} when partial, else null), "error" (failed), "plan"
+///  (--dry-run) and the strategy's details.
 Json compact_to_json(const CompactResult& r);
 
 /// Trims a summarizer answer in place and checks it is text: Error(environment,"summarizer.empty")

@@ -242,7 +242,7 @@ Made summarize_one(Summarizer& summarizer, const LcmOptions& opts, const std::st
     for (int attempt = 0; attempt < 2; ++attempt) {
       if (m.calls >= calls_left) {
         m.failure = Error(Exit::environment, "summarizer.calls",
-                          fmt::format("the limit of {} summarizer calls was reached", opts.max_calls));
+                          "the summarizer call limit (--max-calls) was reached; run compact again for the rest");
         return m;
       }
       SummaryRequest req;
@@ -315,6 +315,7 @@ struct Sizes {
   std::int64_t input_budget = 0;  // transcript tokens one call may take
   std::int64_t chunk_tokens = 0;  // source tokens per leaf
   std::int64_t max_output = 0;    // output limit of one summary
+  int cap = 0;                    // summarizer_call_cap
 };
 
 Sizes lcm_sizes(const Summarizer& summarizer, const LcmOptions& opts) {
@@ -330,6 +331,7 @@ Sizes lcm_sizes(const Summarizer& summarizer, const LcmOptions& opts) {
     z.chunk_tokens = std::min(z.chunk_tokens, std::max(kMinChunkTokens, *opts.window / kWindowLeafShare));
   z.max_output = opts.max_output_tokens > 0 ? opts.max_output_tokens
                                             : std::clamp<std::int64_t>(z.chunk_tokens / 8, 256, 2048);
+  z.cap = summarizer_call_cap(opts, summarizer, kLcmRemoteCallCap);
   return z;
 }
 
@@ -353,6 +355,49 @@ Eviction pack_chunks(const Plan& p, std::int64_t chunk_tokens) {
   }
   ev.cut_item = p.cut_unit < p.units.size() ? p.units[p.cut_unit].begin : items.size();
   return ev;
+}
+
+/// What the tree will need, without calling the summarizer (--dry-run, docs/strategies.md
+/// "Summarizer calls at scale"): a leaf per chunk, its input the chunk's transcript (at most the
+/// input budget); the parents the condensation makes over the frontier (the stored folds'
+/// depths, then the new leaves, taken as adjacent), each with `fanout` children of at most
+/// max_output tokens. The cap check is on the total.
+Json plan_calls(const Plan& p, const Eviction& ev, const Sizes& sz, const LcmOptions& opts) {
+  std::int64_t input = 0;
+  for (const Chunk& ch : ev.chunks) input += std::min(ch.tokens, sz.input_budget);
+  std::vector<std::int64_t> depths;
+  for (const auto& f : p.r.folds) depths.push_back(f.depth);
+  depths.insert(depths.end(), ev.chunks.size(), 1);
+  std::int64_t parents = 0, depth = ev.chunks.empty() ? 0 : 1;
+  const std::size_t fan = static_cast<std::size_t>(opts.fanout);
+  for (bool again = true; again;) {
+    again = false;
+    std::optional<std::size_t> best;
+    for (std::size_t i = 0; i < depths.size();) {
+      std::size_t j = i + 1;
+      while (j < depths.size() && depths[j] == depths[i]) ++j;
+      if (j - i >= fan && (!best || depths[i] < depths[*best])) best = i;
+      i = j;
+    }
+    if (!best) break;
+    const std::int64_t d = depths[*best] + 1;
+    depths.erase(depths.begin() + static_cast<std::ptrdiff_t>(*best), depths.begin() + static_cast<std::ptrdiff_t>(*best + fan));
+    depths.insert(depths.begin() + static_cast<std::ptrdiff_t>(*best), d);
+    ++parents;
+    input += std::min(static_cast<std::int64_t>(fan) * sz.max_output, sz.input_budget);
+    depth = std::max(depth, d);
+    again = true;
+  }
+  const std::int64_t calls = static_cast<std::int64_t>(ev.chunks.size()) + parents;
+  return Json{{"calls", calls},
+              {"leaf_calls", ev.chunks.size()},
+              {"merge_calls", parents},
+              {"depth", depth},
+              {"input_tokens", input},
+              {"chunk_tokens", sz.chunk_tokens},
+              {"call_cap", sz.cap == std::numeric_limits<int>::max() ? Json(nullptr) : Json(sz.cap)},
+              {"within_cap", calls <= sz.cap},
+              {"estimated", "leaves from the chunks' source tokens; parents assume fanout answers at the output limit"}};
 }
 
 /// --dry-run: status "planned" and the plan of what would be summarized and kept.
@@ -458,7 +503,7 @@ bool make_leaf(Run& run, const Chunk& ch) {
   const std::string id = run.next_id();
   Made m = summarize_one(run.summarizer, run.opts, transcript, kLcmLeafPrompt, run.sz.max_output, ch.tokens,
                          pointer_text(id, static_cast<std::int64_t>(covers.size()), covers.front(), covers.back()),
-                         run.opts.max_calls - run.res.calls);
+                         run.sz.cap - run.res.calls);
   run.res.calls += m.calls;
   if (m.failure) {
     run.failure = m.failure;
@@ -556,7 +601,7 @@ bool condense_at(Run& run, std::size_t b) {
   const std::string id = run.next_id();
   Made m = summarize_one(run.summarizer, run.opts, transcript, kLcmCondensePrompt, run.sz.max_output, source_tokens,
                          pointer_text(id, static_cast<std::int64_t>(covers.size()), covers.front(), covers.back()),
-                         run.opts.max_calls - run.res.calls);
+                         run.sz.cap - run.res.calls);
   run.res.calls += m.calls;
   if (m.failure || m.too_small) {
     if (m.failure) run.failure = m.failure;
@@ -637,7 +682,8 @@ std::optional<Error> commit_fresh(Run& run, bool partial) {
 }
 
 /// The result of a committed run, with the figures of the render after it.
-void report_compacted(Run& run, bool partial, std::size_t chunk_count) {
+void report_compacted(Run& run, bool partial, const std::vector<Chunk>& chunks) {
+  const std::size_t chunk_count = chunks.size();
   CompactResult& res = run.res;
   res.status = "compacted";
   res.summary_id = run.fresh.back().id;
@@ -647,6 +693,13 @@ void report_compacted(Run& run, bool partial, std::size_t chunk_count) {
   res.covers_last = run.cursor;
   res.details["leaves"] = run.leaf_ids;
   res.details["parents"] = run.parent_ids;
+  if (partial) {
+    // What waits: the units of the chunks no committed leaf covers.
+    const std::size_t made = run.leaf_ids.size();
+    const std::size_t done_units = made == 0 ? 0 : chunks[made - 1].unit_end;
+    res.remaining_units = static_cast<std::int64_t>(run.p.cut_unit - done_units);
+    for (std::size_t k = made; k < chunks.size(); ++k) res.remaining_tokens += chunks[k].tokens;
+  }
   if (run.failure) {
     res.error_code = run.failure->code();
     res.reason = fmt::format("partial: {} of {} leaves and {} parents made before a summary failed: {}",
@@ -690,7 +743,7 @@ void run_tree(Run& run, const std::vector<Chunk>& chunks) {
     res.details["cursor"]["after"] = cursor_json["before"];
     return;
   }
-  report_compacted(run, partial, chunks.size());
+  report_compacted(run, partial, chunks);
 }
 
 }  // namespace
@@ -732,6 +785,12 @@ CompactResult compact_lcm(Store& store, const std::string& session, Summarizer& 
                      {"parents", Json::array()}};
   if (opts.dry_run) {
     plan_only(p, ev, sz.chunk_tokens, res);
+    res.plan["summarizer"] = plan_calls(p, ev, sz, opts);
+    res.reason += fmt::format(", in {} summarizer calls ({} input tokens){}", res.plan["summarizer"]["calls"].get<std::int64_t>(),
+                              res.plan["summarizer"]["input_tokens"].get<std::int64_t>(),
+                              res.plan["summarizer"]["within_cap"].get<bool>()
+                                  ? std::string()
+                                  : fmt::format("; the call cap of {} stops it before the end (partial)", sz.cap));
     return res;
   }
   if (sz.input_budget < kMinChunkTokens) {

@@ -25,8 +25,11 @@ struct LcmOptions : CompactionOptions {
   /// gives leaves of 3,750 tokens, so one compaction makes enough leaves to condense) and by half
   /// the summarizer's window.
   std::int64_t leaf_chunk_tokens = 20000;
-  LcmOptions() { max_calls = 4096; }
 };
+
+/// lcm's default call cap with a summarizer that costs per call (summarizer_call_cap; the
+/// extractive summarizer has none unless --max-calls sets one).
+inline constexpr int kLcmRemoteCallCap = 4096;
 
 /// Reads {"lcm":{"contextWindowTokens","triggerPercent","tailPercent","fanout","leafChunkTokens"}}
 /// into opts, leaving absent keys as they are. Errors as apply_compaction_config; fanout 2..64,

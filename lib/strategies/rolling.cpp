@@ -18,10 +18,12 @@
 namespace ctxfold {
 namespace {
 
+using rolling_parts::ChunkPlan;
 using rolling_parts::Chunked;
 using rolling_parts::covered_ids;
 using rolling_parts::items_tokens;
 using rolling_parts::Plan;
+using rolling_parts::plan_chunks;
 using rolling_parts::summarize_chunks;
 using rolling_parts::summary_event;
 using rolling_parts::summary_node;
@@ -175,10 +177,16 @@ std::vector<std::string> pick_recap_ids(const Plan& p, std::size_t cut, const Re
 
 /// --dry-run: status "planned" and what the pass would cover and keep.
 void plan_only(const Plan& p, std::size_t cut, const std::vector<std::string>& covers, std::int64_t evicted_tokens,
-               CompactResult& res) {
+               const ChunkPlan& calls, CompactResult& res) {
   res.status = "planned";
-  res.reason = fmt::format("would cover {} nodes ({} evicted items, {} tokens) and keep {} items as the tail",
-                           covers.size(), cut - p.region_start, evicted_tokens, p.items.size() - cut);
+  res.reason = fmt::format("would cover {} nodes ({} evicted items, {} tokens) and keep {} items as the tail, in {} "
+                           "summarizer calls ({} input tokens){}",
+                           covers.size(), cut - p.region_start, evicted_tokens, p.items.size() - cut,
+                           calls.leaves + calls.merges, calls.input_tokens,
+                           calls.within_cap ? std::string()
+                                            : fmt::format("; the call cap of {} stops it after {} of {} evicted units "
+                                                          "(partial)",
+                                                          calls.cap, calls.units_covered, p.cut_unit));
   res.covers_count = static_cast<std::int64_t>(covers.size());
   res.covers_first = covers.front();
   res.covers_last = covers.back();
@@ -192,7 +200,8 @@ void plan_only(const Plan& p, std::size_t cut, const std::vector<std::string>& c
                   {"kept_items", p.items.size() - cut},
                   {"kept_tokens", items_tokens(p.items, cut, p.items.size())},
                   {"units", p.units.size()},
-                  {"evicted_units", p.cut_unit}};
+                  {"evicted_units", p.cut_unit},
+                  {"summarizer", calls.to_json()}};
 }
 
 /// One pass's inputs, its plan and its result, shared by the phases after the plan.
@@ -233,6 +242,8 @@ std::optional<Error> summarize_evicted(Pass& ps, Summarized& sm) {
   }
   if (sm.partial) {
     sm.cut = cut_index(p, done_units);
+    ps.res.remaining_units = static_cast<std::int64_t>(p.cut_unit - done_units);
+    ps.res.remaining_tokens = items_tokens(p.items, sm.cut, cut_index(p, p.cut_unit));
     std::string why;
     auto covers = covered_ids(ps.store, p, sm.cut, why);
     if (!covers || covers->empty())
@@ -257,7 +268,8 @@ Json pass_provenance(const Pass& ps, const Chunked& c) {
                     {"chunk_tokens", c.chunk_tokens},
                     {"instructions", opts.instructions},
                     {"force", opts.force}}},
-                  {"calls", c.calls}};
+                  {"calls", c.calls},
+                  {"tree", {{"leaves", c.leaves}, {"depth", c.depth}, {"input_tokens", c.input_tokens}}}};
   if (!c.usage.empty()) provenance["usage"] = c.usage;
   return provenance;
 }
@@ -316,8 +328,9 @@ void report_compacted(Pass& ps, const Summarized& sm, const std::string& summary
                                c.units_done, ps.p.cut_unit, c.failure->what());
     } else {
       res.error_code = "summarizer.calls";
-      res.reason = fmt::format("partial: {} of {} evicted units summarized within the limit of {} summarizer calls",
-                               c.units_done, ps.p.cut_unit, ps.opts.max_calls);
+      res.reason = fmt::format("partial: {} of {} evicted units summarized within the limit of {} summarizer calls "
+                               "(--max-calls); run compact again for the rest",
+                               c.units_done, ps.p.cut_unit, summarizer_call_cap(ps.opts, ps.summarizer, kRemoteCallCap));
     }
   }
   // What a render now reads.
@@ -355,7 +368,7 @@ CompactResult run_pass(Store& store, const std::string& session, Summarizer& sum
   const std::int64_t evicted_tokens = items_tokens(p.items, p.region_start, cut);
   const std::int64_t old_summary_tokens = p.old_summary ? estimate_node_tokens(*p.old_summary) : 0;
   if (opts.dry_run) {
-    plan_only(p, cut, *covers, evicted_tokens, res);
+    plan_only(p, cut, *covers, evicted_tokens, plan_chunks(p, summarizer, opts, max_output), res);
     return res;
   }
 

@@ -1,5 +1,7 @@
 #include "tokens/calibrate.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -75,11 +77,27 @@ std::optional<Calibration> Calibration::from_json(const Json& j) {
   return c;
 }
 
+std::optional<std::string> implausible_measurement(std::int64_t measured, std::int64_t estimated) {
+  if (measured <= 0 || estimated < 0) return std::nullopt;  // measured_input_tokens already skips these
+  if (measured * kCalibrationFactor < estimated)
+    return fmt::format("the provider measured {} input tokens where the local estimate of that context is {}: under "
+                       "1/{} of it, so the measurement is not of this context and is not used",
+                       measured, estimated, kCalibrationFactor);
+  return std::nullopt;
+}
+
+Json RefusedMeasurement::to_json() const {
+  return Json{{"node", node}, {"measured", measured}, {"estimated", estimated}, {"factor", kCalibrationFactor},
+              {"reason", reason}};
+}
+
 Json TokenFigure::to_json() const {
-  return Json{{"value", value},
-              {"kind", kind},
-              {"estimated", estimated},
-              {"calibration", calibration ? calibration->to_json() : Json(nullptr)}};
+  Json j{{"value", value},
+         {"kind", kind},
+         {"estimated", estimated},
+         {"calibration", calibration ? calibration->to_json() : Json(nullptr)}};
+  if (refused) j["calibration_refused"] = refused->to_json();
+  return j;
 }
 
 TokenFigure calibrated_figure(std::int64_t estimate, const std::optional<Calibration>& c) {
@@ -87,6 +105,10 @@ TokenFigure calibrated_figure(std::int64_t estimate, const std::optional<Calibra
   f.estimated = estimate;
   f.value = estimate;
   if (!c) return f;
+  if (auto why = implausible_measurement(c->measured, c->estimated)) {
+    f.refused = RefusedMeasurement{c->node, c->measured, c->estimated, *why};
+    return f;
+  }
   f.calibration = c;
   f.kind = "calibrated";
   const std::int64_t remainder = c->measured - c->estimated;

@@ -40,6 +40,31 @@ struct Calibration {
   static std::optional<Calibration> from_json(const Json& j);
 };
 
+/// How far below the local estimate of the context it measured a recorded measurement may fall
+/// and still be used (docs/model.md "Measurements that are not used"): it is refused when
+/// measured * kCalibrationFactor < estimated. A provider counts at least what the transcript
+/// visibly holds (estimate / measured is at most 0.84 over the 858 matched requests of the shipped
+/// transcripts), so a count under a quarter of it is not a measurement of this context: a usage
+/// written around a harness compaction, copied from another request, truncated or made by hand.
+/// A measurement above the estimate is always used: the provider sees what the transcript lacks
+/// (system prompt, tool definitions, a context resumed from elsewhere; one shipped request
+/// measured 169,290 tokens over a 2,497-token transcript).
+inline constexpr std::int64_t kCalibrationFactor = 4;
+
+/// Why `measured` (a provider's input tokens) cannot calibrate `estimated` (the local estimate of
+/// the context it measured), as one sentence; nullopt when it may.
+std::optional<std::string> implausible_measurement(std::int64_t measured, std::int64_t estimated);
+
+/// A measurement kept out of a figure, and why (TokenFigure::refused).
+struct RefusedMeasurement {
+  std::string node;  ///< the node carrying the usage
+  std::int64_t measured = 0;
+  std::int64_t estimated = 0;
+  std::string reason;  ///< implausible_measurement's sentence
+  /// {"node","measured","estimated","factor","reason"}.
+  Json to_json() const;
+};
+
 /// A token figure as shown to users, always labelled: kind "estimated" (local estimate only),
 /// "calibrated" (a local estimate corrected by a matched measurement) or "measured" (the
 /// provider's count for exactly this context).
@@ -48,8 +73,13 @@ struct TokenFigure {
   std::string kind = "estimated";
   std::int64_t estimated = 0;  ///< the local estimate the value derives from
   std::optional<Calibration> calibration;
+  /// The newest measurement that was not used because it disagrees with its estimate by more
+  /// than kCalibrationFactor (implausible_measurement); the figure then rests on an older
+  /// plausible one or on the estimate.
+  std::optional<RefusedMeasurement> refused;
 
-  /// {"value","kind","estimated","calibration":{...}|null}.
+  /// {"value","kind","estimated","calibration":{...}|null} plus "calibration_refused"
+  /// (RefusedMeasurement) when a measurement was refused.
   Json to_json() const;
 };
 
@@ -63,7 +93,10 @@ struct TokenFigure {
 /// it (bench/tokens_fidelity.sh prints both). A negative remainder means the estimate over-counts
 /// the content itself, so the ratio measured/estimated scales it. Without a calibration the figure
 /// is the estimate, kind "estimated"; with one, kind "calibrated", and c->hidden (the learned hidden
-/// output of the edit results made since the matched request) is added. Never below 0.
+/// output of the edit results made since the matched request) is added. Never below 0. A
+/// calibration whose measured and estimated disagree past kCalibrationFactor
+/// (implausible_measurement) is not applied: the figure is the estimate, kind "estimated", with
+/// the refusal in `refused`.
 TokenFigure calibrated_figure(std::int64_t estimate, const std::optional<Calibration>& c);
 
 }  // namespace ctxfold

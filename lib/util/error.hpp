@@ -12,6 +12,7 @@ enum class Exit : int {
   usage = 2,        ///< bad command line
   bad_input = 3,    ///< malformed input under --strict, not a ctxfold database, unknown schema
   environment = 4,  ///< I/O, database locked, network or provider failure
+  partial = 5,      ///< compact: committed part of the work; the rest waits for another run
   internal = 70,    ///< a bug
   interrupted = 130,
 };

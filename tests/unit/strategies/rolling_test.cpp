@@ -401,7 +401,7 @@ TEST_F(RollingTest, SummarizerFaultsLeaveHistoryUntouched) {
   expect_clean();
 }
 
-TEST_F(RollingTest, LongEvictionIsChunkedWithTheSummaryCarried) {
+TEST_F(RollingTest, LongEvictionIsChunkedAndTheChunkSummariesMerged) {
   for (int i = 1; i <= 30; ++i) {
     user("u" + std::to_string(i), words(1200));
     assistant("a" + std::to_string(i), words(1200));
@@ -415,13 +415,19 @@ TEST_F(RollingTest, LongEvictionIsChunkedWithTheSummaryCarried) {
   CompactResult res = compact_rolling(st(), "s", f, o);
   ASSERT_EQ(res.status, "compacted") << res.reason;
   ASSERT_GT(f.requests.size(), 1u);
-  std::string carried;
+  // Leaves (a transcript chunk each), then merges (their summaries as the previous summary, no
+  // transcript); the last call merges everything before it (docs/strategies.md "Summarizer calls
+  // at scale").
   for (std::size_t i = 0; i < f.requests.size(); ++i) {
     const auto& r = f.requests[i];
     EXPECT_LE(r.input_tokens, f.window / 2) << "call " << i;
-    if (i > 0) EXPECT_FALSE(r.previous_summary.empty());
+    if (r.transcript.empty()) EXPECT_FALSE(r.previous_summary.empty()) << "call " << i;
   }
+  EXPECT_FALSE(f.requests.front().transcript.empty());
+  EXPECT_TRUE(f.requests.back().transcript.empty());
+  EXPECT_FALSE(f.requests.back().previous_summary.empty());
   EXPECT_EQ(res.calls, static_cast<int>(f.requests.size()));
+  EXPECT_FALSE(res.partial);
   expect_clean();
 }
 
