@@ -85,6 +85,48 @@ std::optional<std::int64_t> node_measured_tokens(const Node& n) {
 
 namespace {
 
+/// The seq of the first view node (summary or archive) after summary_seq up to as_of: requests
+/// at or after it saw another context (token_figure explains why); INT64_MAX when none.
+std::int64_t calibration_barrier(Store& store, const std::string& session, std::int64_t summary_seq,
+                                 std::int64_t as_of) {
+  std::int64_t barrier = std::numeric_limits<std::int64_t>::max();
+  auto st = store.db().prepare(
+      "SELECT min(seq) FROM nodes WHERE session=?1 AND seq>?2 AND seq<=?3 AND covers_count IS NOT NULL "
+      "AND kind IN ('summary','archive')");
+  st.bind(1, session).bind(2, summary_seq).bind(3, as_of);
+  if (st.step() && !st.is_null(0)) barrier = st.int64(0);
+  return barrier;
+}
+
+/// The figure of a request made on exactly this context (a child of HEAD carrying a plausible
+/// usage): kind "measured". When every such measurement is refused, the estimate with the refusal;
+/// nullopt when HEAD has no measured child in range.
+std::optional<TokenFigure> head_request_figure(Store& store, const Rendered& r, std::int64_t as_of,
+                                               std::int64_t summary_seq, std::int64_t barrier) {
+  std::optional<RefusedMeasurement> refused;
+  for (const auto& id : store.children(r.head)) {
+    auto c = store.node(id, false);
+    if (!c || c->seq > as_of || c->seq <= summary_seq || c->seq >= barrier) continue;
+    auto m = node_measured_tokens(*c);
+    if (!m) continue;
+    if (auto why = implausible_measurement(*m, r.estimated_tokens)) {
+      if (!refused) refused = RefusedMeasurement{c->id, *m, r.estimated_tokens, *why};
+      continue;
+    }
+    TokenFigure f;
+    f.value = *m;
+    f.kind = "measured";
+    f.estimated = r.estimated_tokens;
+    f.calibration = Calibration{c->id, *m, r.estimated_tokens, "request", kEstimatorVersion};
+    return f;
+  }
+  if (!refused) return std::nullopt;
+  // The measurement of exactly this context is refused: nothing older stands in.
+  TokenFigure f = calibrated_figure(r.estimated_tokens, std::nullopt);
+  f.refused = refused;
+  return f;
+}
+
 /// The requests whose context is a prefix of this render (made after the rendered summary and
 /// folds), oldest first: the latest calibrates the figure, and the pairs of consecutive ones teach
 /// the hidden output per edit result (tokens/hidden.hpp), each pair only from what was measured
@@ -172,42 +214,12 @@ TokenFigure token_figure(Store& store, const Rendered& r, std::int64_t as_of) {
   // estimate would calibrate a different history. Every view node the render shows has a seq at
   // or below summary_seq, so the first view node after it is the barrier: only requests before it
   // are consistent with the render (same covered frontier, context a prefix of it).
-  std::int64_t barrier = std::numeric_limits<std::int64_t>::max();
-  {
-    auto st = store.db().prepare(
-        "SELECT min(seq) FROM nodes WHERE session=?1 AND seq>?2 AND seq<=?3 AND covers_count IS NOT NULL "
-        "AND kind IN ('summary','archive')");
-    st.bind(1, r.session).bind(2, summary_seq).bind(3, as_of);
-    if (st.step() && !st.is_null(0)) barrier = st.int64(0);
-  }
+  const std::int64_t barrier = calibration_barrier(store, r.session, summary_seq, as_of);
 
   // A measurement that disagrees with the estimate of its context past kCalibrationFactor is
   // not used (tokens/calibrate.hpp implausible_measurement); the newest one refused is reported.
+  if (auto f = head_request_figure(store, r, as_of, summary_seq, barrier)) return *f;
   std::optional<RefusedMeasurement> refused;
-  auto plausible = [&](const std::string& node, std::int64_t measured, std::int64_t estimated) {
-    auto why = implausible_measurement(measured, estimated);
-    if (why && !refused) refused = RefusedMeasurement{node, measured, estimated, *why};
-    return !why;
-  };
-
-  // A request made on exactly this context: a child of HEAD carrying usage.
-  for (const auto& id : store.children(r.head)) {
-    auto c = store.node(id, false);
-    if (!c || c->seq > as_of || c->seq <= summary_seq || c->seq >= barrier) continue;
-    if (auto m = node_measured_tokens(*c); m && plausible(c->id, *m, r.estimated_tokens)) {
-      TokenFigure f;
-      f.value = *m;
-      f.kind = "measured";
-      f.estimated = r.estimated_tokens;
-      f.calibration = Calibration{c->id, *m, r.estimated_tokens, "request", kEstimatorVersion};
-      return f;
-    }
-  }
-  if (refused) {  // the measurement of exactly this context is refused: nothing older stands in
-    TokenFigure f = calibrated_figure(r.estimated_tokens, std::nullopt);
-    f.refused = refused;
-    return f;
-  }
 
   bool summary_calibrates = true;  // false: the newest request was refused, and nothing older stands in
   std::optional<Calibration> cal =
@@ -373,37 +385,9 @@ TokenFigure token_figure_of_figures(Store& store, const RenderedFigures& out, st
       summary_pos = i;
       summary_seq = std::max(summary_seq, figs[i].seq);
     }
-  std::int64_t barrier = std::numeric_limits<std::int64_t>::max();
-  {
-    auto st = store.db().prepare(
-        "SELECT min(seq) FROM nodes WHERE session=?1 AND seq>?2 AND seq<=?3 AND covers_count IS NOT NULL "
-        "AND kind IN ('summary','archive')");
-    st.bind(1, r.session).bind(2, summary_seq).bind(3, as_of);
-    if (st.step() && !st.is_null(0)) barrier = st.int64(0);
-  }
+  const std::int64_t barrier = calibration_barrier(store, r.session, summary_seq, as_of);
+  if (auto f = head_request_figure(store, r, as_of, summary_seq, barrier)) return *f;
   std::optional<RefusedMeasurement> refused;  // as in token_figure: the newest refused one is reported
-  auto plausible = [&](const std::string& node, std::int64_t measured, std::int64_t estimated) {
-    auto why = implausible_measurement(measured, estimated);
-    if (why && !refused) refused = RefusedMeasurement{node, measured, estimated, *why};
-    return !why;
-  };
-  for (const auto& id : store.children(r.head)) {
-    auto c = store.node(id, false);
-    if (!c || c->seq > as_of || c->seq <= summary_seq || c->seq >= barrier) continue;
-    if (auto m = node_measured_tokens(*c); m && plausible(c->id, *m, r.estimated_tokens)) {
-      TokenFigure f;
-      f.value = *m;
-      f.kind = "measured";
-      f.estimated = r.estimated_tokens;
-      f.calibration = Calibration{c->id, *m, r.estimated_tokens, "request", kEstimatorVersion};
-      return f;
-    }
-  }
-  if (refused) {
-    TokenFigure f = calibrated_figure(r.estimated_tokens, std::nullopt);
-    f.refused = refused;
-    return f;
-  }
   bool summary_calibrates = true;  // false: the newest request was refused, and nothing older stands in
   std::optional<Calibration> cal =
       figures_request_calibration(store, out, summary_pos, summary_seq, barrier, summary_calibrates, refused);

@@ -310,14 +310,5 @@ TEST_F(Figures, EqualTheWholeRenderAfterRollingAndLcmCompactions) {
   }
 }
 
-// A large database (bench/memory.sh's generated sessions, raw and compacted): CTXFOLD_FIGURES_DB
-// names it; the figures at HEAD and every 5,000th node and the table equal the reference's.
-TEST(FiguresOnDb, EqualTheOldTableOnTheDatabaseNamedByCtxfoldFiguresDb) {
-  const char* db = std::getenv("CTXFOLD_FIGURES_DB");
-  if (!db || !*db) GTEST_SKIP() << "CTXFOLD_FIGURES_DB is not set";
-  Store st = open_store(db, Store::Mode::read_only);
-  EXPECT_GT(compare_all(st, db, 5000), 0);
-}
-
 }  // namespace
 }  // namespace ctxfold

@@ -437,7 +437,9 @@ TEST_F(RollingTest, FailureAfterSomeChunksKeepsCompletedWork) {
     assistant("a" + std::to_string(i), words(1200));
   }
   FakeSummarizer f = halving();
-  f.window = 3000;
+  // Chunks large enough that the two finished leaves cover more than the recap and summary
+  // they leave behind.
+  f.window = 6000;
   auto inner = f.fn;
   f.fn = [inner](const SummaryRequest& r, int call) -> std::string {
     if (call == 3) throw Error(Exit::environment, "summarizer.timeout", "timed out");
