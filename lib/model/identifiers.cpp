@@ -14,13 +14,6 @@ namespace {
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
-
 bool path_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
          c == '/' || c == '-' || c == '~' || c == '+' || c == '@' || c == ':' || c == '=' ||
@@ -38,7 +31,7 @@ bool has_known_extension(std::string_view tok) {
   std::string_view last = slash == std::string_view::npos ? tok : tok.substr(slash + 1);
   std::size_t dot = last.rfind('.');
   if (dot == std::string_view::npos || dot == 0 || dot + 1 >= last.size()) return false;
-  return exts.count(lower(last.substr(dot + 1))) > 0;
+  return exts.count(ascii_lower(last.substr(dot + 1))) > 0;
 }
 
 const std::set<std::string>& units() {
@@ -73,7 +66,7 @@ void scan_numbers(std::string_view line, const IdentSink& sink) {
                                  static_cast<unsigned char>(line[u]) >= 0x80))
         ++u;
     }
-    std::string unit = lower(line.substr(k, u - k));
+    std::string unit = ascii_lower(line.substr(k, u - k));
     bool end_ok = u >= line.size() || !std::isalnum(static_cast<unsigned char>(line[u]));
     if (u > k && end_ok && units().count(unit)) {
       std::string num(line.substr(i, j - i));
@@ -210,7 +203,7 @@ void tool_argument_paths(const Json& input, const std::function<void(std::string
 }
 
 bool is_error_line(std::string_view line) {
-  std::string l = lower(line.substr(0, 400));
+  std::string l = ascii_lower(line.substr(0, 400));
   static const char* markers[] = {"error", "failed", "failure", "exception", "traceback", "fatal", "panic",
                                   "not found", "no such file", "denied", "exit code", "errno", "segmentation fault",
                                   "cannot ", "can't ", "undefined reference"};

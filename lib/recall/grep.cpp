@@ -93,13 +93,6 @@ const std::vector<std::string>& composed_from(char c) {
   return table[static_cast<unsigned char>(c) & 0x7F];
 }
 
-std::string ascii_lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
-
 /// The memory budget of one compiled expression (RE2::Options::max_mem): the compiled program
 /// and its DFA caches. A pattern whose program does not fit is refused when compiled; a DFA that
 /// fills its share flushes its cache and, when that repeats, RE2 matches with its NFA (slower,

@@ -45,13 +45,6 @@ std::string shorten(std::string_view s, std::size_t max_bytes) {
   return std::string(s.substr(0, n)) + " …";
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
-
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 /// An ordered list without duplicates, first-seen order.
@@ -593,7 +586,7 @@ std::vector<std::string> focus_words(const std::string& instructions) {
   for (std::size_t i = 0; i < instructions.size();) {
     std::size_t j = i;
     while (j < instructions.size() && !std::isspace(static_cast<unsigned char>(instructions[j]))) ++j;
-    std::string w = lower(std::string_view(instructions).substr(i, j - i));
+    std::string w = ascii_lower(std::string_view(instructions).substr(i, j - i));
     while (!w.empty() && std::ispunct(static_cast<unsigned char>(w.back()))) w.pop_back();
     if (w.size() >= 4) words.push_back(w);
     i = j + 1;

@@ -1,4 +1,5 @@
 #include "summarize/history.hpp"
+#include "util/utf8.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,13 +11,6 @@ namespace ctxfold {
 namespace {
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
 
 /// The number after `marker` in text (spaces and one ':' skipped), when there is one.
 std::optional<int> number_after(std::string_view text, std::string_view marker) {
@@ -221,7 +215,7 @@ struct Parser {
 
   void focus_line(std::string_view line) {
     if (focus_words.empty() || line.size() >= 2000) return;
-    std::string l = lower(line);
+    std::string l = ascii_lower(line);
     for (const auto& w : focus_words)
       if (l.find(w) != std::string::npos) {
         std::string c = collapse_space(line);

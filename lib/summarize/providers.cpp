@@ -41,13 +41,6 @@ std::string strip_trailing_slashes(std::string url) {
   return url;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 }  // namespace
 
 std::int64_t summarizer_window_tokens(std::string_view kind, std::string_view model, const Environment& env) {
@@ -144,7 +137,7 @@ ProviderError parse_provider_error(const std::string& body) {
 }
 
 bool mentions_context_limit(std::string_view message) {
-  std::string m = lower(message);
+  std::string m = ascii_lower(message);
   static constexpr std::array kCues{
       std::string_view{"context length"}, std::string_view{"context_length"},
       std::string_view{"context window"}, std::string_view{"context limit"},

@@ -59,4 +59,11 @@ std::size_t utf8_safe_prefix(std::string_view s, std::size_t max_bytes) {
   return k;
 }
 
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out)
+    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+  return out;
+}
+
 }  // namespace ctxfold

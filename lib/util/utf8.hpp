@@ -12,6 +12,9 @@ bool utf8_valid(std::string_view bytes);
 /// through *replaced when given.
 std::string utf8_sanitize(std::string_view bytes, std::size_t* replaced = nullptr);
 
+/// A copy of s with the ASCII letters A-Z lowered; every other byte (UTF-8 included) as it was.
+std::string ascii_lower(std::string_view s);
+
 /// The largest prefix length <= max_bytes that does not cut a UTF-8 sequence.
 std::size_t utf8_safe_prefix(std::string_view bytes, std::size_t max_bytes);
 
