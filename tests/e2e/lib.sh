@@ -55,3 +55,11 @@ start_fake_llm_server() {
   port=$(head -1 "$WORK/port")
   [ -n "$port" ] || { echo "FAIL: the fake server printed no port" >&2; exit 1; }
 }
+# peak_kb CMD...: prints "PEAK_KB EXIT_CODE" for CMD run as a child: its peak RSS in KB and its
+# exit status (its stdout kept in $WORK/peak.out, its stderr discarded).
+peak_kb() {
+  python3 -c 'import resource, subprocess, sys
+with open(sys.argv[1], "w") as out:
+    rc = subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.DEVNULL).returncode
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, rc)' "$WORK/peak.out" "$@"
+}

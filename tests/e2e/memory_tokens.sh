@@ -47,13 +47,6 @@ PY
 db=$WORK/m.db
 expect_rc "import" 0 "$CTXFOLD" --db "$db" import "$WORK/s.jsonl"
 
-# peak_kb CMD...: the peak RSS in KB of CMD run as a child (its stdout kept in $WORK/peak.out).
-peak_kb() {
-  python3 -c 'import resource, subprocess, sys
-with open(sys.argv[1], "w") as out:
-    rc = subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.DEVNULL).returncode
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, rc)' "$WORK/peak.out" "$@"
-}
 check_peak() { # check_peak WHAT BOUND_MB CMD...
   local what=$1 bound_kb=$(($2 * 1024)); shift 2
   read -r kb rc < <(peak_kb "$@")
