@@ -22,10 +22,10 @@ int main(int argc, char** argv) {
       std::perror(argv[2]);
       return 4;
     }
-    auto q = st.db().prepare("SELECT content FROM nodes ORDER BY seq");
+    auto q = st.db().prepare("SELECT content, seq FROM nodes ORDER BY seq");
     std::string line;
     while (q.step()) {
-      const std::string text = ctxfold::searchable_text(q.text(0));
+      const std::string text = ctxfold::searchable_text(q.view(0), st.path(), q.int64(1));
       line.clear();
       for (char c : text) {
         if (c == '\\') line += "\\\\";

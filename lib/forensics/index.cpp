@@ -7,6 +7,7 @@
 #include <set>
 
 #include "model/node.hpp"
+#include "store/store.hpp"
 #include "util/json.hpp"
 #include "util/utf8.hpp"
 
@@ -116,12 +117,12 @@ void read_title(Db& db, const SessionInfo& s, const std::map<std::string, std::s
     e.title_source = "agent";
   } else {
     Stmt q = db.prepare(
-        "SELECT content FROM nodes WHERE session=?1 AND kind='message' AND role='user' "
+        "SELECT content, seq, id FROM nodes WHERE session=?1 AND kind='message' AND role='user' "
         "AND coalesce(json_extract(metadata,'$.is_meta'),0)=0 AND json_extract(metadata,'$.codex_role') IS NULL "
         "ORDER BY seq LIMIT 64");
     q.bind(1, s.id);
     while (q.step() && !e.title) {
-      Json content = parse_json(q.view(0));
+      Json content = parse_node_content(q.view(0), db.path(), q.int64(1), q.view(2));
       if (!content.is_array()) continue;
       for (const auto& b : content)
         if (b.is_object() && b.value("type", "") == "text" && b.contains("text") && b["text"].is_string() &&

@@ -47,20 +47,11 @@ RowText row_text(Store& st, const std::string& id) {
   if (!q.step()) throw Error(Exit::bad_input, "node.missing", fmt::format("covered node '{}' is missing", id));
   r.seq = q.int64(0);
   r.role = q.opt_text(1).value_or("");
-  r.text = searchable_text(q.text(2));
+  r.text = searchable_text(q.view(2), st.path(), r.seq, id);
   return r;
 }
 
 }  // namespace
-
-Json parse_stored_content(const std::string& raw) {
-  try {
-    return parse_json(raw);
-  } catch (const nlohmann::json::parse_error&) {
-    if (utf8_valid(raw)) throw;
-    return parse_json(utf8_sanitize(raw));
-  }
-}
 
 namespace {
 

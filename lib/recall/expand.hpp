@@ -24,10 +24,6 @@ struct Coverage {
 };
 Coverage resolve_coverage(Store& st, const std::string& id);
 
-/// Parses a stored content column; ill-formed UTF-8 (written by another tool) is replaced by
-/// U+FFFD and parsed again instead of failing the read.
-Json parse_stored_content(const std::string& raw);
-
 /// One row (or the part of it inside the page) of an expansion.
 struct ExpandRow {
   std::string id;

@@ -175,7 +175,7 @@ void Search::report(std::int64_t seq, std::string_view id, std::string_view sess
   std::int64_t& count = raw ? totals.raw_matches : totals.summary_matches;
   const std::int64_t index = count++;
   if (!in_page(index)) return;  // outside the page: counted only
-  if (text.empty()) text = searchable_text(std::string(content));
+  if (text.empty()) text = searchable_text(content, st.path(), seq, id);
   auto g = m.find_grapheme(text);
   if (!g) g = 0;  // folding one grapheme at a time found no match where the whole text did
   GrepMatch r;
@@ -198,7 +198,7 @@ void Search::consider(std::int64_t seq, std::string_view id, std::string_view se
   if (raw ? !want_raw : !want_views) return;
   ++totals.nodes_scanned;
   if (prefilter && !prefilter->may_match(content)) return;
-  std::string text = searchable_text(std::string(content));
+  std::string text = searchable_text(content, st.path(), seq, id);
   if (!m.matches(text)) return;
   report(seq, id, session, k, role, content, std::move(text));
 }

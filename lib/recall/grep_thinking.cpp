@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "recall/expand.hpp"
+#include "store/store.hpp"
 #include "recall/grep.hpp"
 #include "util/error.hpp"
 #include "util/utf8.hpp"
@@ -42,7 +42,7 @@ GrepTotals grep_thinking(Store& st, const GrepOptions& o, const std::function<vo
   else q.bind_null(1);
   std::int64_t n = 0;
   while (q.step()) {
-    Json content = parse_stored_content(std::string(q.text(4)));
+    Json content = parse_node_content(q.view(4), st.path(), q.int64(0), q.view(1));
     std::string text = thinking_text(content);
     if (text.empty()) continue;
     ++totals.nodes_scanned;

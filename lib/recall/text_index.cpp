@@ -29,9 +29,10 @@ constexpr const char* kCreateFts =
 
 }  // namespace
 
-std::string searchable_text(const std::string& content_json) {
+std::string searchable_text(std::string_view content_json, const std::string& path, std::int64_t seq,
+                            std::string_view id) {
   Node n;
-  n.content = parse_stored_content(content_json);
+  n.content = parse_node_content(content_json, path, seq, id);
   std::string text = node_text(n);
   if (!utf8_valid(text)) text = utf8_sanitize(text);
   return text;
@@ -275,7 +276,7 @@ struct Batch {
   /// returns its seq.
   std::int64_t add(Stmt& read) {
     const std::int64_t seq = read.int64(0);
-    const std::string text = searchable_text(read.text(3));
+    const std::string text = searchable_text(read.view(3), db.path(), seq);
     const bool wide = std::any_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
     const bool view = kind::is_view(read.text(2));
     const bool want_tri = seq > marks.tri_through;

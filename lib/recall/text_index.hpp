@@ -10,8 +10,11 @@ namespace ctxfold {
 
 /// The searchable text of a stored content column: node_text of the parsed blocks (text blocks,
 /// tool_result text, tool_use name + input), ill-formed UTF-8 replaced by U+FFFD. What grep
-/// searches, expand pages and the index folds.
-std::string searchable_text(const std::string& content_json);
+/// searches, expand pages and the index folds. `path`, `seq` and `id` (empty when the caller did
+/// not read it) name the row in the error of a column that is not JSON: store.hpp
+/// parse_node_content, Error(bad_input, "db.bad_json").
+std::string searchable_text(std::string_view content_json, const std::string& path, std::int64_t seq,
+                            std::string_view id = {});
 
 /// Version tag of the folded text in grep_fts: the fold format and utf8proc's Unicode version.
 /// An index written under another tag is not used by grep (a newer Unicode may fold differently).

@@ -138,7 +138,7 @@ PackReport update_text_packs(Store& st, std::int64_t min_tail, bool rebuild, std
     while (bytes < kBatchBytes && read.step()) {
       const std::int64_t seq = read.int64(0);
       const std::string session = read.text(1);
-      const std::string text = searchable_text(read.text(3));
+      const std::string text = searchable_text(read.view(3), db.path(), seq);
       Open& p = open[session];
       if (p.n == 0) p.first = seq;
       p.last = seq;

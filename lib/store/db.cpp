@@ -178,7 +178,7 @@ std::optional<std::int64_t> Stmt::opt_int64(int col) const {
 }
 bool Stmt::is_null(int col) const { return sqlite3_column_type(st_, col) == SQLITE_NULL; }
 
-Db::Db(const std::string& path, bool read_only, bool immutable) : read_only_(read_only) {
+Db::Db(const std::string& path, bool read_only, bool immutable) : read_only_(read_only), path_(path) {
   // A tidy reader (docs/commands.md "Reading never writes"): without a -wal file beside the
   // database nobody is writing it, so a reader opens it with SQLITE_OPEN_READWRITE, never creating
   // it (SQLite falls back to reading a write-protected file) and query_only (store.cpp), so that

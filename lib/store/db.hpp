@@ -70,7 +70,10 @@ class Db {
   /// fallback for a WAL database in a directory this process cannot write.
   Db(const std::string& path, bool read_only, bool immutable = false);
   ~Db();
-  Db(Db&& o) noexcept : cache_(std::move(o.cache_)), db_(o.db_), read_only_(o.read_only_) { o.db_ = nullptr; }
+  Db(Db&& o) noexcept
+      : cache_(std::move(o.cache_)), db_(o.db_), read_only_(o.read_only_), path_(std::move(o.path_)) {
+    o.db_ = nullptr;
+  }
   Db& operator=(Db&&) = delete;
   Db(const Db&) = delete;
 
@@ -87,12 +90,15 @@ class Db {
   bool has_schema_object(std::string_view name);
   sqlite3* raw() const { return db_; }
   bool read_only() const { return read_only_; }
+  /// The path the connection was opened with, as the user gave it (for messages).
+  const std::string& path() const { return path_; }
   std::int64_t user_version();
 
  private:
   std::unordered_map<std::string, std::unique_ptr<Stmt>> cache_;  // destroyed before db_ closes
   sqlite3* db_ = nullptr;
   bool read_only_;
+  std::string path_;
 };
 
 /// BEGIN IMMEDIATE ... COMMIT; rolls back in the destructor unless commit() ran.

@@ -13,6 +13,7 @@
 #include "model/strategy_label.hpp"
 #include "util/digest.hpp"
 #include "util/error.hpp"
+#include "util/utf8.hpp"
 
 namespace ctxfold {
 
@@ -43,6 +44,20 @@ Json stored_json(std::string_view text, const std::string& path, const char* tab
                 kDamagedHint);
   }
 }
+
+}  // namespace
+
+Json parse_node_content(std::string_view raw, const std::string& path, std::int64_t seq, std::string_view id) {
+  auto row = [&] { return id.empty() ? fmt::format("node seq {}", seq) : fmt::format("node seq {} (id '{}')", seq, id); };
+  try {
+    return parse_json(raw);  // the hot path of grep and index: one parse, no separate UTF-8 pass
+  } catch (const nlohmann::json::exception&) {
+    if (utf8_valid(raw)) return stored_json(raw, path, "nodes", "content", row);  // throws db.bad_json
+    return stored_json(utf8_sanitize(raw), path, "nodes", "content", row);
+  }
+}
+
+namespace {
 
 Node read_node(const Stmt& st, const std::string& path) {
   Node n;

@@ -58,6 +58,13 @@ enum class AppendResult {
   conflict,   ///< same id, different payload: nothing written; the caller decides
 };
 
+/// The content column of node `seq` (its id `id`, when the caller read it) in the database at
+/// `path`, parsed: a JSON array of blocks as the store wrote it. Ill-formed UTF-8 (written by
+/// another tool) is replaced by U+FFFD and parsed again rather than failing the read; a value that
+/// still does not parse is Error(bad_input, "db.bad_json") naming the file, the table, the column
+/// and the row: docs/commands.md "Damaged databases".
+Json parse_node_content(std::string_view raw, const std::string& path, std::int64_t seq, std::string_view id = {});
+
 /// The session database. Library code reads and appends through this class only.
 /// Errors: Error(environment,"db.open"/"db.io"/"db.locked"), Error(bad_input,"db.not_ctxfold"/"db.empty"/
 /// "db.schema_newer"/"db.damaged"/"db.corrupt"/"db.bad_json"): docs/commands.md "Damaged databases".

@@ -39,6 +39,17 @@ seq=$(count "$db" "SELECT seq FROM nodes WHERE id='u3'")
 for cmd in "render" "show u3" "export"; do
   expect_damaged "$cmd, bad JSON" "table nodes" "node seq $seq (id 'u3')" "column content" -- "$CTXFOLD" --db "$db" --session S $cmd
 done
+# The readers that parse content outside the store (grep's scan, index,
+# expand of a summary that covers the row, the session title) name the row too.
+expect_damaged "grep, bad JSON" "table nodes" "node seq $seq (id 'u3')" "column content" -- "$CTXFOLD" --db "$db" --session S grep 'src/mod3.cpp'
+expect_damaged "index, bad JSON" "table nodes" "node seq $seq" "column content" -- "$CTXFOLD" --db "$db" index
+db1="$WORK/flipped-title.db"; fresh "$db1"
+"$CTXFOLD" --db "$db1" --session S compact --force >/dev/null 2>"$WORK/err" || fail "compact: $(head -c 300 "$WORK/err")"
+summary=$(count "$db1" "SELECT id FROM nodes WHERE kind='summary' ORDER BY seq DESC LIMIT 1")
+sqlite3 "$db1" "DROP TRIGGER nodes_no_update; UPDATE nodes SET content = '#' || substr(content, 2) WHERE id = 'u1'; $trigger;"
+seq1=$(count "$db1" "SELECT seq FROM nodes WHERE id='u1'")
+expect_damaged "sessions, bad JSON in the first prompt" "node seq $seq1 (id 'u1')" "column content" -- "$CTXFOLD" --db "$db1" sessions
+expect_damaged "expand over a bad row" "node seq $seq1 (id 'u1')" "column content" -- "$CTXFOLD" --db "$db1" --session S expand "$summary"
 "$CTXFOLD" --db "$db" --session S verify-invariants >"$WORK/out" 2>"$WORK/err"; rc=$?
 case "$rc" in
   1|3) grep -qF "u3" "$WORK/out" "$WORK/err" && ok || fail "verify names no row: $(head -c 300 "$WORK/out") $(head -c 300 "$WORK/err")" ;;
