@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "util/json.hpp"
+#include "util/lines.hpp"
 #include "util/utf8.hpp"
 
 namespace ctxfold {
@@ -80,12 +81,7 @@ void scan_numbers(std::string_view line, const IdentSink& sink) {
 }
 
 void scan_text(std::string_view text, bool error_source, const IdentSink& sink) {
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    std::string_view line = text.substr(pos, nl - pos);
-    pos = nl + 1;
+  for_each_line(text, [&](std::string_view line) {
     if (line.size() > 4000) line = line.substr(0, utf8_safe_prefix(line, 4000));
     scan_paths_and_urls(
         line, [&](std::string_view p) { sink(ident::kPath, std::string(p)); },
@@ -96,7 +92,7 @@ void scan_text(std::string_view text, bool error_source, const IdentSink& sink) 
       if (c.size() > 200) c.resize(utf8_safe_prefix(c, 200));
       if (!c.empty()) sink(ident::kError, std::move(c));
     }
-  }
+  });
 }
 
 void scan_json_strings(const Json& j, const IdentSink& sink) {
@@ -188,15 +184,10 @@ void tool_argument_paths(const Json& input, const std::function<void(std::string
     if (it == input.end() || !it->is_string()) continue;
     std::string_view t = it->get_ref<const std::string&>();
     if (t.find("*** Begin Patch") == std::string_view::npos) continue;
-    std::size_t pos = 0;
-    while (pos < t.size()) {
-      std::size_t nl = t.find('\n', pos);
-      if (nl == std::string_view::npos) nl = t.size();
-      std::string_view l = t.substr(pos, nl - pos);
-      pos = nl + 1;
+    for_each_line(t, [&](std::string_view l) {
       for (std::string_view p : {"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "})
         if (starts_with(l, p) && l.size() > p.size()) on_path(l.substr(p.size()));
-    }
+    });
   }
   const std::string cmd = tool_command(input);
   if (!cmd.empty()) scan_prose_paths(cmd, on_path, [](std::string_view) {});

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "util/error.hpp"
+#include "util/lines.hpp"
 
 namespace ctxfold {
 
@@ -19,16 +20,10 @@ std::vector<AppendRecord> split_append_records(std::string_view text) {
     return out;
   }
   std::int64_t n = 0;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
+  for_each_line(text, [&](std::string_view line) {
     ++n;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    out.push_back(AppendRecord{n, std::string(line)});
-  }
+    if (line.find_first_not_of(" \t\r") != std::string_view::npos) out.push_back(AppendRecord{n, std::string(line)});
+  });
   return out;
 }
 
