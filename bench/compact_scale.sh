@@ -30,8 +30,7 @@ bench_opt() {
 }
 source "$(dirname "$0")/lib.sh"
 bench_init bench/compact_scale.sh "$@"
-[ -x /usr/bin/time ] || { echo "bench/compact_scale.sh: /usr/bin/time is required (apt-get install time)" >&2; exit 4; }
-command -v jq >/dev/null || { echo "bench/compact_scale.sh: jq is required" >&2; exit 4; }
+bench_need time jq
 bench_build ctxfold ctxfold-gen
 bench_workdir
 

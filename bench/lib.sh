@@ -8,6 +8,8 @@
 #   refused. Set defaults (runs=..., and the script's own) before calling.
 # bench_build TARGET...       configures and builds TARGETs (Release) in $build unless
 #   CTXFOLD_BIN names a prebuilt binary; then sets BIN and GEN (CTXFOLD_GEN_BIN overrides GEN).
+# bench_need TOOL...          stops with exit 4 naming the first TOOL not installed; `time` means
+#   /usr/bin/time (Debian package time: peak RSS), the others are looked up on PATH.
 # bench_workdir               creates $work (a temporary directory when none was given), removed
 #   at exit unless --keep.
 # now                         nanoseconds since the epoch.
@@ -20,6 +22,7 @@ runs=${runs:-3}; build=${build:-$bench_root/build-bench}; work=${work:-}; keep=$
 
 bench_init() {
   local script=$1; shift
+  bench_script=$script
   while [ $# -gt 0 ]; do
     case "$1" in
       --runs) runs=$2; shift 2 ;;
@@ -40,6 +43,17 @@ bench_build() {
   fi
   BIN=${CTXFOLD_BIN:-$build/ctxfold}
   GEN=${CTXFOLD_GEN_BIN:-$build/bench/ctxfold-gen}
+}
+
+bench_need() {
+  local tool
+  for tool in "$@"; do
+    if [ "$tool" = time ]; then
+      [ -x /usr/bin/time ] || { echo "$bench_script: /usr/bin/time is required (apt-get install time)" >&2; exit 4; }
+    else
+      command -v "$tool" >/dev/null || { echo "$bench_script: $tool is required (scripts/deps.sh installs it)" >&2; exit 4; }
+    fi
+  done
 }
 
 bench_workdir() {

@@ -20,8 +20,7 @@ bench_opt() {
 }
 source "$(dirname "$0")/lib.sh"
 bench_init bench/memory.sh "$@"
-[ -x /usr/bin/time ] || { echo "bench/memory.sh: /usr/bin/time is required (apt-get install time)" >&2; exit 4; }
-command -v jq >/dev/null || { echo "bench/memory.sh: jq is required" >&2; exit 4; }
+bench_need time jq
 bench_build ctxfold ctxfold-gen
 bench_workdir
 mkdir -p "$here/out"

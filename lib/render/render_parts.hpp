@@ -57,6 +57,10 @@ struct FigureState {
   /// where its own count goes.
   void count_edits(const Json& content, std::int64_t slot);
   void credit(std::int64_t slot);
+  /// The figure of one message item (render/figures.hpp ItemFigure): its estimates, measured
+  /// tokens, user-turn and assistant flags and its model's index in `names` (added when new); the
+  /// caller sets the edit and message_id flags.
+  ItemFigure figure(const Node& n);
 };
 
 /// HEAD of the render: --head (checked against the session and the boundary), else the session's.

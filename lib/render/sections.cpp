@@ -89,10 +89,7 @@ void assign_sections(Store& store, const ViewPolicy& view, const std::unordered_
 
 }
 
-namespace {
-
-/// The figure of an item kept whole (after its recap, its fold header).
-ItemFigure figure_of(const Node& n, FigureState& fs) {
+ItemFigure FigureState::figure(const Node& n) {
   ItemFigure f;
   f.seq = n.seq;
   const NodeEstimate e = estimate_node(n);
@@ -104,14 +101,12 @@ ItemFigure figure_of(const Node& n, FigureState& fs) {
   if (n.is_model_input() && n.role == role::kAssistant) f.flags |= ItemFigure::kAssistant;
   const std::string model = json_str(n.metadata, "model");
   if (!model.empty()) {
-    auto [it, added] = fs.models.emplace(model, static_cast<std::uint16_t>(fs.names.size()));
-    if (added) fs.names.push_back(model);
+    auto [it, added] = models.emplace(model, static_cast<std::uint16_t>(names.size()));
+    if (added) names.push_back(model);
     f.model = it->second;
   }
   return f;
 }
-
-}  // namespace
 
 void assign_figures(Store& store, const ViewPolicy& view, FigureState& fs, RenderedFigures& out) {
   Rendered& r = out.r;
@@ -155,7 +150,7 @@ void assign_figures(Store& store, const ViewPolicy& view, FigureState& fs, Rende
       prev_mid = json_str(n.metadata, "newest_mid");
       continue;
     }
-    ItemFigure f = figure_of(n, fs);
+    ItemFigure f = fs.figure(n);
     std::string mid = json_str(n.metadata, "message_id");
     if (mid.empty()) f.flags |= ItemFigure::kNoMessageId;
     if (!first && mid == prev_mid) f.flags |= ItemFigure::kSameMessageId;

@@ -214,23 +214,7 @@ void SpineWalk::push_full(Node n) {
 void SpineWalk::push_figure(Node& n) {
   if (opts.max_row_bytes > 0) cap_row(n, opts.max_row_bytes, r.truncated);
   FigureState& fs = *figs;
-  ItemFigure f;
-  f.seq = n.seq;
-  const NodeEstimate e = estimate_node(n);
-  f.total = static_cast<std::int32_t>(e.total);
-  f.prior = static_cast<std::int32_t>(e.prior_turn_thinking);
-  f.bytes4 = static_cast<std::int32_t>(estimate_node(n, Estimator::bytes4).total);
-  if (auto m = node_measured_tokens(n)) f.measured = *m;
-  if (starts_user_turn(n)) f.flags |= ItemFigure::kUserTurn;
-  if (n.role == role::kAssistant) {
-    f.flags |= ItemFigure::kAssistant;
-    const std::string model = json_str(n.metadata, "model");
-    if (!model.empty()) {
-      auto [it, added] = fs.models.emplace(model, static_cast<std::uint16_t>(fs.names.size()));
-      if (added) fs.names.push_back(model);
-      f.model = it->second;
-    }
-  }
+  ItemFigure f = fs.figure(n);  // n is a message (keep): kAssistant as for an item kept whole
   std::string mid = json_str(n.metadata, "message_id");
   if (mid.empty()) f.flags |= ItemFigure::kNoMessageId;
   if (rev.empty() || !rev.back().id.empty()) {  // a new run: its placeholder; its newest message_id

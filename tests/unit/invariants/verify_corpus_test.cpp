@@ -18,6 +18,7 @@
 #include "render/render.hpp"
 #include "session/fork.hpp"
 #include "store/store.hpp"
+#include "forced_options.hpp"
 #include "strategies/lcm.hpp"
 #include "strategies/rolling.hpp"
 #include "summarize/extractive.hpp"
@@ -60,23 +61,10 @@ class VerifyCorpus : public ::testing::Test {
     fo.name = "corpus-lcm";
     lcm_session_ = fork_session(st, fo).session;
     ExtractiveSummarizer ex;
-    RollingOptions ro;
-    ro.env = &testing_env::shared_environment();
-    ro.force = true;
-    // Windows above the ~38.6k tokens this session's requests measured beyond its transcript
-    // (system prompt, tool definitions): compaction is calibrated (issue 9), and a window below
-    // that remainder leaves no room for a second compaction.
-    ro.window = 60000;
-    CompactResult c1 = compact_rolling(st, main_, ex, ro);
-    ro.window = 45000;
-    CompactResult c2 = compact_rolling(st, main_, ex, ro);
-    LcmOptions lo;
-    lo.env = &testing_env::shared_environment();
-    lo.force = true;
-    lo.window = 16000;
-    lo.leaf_chunk_tokens = 2000;
-    lo.fanout = 2;
-    CompactResult c3 = compact_lcm(st, lcm_session_, ex, lo);
+    // Two windows above the ~38.6k tokens this session's requests measured beyond its transcript.
+    CompactResult c1 = compact_rolling(st, main_, ex, testing_env::forced_rolling(60000));
+    CompactResult c2 = compact_rolling(st, main_, ex, testing_env::forced_rolling(45000));
+    CompactResult c3 = compact_lcm(st, lcm_session_, ex, testing_env::forced_small_lcm());
     status_ = c1.status + "/" + c2.status + "/" + c3.status;
     for (const auto& id : c3.details["parents"]) lcm_parents_.push_back(id.get<std::string>());
     if (c1.summary_id) sum1_ = *c1.summary_id;

@@ -17,6 +17,7 @@
 #include "render/render.hpp"
 #include "render/token_figure.hpp"
 #include "session/open.hpp"
+#include "forced_options.hpp"
 #include "strategies/lcm.hpp"
 #include "strategies/rolling.hpp"
 #include "summarize/extractive.hpp"
@@ -290,21 +291,8 @@ TEST_F(Figures, EqualTheWholeRenderAfterRollingAndLcmCompactions) {
     const std::string s = "ae4a77f8-aedd-4bc1-888f-c94edc91af04";
     ExtractiveSummarizer ex;
     CompactResult c;
-    if (std::string(strategy) == "rolling") {
-      RollingOptions ro;
-      ro.env = &testing_env::shared_environment();
-      ro.force = true;
-      ro.window = 60000;
-      c = compact_rolling(st, s, ex, ro);
-    } else {
-      LcmOptions lo;
-      lo.env = &testing_env::shared_environment();
-      lo.force = true;
-      lo.window = 16000;
-      lo.leaf_chunk_tokens = 2000;
-      lo.fanout = 2;
-      c = compact_lcm(st, s, ex, lo);
-    }
+    if (std::string(strategy) == "rolling") c = compact_rolling(st, s, ex, testing_env::forced_rolling(60000));
+    else c = compact_lcm(st, s, ex, testing_env::forced_small_lcm());
     ASSERT_EQ(c.status, "compacted") << strategy;
     EXPECT_GT(compare_all(st, std::string("compacted ") + strategy, 41), 3);
   }
