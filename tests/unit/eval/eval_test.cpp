@@ -192,10 +192,15 @@ TEST_F(EvalSession, GeneratesOneProbeOfEachClassFromTheHistory) {
   EXPECT_EQ(f->id, "gen-file-1");
   EXPECT_EQ(f->question, "Which file was edited to add `parse_widget_spec`?");
   EXPECT_EQ(f->expect, (std::vector<std::string>{"widget_parser.cpp"}));
-  const Probe* c = find_class(ps, ProbeClass::command);
-  ASSERT_NE(c, nullptr);
-  EXPECT_EQ(c->question, "What was the first line of output of the command `make bench`?");
-  EXPECT_EQ(c->expect, (std::vector<std::string>{"throughput: 4711 widgets per second"}));
+  // Both commands ran once and printed a first line the command does not hold: both are asked.
+  std::vector<const Probe*> commands;
+  for (const Probe& p : ps)
+    if (p.klass == ProbeClass::command) commands.push_back(&p);
+  ASSERT_EQ(commands.size(), 2u);
+  EXPECT_EQ(commands[0]->question, "What was the first line of output of the command `git commit -m \"Add the widget spec parser\"`?");
+  EXPECT_EQ(commands[0]->expect, (std::vector<std::string>{"[main 1234abc] Add the widget spec parser"}));
+  EXPECT_EQ(commands[1]->question, "What was the first line of output of the command `make bench`?");
+  EXPECT_EQ(commands[1]->expect, (std::vector<std::string>{"throughput: 4711 widgets per second"}));  // the blank first line skipped
   const Probe* d = find_class(ps, ProbeClass::decision);
   ASSERT_NE(d, nullptr);
   EXPECT_NE(d->question.find("commit message"), std::string::npos) << d->question;
@@ -204,8 +209,6 @@ TEST_F(EvalSession, GeneratesOneProbeOfEachClassFromTheHistory) {
   const Probe* n = find_class(ps, ProbeClass::next_step);
   ASSERT_NE(n, nullptr);
   EXPECT_EQ(n->expect, (std::vector<std::string>{"measurement", "throughput"}));
-  // The git commit's output line is not asked as a command probe: the command already holds it.
-  for (const Probe& p : ps) EXPECT_EQ(p.question.find("git commit"), std::string::npos) << p.question;
   // Deterministic.
   std::vector<Probe> again = generate_probes(spine());
   ASSERT_EQ(again.size(), ps.size());
@@ -262,7 +265,9 @@ TEST_F(EvalSession, EveryStrategyIsAskedAndTheFullHistoryAnswersWhatCompactionsL
   for (const EvalContext& c : r.contexts) {
     if (c.name == "full") continue;
     EXPECT_EQ(json_str(c.compaction, "status"), "compacted") << c.name << " " << c.compaction.dump();
-    EXPECT_LT(c.tokens, full.tokens) << c.name;
+    // snapcompact's archive read as text is about the size of what it archived (its frames are
+    // what is small); the text summaries are smaller than the history.
+    if (c.strategy != "snapcompact") EXPECT_LT(c.tokens, full.tokens) << c.name;
   }
   // The command's output line was evicted: the rolling summary does not quote tool output, and
   // recall brings it back.
