@@ -63,6 +63,8 @@ const std::vector<Command>& command_table() {
        Needs::read_write, setup_index},
       {"export", "a session back out as ctxfold JSONL, OpenAI or Anthropic messages (import reads it back)",
        Needs::read_only, setup_export},
+      {"mcp", "a Model Context Protocol server on stdio: grep, expand, describe, list, sessions, dropped as tools",
+       Needs::nothing, setup_mcp},
       {"config", "the effective settings per strategy and where each came from", Needs::nothing, setup_config},
       {"verify-invariants", "check the session database invariants (exit 1 on any violation)", Needs::nothing,
        setup_verify},
