@@ -61,6 +61,7 @@ int run_mcp(Context& ctx, McpOptions o) {
   mcp::ServerOptions so;
   so.limits.max_tokens = o.max_tokens.value_or(4000);
   so.limits.session = ctx.session;
+  so.limits.agent_session = ctx.env->variable("CLAUDE_CODE_SESSION_ID");  // set by Claude Code for its MCP servers
   so.max_message_bytes = o.max_message_bytes;
   const std::string path = ctx.db_path;
   try {

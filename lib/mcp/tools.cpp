@@ -34,10 +34,13 @@ std::optional<std::string> opt_string(const Json& args, const char* key) {
   return it->get<std::string>();
 }
 
-/// The session a call names, else the server's default, resolved against the snapshot.
+/// The session a call names, else the server's, else the calling agent's when archived, else the
+/// store's default, resolved against the snapshot.
 std::string session_of(Store& st, const Json& args, const ToolLimits& limits) {
-  auto named = opt_string(args, "session");
-  return st.resolve_session(named ? named : limits.session);
+  if (auto named = opt_string(args, "session")) return st.resolve_session(named);
+  if (limits.session) return st.resolve_session(limits.session);
+  if (limits.agent_session && st.session(*limits.agent_session)) return *limits.agent_session;
+  return st.resolve_session(std::nullopt);
 }
 
 Error over_cap(std::int64_t tokens, const ToolLimits& limits) {
@@ -62,8 +65,8 @@ Json fit_page(std::int64_t limit, const ToolLimits& limits, const std::function<
 
 ToolArg session_arg() {
   return {"session", ArgType::string,
-          "session id (the calling agent's own session id works once it is imported); default: the server's "
-          "--session, else the only or newest main session",
+          "session id; default: the server's --session, else the calling agent's own session when the archive "
+          "holds it, else the only or newest main session",
           false, 0, kIdBytes};
 }
 ToolArg offset_arg(const char* what) { return {"offset", ArgType::integer, what, false, 0, kMaxOffset, {}, Json(0)}; }

@@ -30,14 +30,19 @@ struct ToolArg {
   std::optional<Json> default_value = std::nullopt;
 };
 
-/// What a tool call may use beyond its arguments: the result bound and the server's default
-/// session (`ctxfold --session` / CTXFOLD_SESSION of the `mcp` process; else the store's rule,
-/// docs/commands.md "Choosing the session").
+/// What a tool call may use beyond its arguments: the result bound and the default session: the
+/// call's `session` argument, else `ctxfold --session` / CTXFOLD_SESSION of the `mcp` process,
+/// else the calling agent's session when archived, else the store's rule (docs/commands.md
+/// "Choosing the session").
 struct ToolLimits {
   /// The largest result, in tokens as tokens/estimate.hpp estimate_text_tokens counts the result's
   /// JSON text; a page that would be larger is shortened and its next_offset says where to go on.
   std::int64_t max_tokens = 4000;
   std::optional<std::string> session;
+  /// The calling agent's own session id, as the agent tells the server it starts (Claude Code:
+  /// CLAUDE_CODE_SESSION_ID): the default after `session` when the archive holds that session;
+  /// ignored when it does not (not imported yet).
+  std::optional<std::string> agent_session;
 };
 
 /// One tool: name, a one-line title, the description the model reads, its arguments, and run,

@@ -94,6 +94,15 @@ expect_eq "the new session is seen" "$((n_before + 1))" "$(echo "$line" | jq '.r
 exec {MCP[1]}>&-
 wait "$MCP_PID"; expect_eq "exit 0 when stdin closes" "0" "$?"
 
+# The calling agent's session (Claude Code's CLAUDE_CODE_SESSION_ID) is the default when archived.
+list_call='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}'
+for sid in $("$CTXFOLD" --db "$db" sessions | jq -r 'select(.type=="session" and .kind=="main") | .id'); do
+  got=$(echo "$list_call" | env -u CTXFOLD_SESSION CLAUDE_CODE_SESSION_ID="$sid" "$CTXFOLD" --db "$db" mcp | jq -r '.result.structuredContent.session')
+  expect_eq "CLAUDE_CODE_SESSION_ID $sid chooses the session" "$sid" "$got"
+done
+got=$(echo "$list_call" | env -u CTXFOLD_SESSION CLAUDE_CODE_SESSION_ID=not-archived "$CTXFOLD" --db "$db" mcp | jq -r '.result.isError')
+expect_eq "an agent session not archived falls back to the default" "false" "$got"
+
 # The configuration file's mcp section names the archive when neither --db nor CTXFOLD_DB does.
 mkdir -p "$WORK/home"; cp "$db" "$WORK/home/arch.db"
 echo '{"mcp": {"db": "~/arch.db", "maxTokens": 900}}' > "$WORK/cfg.json"

@@ -341,6 +341,36 @@ TEST_F(McpTest, DescribeListSessionsAndDroppedAnswer) {
   EXPECT_TRUE(named) << "the summary does not name the file the history did: " << drop.dump();
 }
 
+TEST_F(McpTest, TheCallingAgentsSessionIsTheDefaultWhenArchived) {
+  {
+    Txn t(st().db());
+    st().create_session(SessionInfo{"agent-1"});
+    Node n;
+    n.id = "g1";
+    n.session = "agent-1";
+    n.role = role::kUser;
+    n.content = Json::array({Json{{"type", "text"}, {"text", "only in the agent's session: quokka"}}});
+    EXPECT_EQ(st().append(n), AppendResult::added);
+    st().move_head("agent-1", "g1", "append");
+    t.commit();
+  }
+  auto with_agent = [&](const std::string& agent) {
+    mcp::ServerOptions o;
+    o.limits.agent_session = agent;
+    const std::string p = path_;
+    return Server([p] { return open_store(p, Store::Mode::read_only); }, o);
+  };
+  Server s = with_agent("agent-1");
+  init(s);
+  EXPECT_EQ(call(s, "grep", {{"pattern", "quokka"}})["structuredContent"]["raw_matches"], 1);
+  EXPECT_EQ(call(s, "grep", {{"pattern", "quokka"}, {"session", "s"}})["structuredContent"]["raw_matches"], 0)
+      << "a session argument wins";
+  Server other = with_agent("not-imported-yet");
+  init(other);
+  Json r = call(other, "list", Json::object());
+  EXPECT_EQ(r["isError"], false) << "an agent session the archive lacks falls back to the default rule: " << r.dump();
+}
+
 TEST_F(McpTest, EveryToolSchemaIsAnObjectSchemaWhoseDefaultsPassItsOwnCheck) {
   for (const mcp::Tool& t : mcp::tool_table()) {
     Json sch = mcp::input_schema(t);
