@@ -12,46 +12,15 @@ struct CompactionsCli {
   std::int64_t limit = -1;
 };
 
-Json figure(const std::optional<TokenFigure>& f) {
-  if (!f) return nullptr;
-  return Json{{"tokens", f->value}, {"label", f->label}};
-}
-
 int run_compactions(Context& ctx, const CompactionsCli& o) {
   Store& st = ctx.db();
   std::string session = o.session.empty() ? ctx.resolve_session() : st.resolve_session(o.session);
   std::string text;
   JsonLines out;
   for (const CompactionEntry& c : session_compactions(st, session)) {
-    Json found = Json::object(), dropped_count = Json::object();
-    for (const auto& [k, n] : c.found) {
-      found[k] = n;
-      dropped_count[k] = 0;
-    }
-    Json dropped = Json::array();
-    std::int64_t shown = 0;
-    for (const auto& d : c.dropped) {
-      dropped_count[d.kind] = dropped_count[d.kind].get<std::int64_t>() + 1;
-      if (o.limit >= 0 && shown >= o.limit) continue;
-      ++shown;
-      dropped.push_back({{"kind", d.kind}, {"value", d.value}, {"node", d.node}});
-    }
-    Json j = {{"session", session},
-              {"summary_id", c.summary_id},
-              {"seq", c.seq},
-              {"origin", c.origin},
-              {"strategy", c.strategy},
-              {"trigger", c.trigger ? Json(*c.trigger) : Json(nullptr)},
-              {"timestamp", c.timestamp ? Json(*c.timestamp) : Json(nullptr)},
-              {"boundary", c.boundary ? Json(*c.boundary) : Json(nullptr)},
-              {"tokens_before", figure(c.tokens_before)},
-              {"tokens_after", figure(c.tokens_after)},
-              {"covers", {{"first", c.covers_first}, {"last", c.covers_last}, {"count", c.covers_count}}},
-              {"summary_bytes", c.summary_bytes},
-              {"covered_bytes", c.covered_bytes},
-              {"found", found},
-              {"dropped_count", dropped_count},
-              {"dropped", dropped}};
+    Json j = compaction_record(session, c, 0, o.limit);
+    const Json& dropped_count = j["dropped_count"];
+    const Json& dropped = j["dropped"];
     if (!ctx.text) {
       out.record("compaction", j);
       continue;

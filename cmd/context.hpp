@@ -108,5 +108,6 @@ std::function<int(Context&)> setup_usage(CLI::App& sub);
 Runner setup_prepare(CLI::App& sub);
 std::function<int(Context&)> setup_replay(CLI::App& sub);
 std::function<int(Context&)> setup_eval(CLI::App& sub);
+std::function<int(Context&)> setup_mcp(CLI::App& sub);
 
 }  // namespace ctxfold::cli

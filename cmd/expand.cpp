@@ -12,20 +12,7 @@ struct ExpandOptions {
 
 int run_expand(Context& ctx, const ExpandOptions& o) {
   return for_each_id(o.id, [&](const std::string& id) {
-    ExpandPage p = expand(ctx.db(), id, o.offset, o.limit);
-    Json rows = Json::array();
-    for (const ExpandRow& r : p.rows)
-      rows.push_back({{"id", r.id}, {"seq", r.seq}, {"role", r.role.empty() ? Json(nullptr) : Json(r.role)}, {"text", r.text}});
-    emit({{"schema", "ctxfold.expand/1"},
-          {"id", p.id},
-          {"covers",
-           {{"first", p.first.empty() ? Json(nullptr) : Json(p.first)},
-            {"last", p.last.empty() ? Json(nullptr) : Json(p.last)},
-            {"count", p.count}}},
-          {"offset", p.offset},
-          {"limit", p.limit},
-          {"next_offset", p.next_offset ? Json(*p.next_offset) : Json(nullptr)},
-          {"rows", rows}});
+    emit(expand_page_record(expand(ctx.db(), id, o.offset, o.limit)));
   });
 }
 }  // namespace

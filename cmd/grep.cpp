@@ -15,11 +15,7 @@ struct GrepCliOptions {
 };
 
 int run_grep(Context& ctx, GrepCliOptions o) {
-  if (o.in == "raw") o.grep.in = GrepIn::raw;
-  else if (o.in == "summaries") o.grep.in = GrepIn::summaries;
-  else if (o.in == "both") o.grep.in = GrepIn::both;
-  else if (o.in == "thinking") o.grep.in = GrepIn::thinking;
-  else throw Error(Exit::usage, "grep.in", fmt::format("unknown --in '{}'", o.in), "use raw, summaries, both or thinking");
+  o.grep.in = parse_grep_in(o.in);
   if (o.grep.offset < 0) throw Error(Exit::usage, "grep.offset", "--offset must not be negative");
   if (o.all_sessions && o.grep.scope)
     throw Error(Exit::usage, "grep.scope", "--scope and --all-sessions exclude each other");
@@ -29,16 +25,7 @@ int run_grep(Context& ctx, GrepCliOptions o) {
   try {
     auto search = o.grep.in == GrepIn::thinking ? grep_thinking : grep;
     t = search(ctx.db(), o.grep, [&o, &out](const GrepMatch& m) {
-      out.record("match", {{"session", m.session},
-                           {"id", m.id},
-                           {"seq", m.seq},
-                           {"kind", m.kind},
-                           {"role", m.role.empty() ? Json(nullptr) : Json(m.role)},
-                           {"raw", m.raw},
-                           {"in", o.grep.in == GrepIn::thinking ? "thinking" : "text"},
-                           {"covered_by", m.covered_by ? Json(*m.covered_by) : Json(nullptr)},
-                           {"offset", m.offset},
-                           {"snippet", m.snippet}});
+      out.record("match", grep_match_record(m, o.grep.in));
     });
   } catch (const Error& e) {
     // The coverage lookup is expand's: name this command's flag in the hint.

@@ -65,6 +65,8 @@ const std::vector<Command>& command_table() {
        Needs::read_only, setup_export},
       {"eval", "probe-based evaluation: a model answers questions from the full history and each strategy's render",
        Needs::read_only, setup_eval},
+      {"mcp", "a Model Context Protocol server on stdio: grep, expand, describe, list, sessions, dropped as tools",
+       Needs::nothing, setup_mcp},
       {"config", "the effective settings per strategy and where each came from", Needs::nothing, setup_config},
       {"verify-invariants", "check the session database invariants (exit 1 on any violation)", Needs::nothing,
        setup_verify},

@@ -14,8 +14,6 @@ struct SessionsCli {
   SessionFilter filter;
 };
 
-Json opt(const std::optional<std::string>& v) { return v ? Json(*v) : Json(nullptr); }
-
 int run_sessions(Context& ctx, const SessionsCli& o) {
   Store& st = ctx.db();
   const std::int64_t as_of = o.as_of.for_database(ctx);  // as_of.out_of_range
@@ -30,26 +28,7 @@ int run_sessions(Context& ctx, const SessionsCli& o) {
     }
     auto head = st.head(s.id, as_of);
     std::int64_t count = as_of == kLatest ? e.node_count : st.node_count(s.id, as_of);
-    Json j = {{"id", s.id},
-              {"agent", e.agent},
-              {"kind", s.kind},
-              {"parent_session", opt(s.parent_session)},
-              {"parent_node", opt(s.parent_node)},
-              {"depth", e.depth},
-              {"project", opt(e.project)},
-              {"title", opt(e.title)},
-              {"title_source", e.title_source},
-              {"models", e.models},
-              {"first_timestamp", opt(e.first_timestamp)},
-              {"last_timestamp", opt(e.last_timestamp)},
-              {"node_count", count},
-              {"compactions", {{"imported", e.compactions_imported}, {"ctxfold", e.compactions_ctxfold}}},
-              {"forked_from", opt(e.forked_from)},
-              {"resumed_from", opt(e.resumed_from)},
-              {"source", opt(s.source)},
-              {"format", opt(s.format)},
-              {"head", opt(head)},
-              {"created_seq", s.created_seq}};
+    Json j = session_record(e, head, count);
     if (!ctx.text) {
       out.record("session", j);
       continue;

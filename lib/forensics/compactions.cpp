@@ -83,4 +83,44 @@ std::vector<CompactionEntry> session_compactions(Store& store, const std::string
   return out;
 }
 
+namespace {
+Json figure(const std::optional<TokenFigure>& f) {
+  if (!f) return nullptr;
+  return Json{{"tokens", f->value}, {"label", f->label}};
+}
+}  // namespace
+
+Json compaction_record(const std::string& session, const CompactionEntry& c, std::int64_t offset, std::int64_t limit) {
+  Json found = Json::object(), dropped_count = Json::object();
+  for (const auto& [k, n] : c.found) {
+    found[k] = n;
+    dropped_count[k] = 0;
+  }
+  Json dropped = Json::array();
+  std::int64_t index = 0, shown = 0;
+  for (const auto& d : c.dropped) {
+    dropped_count[d.kind] = dropped_count[d.kind].get<std::int64_t>() + 1;
+    if (index++ < offset || (limit >= 0 && shown >= limit)) continue;
+    ++shown;
+    dropped.push_back({{"kind", d.kind}, {"value", d.value}, {"node", d.node}});
+  }
+  auto opt = [](const std::optional<std::string>& v) { return v ? Json(*v) : Json(nullptr); };
+  return {{"session", session},
+          {"summary_id", c.summary_id},
+          {"seq", c.seq},
+          {"origin", c.origin},
+          {"strategy", c.strategy},
+          {"trigger", opt(c.trigger)},
+          {"timestamp", opt(c.timestamp)},
+          {"boundary", opt(c.boundary)},
+          {"tokens_before", figure(c.tokens_before)},
+          {"tokens_after", figure(c.tokens_after)},
+          {"covers", {{"first", c.covers_first}, {"last", c.covers_last}, {"count", c.covers_count}}},
+          {"summary_bytes", c.summary_bytes},
+          {"covered_bytes", c.covered_bytes},
+          {"found", found},
+          {"dropped_count", dropped_count},
+          {"dropped", dropped}};
+}
+
 }  // namespace ctxfold

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "store/store.hpp"
+#include "util/json.hpp"
 
 namespace ctxfold {
 
@@ -47,5 +48,15 @@ struct CompactionEntry {
 /// Every compaction of session with its dropped report. Read-only. Cost: every covered node is
 /// read once per compaction covering it.
 std::vector<CompactionEntry> session_compactions(Store& store, const std::string& session);
+
+/// One compaction record of schema ctxfold.compactions/1 as its fields, in order
+/// (docs/commands.md "compactions"): {"session","summary_id","seq","origin","strategy","trigger",
+/// "timestamp","boundary","tokens_before","tokens_after" ({"tokens","label"} or null),
+/// "covers":{"first","last","count"},"summary_bytes","covered_bytes","found" (per kind),
+/// "dropped_count" (per kind, every kind of found present),"dropped":[{"kind","value","node"}]}.
+/// dropped lists the items from index `offset` on, at most `limit` of them (negative: all);
+/// the counts stay whole. The one definition `compactions` prints and `mcp`'s dropped tool
+/// returns.
+Json compaction_record(const std::string& session, const CompactionEntry& c, std::int64_t offset, std::int64_t limit);
 
 }  // namespace ctxfold

@@ -207,4 +207,29 @@ std::vector<SessionIndexEntry> session_index(Store& store, const SessionFilter& 
   return walk_tree(all, ids, by_id, filter);
 }
 
+Json session_record(const SessionIndexEntry& e, const std::optional<std::string>& head, std::int64_t node_count) {
+  auto opt = [](const std::optional<std::string>& v) { return v ? Json(*v) : Json(nullptr); };
+  const SessionInfo& s = e.info;
+  return {{"id", s.id},
+          {"agent", e.agent},
+          {"kind", s.kind},
+          {"parent_session", opt(s.parent_session)},
+          {"parent_node", opt(s.parent_node)},
+          {"depth", e.depth},
+          {"project", opt(e.project)},
+          {"title", opt(e.title)},
+          {"title_source", e.title_source},
+          {"models", e.models},
+          {"first_timestamp", opt(e.first_timestamp)},
+          {"last_timestamp", opt(e.last_timestamp)},
+          {"node_count", node_count},
+          {"compactions", {{"imported", e.compactions_imported}, {"ctxfold", e.compactions_ctxfold}}},
+          {"forked_from", opt(e.forked_from)},
+          {"resumed_from", opt(e.resumed_from)},
+          {"source", opt(s.source)},
+          {"format", opt(s.format)},
+          {"head", opt(head)},
+          {"created_seq", s.created_seq}};
+}
+
 }  // namespace ctxfold

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "store/store.hpp"
+#include "util/json.hpp"
 
 namespace ctxfold {
 
@@ -38,5 +39,14 @@ struct SessionFilter {
 /// children in creation order), filtered. A child whose parent is filtered out is still listed
 /// when it matches. Read-only.
 std::vector<SessionIndexEntry> session_index(Store& store, const SessionFilter& filter = {});
+
+/// One session record of schema ctxfold.sessions/1 as its fields, in order (docs/commands.md
+/// "sessions"): {"id","agent","kind","parent_session","parent_node","depth","project","title",
+/// "title_source","models","first_timestamp","last_timestamp","node_count",
+/// "compactions":{"imported","ctxfold"},"forked_from","resumed_from","source","format","head",
+/// "created_seq"}; absent optionals are null. `head` and `node_count` are the caller's (HEAD and
+/// the count at the boundary it reads, `--as-of`). The one definition `sessions` prints and
+/// `mcp`'s sessions tool returns.
+Json session_record(const SessionIndexEntry& e, const std::optional<std::string>& head, std::int64_t node_count);
 
 }  // namespace ctxfold

@@ -247,4 +247,20 @@ ExpandPage expand(Store& st, const std::string& id, std::int64_t offset, std::in
   return page;
 }
 
+Json expand_page_record(const ExpandPage& p) {
+  Json rows = Json::array();
+  for (const ExpandRow& r : p.rows)
+    rows.push_back({{"id", r.id}, {"seq", r.seq}, {"role", r.role.empty() ? Json(nullptr) : Json(r.role)}, {"text", r.text}});
+  return {{"schema", "ctxfold.expand/1"},
+          {"id", p.id},
+          {"covers",
+           {{"first", p.first.empty() ? Json(nullptr) : Json(p.first)},
+            {"last", p.last.empty() ? Json(nullptr) : Json(p.last)},
+            {"count", p.count}}},
+          {"offset", p.offset},
+          {"limit", p.limit},
+          {"next_offset", p.next_offset ? Json(*p.next_offset) : Json(nullptr)},
+          {"rows", rows}};
+}
+
 }  // namespace ctxfold

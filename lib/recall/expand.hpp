@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "store/store.hpp"
+#include "util/json.hpp"
 
 namespace ctxfold {
 
@@ -57,5 +58,11 @@ inline constexpr const char* kExpandSeparator = "\n\n";
 /// spans, so the first page of a 400,000-row range reads the rows of that page only. Both ways
 /// give the same page. limit must be > 0 (Error(usage,"expand.limit")).
 ExpandPage expand(Store& st, const std::string& id, std::int64_t offset, std::int64_t limit);
+
+/// The page as the document of schema ctxfold.expand/1 (docs/commands.md "expand"):
+/// {"schema","id","covers":{"first","last","count"},"offset","limit","next_offset" (null on the
+/// last page),"rows":[{"id","seq","role","text"}]}; first/last/role null when empty. The one
+/// definition `expand` prints and `mcp`'s expand tool returns.
+Json expand_page_record(const ExpandPage& p);
 
 }  // namespace ctxfold

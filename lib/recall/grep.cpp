@@ -381,4 +381,25 @@ std::optional<IndexQuery> Matcher::index_query() const {
   return q;
 }
 
+GrepIn parse_grep_in(const std::string& in) {
+  if (in == "raw") return GrepIn::raw;
+  if (in == "summaries") return GrepIn::summaries;
+  if (in == "both") return GrepIn::both;
+  if (in == "thinking") return GrepIn::thinking;
+  throw Error(Exit::usage, "grep.in", fmt::format("unknown --in '{}'", in), "use raw, summaries, both or thinking");
+}
+
+Json grep_match_record(const GrepMatch& m, GrepIn in) {
+  return {{"session", m.session},
+          {"id", m.id},
+          {"seq", m.seq},
+          {"kind", m.kind},
+          {"role", m.role.empty() ? Json(nullptr) : Json(m.role)},
+          {"raw", m.raw},
+          {"in", in == GrepIn::thinking ? "thinking" : "text"},
+          {"covered_by", m.covered_by ? Json(*m.covered_by) : Json(nullptr)},
+          {"offset", m.offset},
+          {"snippet", m.snippet}};
+}
+
 }  // namespace ctxfold

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "store/store.hpp"
+#include "util/json.hpp"
 
 namespace ctxfold {
 
@@ -167,6 +168,16 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
 /// Reads only nodes whose stored content holds a thinking block (a LIKE prefilter on the content
 /// column); --scope and the index do not apply (Error(usage,"grep.scope") for a scope).
 GrepTotals grep_thinking(Store& st, const GrepOptions& o, const std::function<void(const GrepMatch&)>& on_match);
+
+/// `grep --in`'s value: "raw", "summaries", "both" or "thinking" (docs/commands.md "grep").
+/// Errors: Error(usage,"grep.in") naming the value.
+GrepIn parse_grep_in(const std::string& in);
+
+/// One match of schema ctxfold.grep/2 as its fields, in order (docs/commands.md "grep"):
+/// {"session","id","seq","kind","role" (null when none),"raw","in" ("thinking" under
+/// GrepIn::thinking, else "text"),"covered_by" (null when none),"offset" (graphemes),"snippet"}.
+/// The one definition `grep` prints and `mcp`'s grep tool returns.
+Json grep_match_record(const GrepMatch& m, GrepIn in);
 
 /// About 80 graphemes of `text` around the grapheme offset (30 before it), valid UTF-8.
 std::string grep_snippet(std::string_view text, std::size_t grapheme);
