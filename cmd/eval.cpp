@@ -82,18 +82,23 @@ StrategyOptions strategy_options(const CompactCliOptions& c) {
   return so;
 }
 
+/// Probes generated from the session's raw history (HEAD's whole spine).
+std::vector<Probe> generated_probes(Context& ctx, const std::string& session, const EvalCliOptions& o) {
+  RenderOptions ro;
+  ro.strategy = "raw";
+  ro.max_row_bytes = kDefaultMaxRowBytes;
+  ro.lean_metadata = true;
+  GenerateOptions g;
+  g.per_class = o.per_class;
+  return generate_probes(render_context(ctx.db(), session, ro).items, g);
+}
+
 int run_eval_cmd(Context& ctx, const EvalCliOptions& o) {
   check_flags(o);
   const std::string session = ctx.resolve_session();
   if (o.generate) {
-    RenderOptions ro;
-    ro.strategy = "raw";
-    ro.max_row_bytes = kDefaultMaxRowBytes;
-    ro.lean_metadata = true;
-    GenerateOptions g;
-    g.per_class = o.per_class;
     JsonLines out;
-    for (const Probe& p : generate_probes(render_context(ctx.db(), session, ro).items, g)) out.record("probe", probe_to_json(p));
+    for (const Probe& p : generated_probes(ctx, session, o)) out.record("probe", probe_to_json(p));
     out.summary("ctxfold.eval-probes/1", {{"session", session}, {"probes", out.records()}});
     return 0;
   }
@@ -107,13 +112,7 @@ int run_eval_cmd(Context& ctx, const EvalCliOptions& o) {
   if (o.probes) {
     probes = parse_probes(read_input(*o.probes, "probe"), *o.probes == "-" ? std::string("stdin") : *o.probes);
   } else {
-    RenderOptions ro;
-    ro.strategy = "raw";
-    ro.max_row_bytes = kDefaultMaxRowBytes;
-    ro.lean_metadata = true;
-    GenerateOptions g;
-    g.per_class = o.per_class;
-    probes = generate_probes(render_context(ctx.db(), session, ro).items, g);
+    probes = generated_probes(ctx, session, o);
     if (probes.empty())
       throw Error(Exit::bad_input, "eval.probe", fmt::format("no probe could be generated from session '{}'", session),
                   "write probes by hand and pass --probes FILE");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "eval/probes.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold {
@@ -26,21 +27,8 @@ std::string field(const Json& j, const char* key, const std::string& where) {
 
 AnswerBook AnswerBook::parse(std::string_view text, const std::string& label) {
   AnswerBook book;
-  std::size_t line_no = 0, start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    const std::string where = fmt::format("{}:{}", label, line_no);
-    Json j;
-    try {
-      j = parse_json(line);
-    } catch (const std::exception&) {
-      bad_answer(where, "not valid JSON");
-    }
+  for_each_jsonl_line(text, label, [&](const std::string& where, const Json& j) {
+    if (j.is_discarded()) bad_answer(where, "not valid JSON");
     if (!j.is_object()) bad_answer(where, "not a JSON object");
     if (json_str(j, "schema") != kEvalAnswerSchema)
       bad_answer(where, fmt::format("\"schema\" must be \"{}\"", kEvalAnswerSchema));
@@ -56,7 +44,7 @@ AnswerBook AnswerBook::parse(std::string_view text, const std::string& label) {
       a.window_tokens = w->get<std::int64_t>();
     }
     book.add(std::move(a));
-  }
+  });
   return book;
 }
 

@@ -6,7 +6,9 @@
 #include <cctype>
 #include <set>
 
+#include "model/identifiers.hpp"
 #include "util/error.hpp"
+#include "util/lines.hpp"
 #include "util/graphemes.hpp"
 #include "util/utf8.hpp"
 
@@ -134,29 +136,26 @@ const std::vector<ProbeClass>& probe_classes() {
   return all;
 }
 
+void for_each_jsonl_line(std::string_view text, const std::string& label,
+                         const std::function<void(const std::string& where, const Json& record)>& fn) {
+  std::int64_t line_no = 0;
+  for_each_line(text, [&](std::string_view line) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
+    fn(fmt::format("{}:{}", label, line_no), Json::parse(line, nullptr, false));
+  });
+}
+
 std::vector<Probe> parse_probes(std::string_view text, const std::string& label) {
   std::vector<Probe> out;
   std::set<std::string> ids;
-  std::size_t line_no = 0, start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    const std::string where = fmt::format("{}:{}", label, line_no);
-    Json j;
-    try {
-      j = parse_json(line);
-    } catch (const std::exception&) {
-      bad_line(where, "not valid JSON");
-    }
-    if (j.is_object() && j.contains("type") && j["type"] == "summary") continue;  // `eval --generate`'s closing record
+  for_each_jsonl_line(text, label, [&](const std::string& where, const Json& j) {
+    if (j.is_discarded()) bad_line(where, "not valid JSON");
+    if (j.is_object() && j.contains("type") && j["type"] == "summary") return;  // `eval --generate`'s closing record
     Probe p = probe_from_line(j, where);
     if (!ids.insert(p.id).second) bad_line(where, fmt::format("probe id '{}' is used twice", p.id));
     out.push_back(std::move(p));
-  }
+  });
   if (out.empty()) throw Error(Exit::bad_input, "eval.probe", fmt::format("{}: no probes", label));
   return out;
 }
@@ -168,19 +167,9 @@ Json probe_to_json(const Probe& p) {
 }
 
 std::string normalize_for_scoring(std::string_view text) {
-  const std::string folded = casefold(utf8_sanitize(text));
-  std::string out;
-  bool space = false;
-  for (char c : folded) {
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out.push_back(' ');
-    space = false;
-    out.push_back(c);
-  }
-  return out;
+  std::string folded = casefold(utf8_sanitize(text));
+  std::replace_if(folded.begin(), folded.end(), [](char c) { return c == '\f' || c == '\v'; }, ' ');
+  return collapse_space(folded);
 }
 
 bool answer_correct(std::string_view answer, const std::vector<std::string>& expect) {

@@ -3,6 +3,7 @@
 // correct answer contains, and the class of what it asks. Parsing a probe file (JSON Lines) and
 // scoring an answer. Pure: no database, no model.
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,12 @@ struct Probe {
   /// Where the probe file has it: "FILE:LINE", for messages ("generated" for a generated probe).
   std::string where;
 };
+
+/// Calls fn(where, record) for each non-blank line of the JSON Lines `text` read from `label`,
+/// `where` being "LABEL:LINE" (1-based) for the caller's error; a line that does not parse is
+/// passed as a discarded Json (is_discarded()), for the caller to report as its format says.
+void for_each_jsonl_line(std::string_view text, const std::string& label,
+                         const std::function<void(const std::string& where, const Json& record)>& fn);
 
 /// Parses a probe file: one JSON object per line, {"id", "class", "question", "expect":[...],
 /// "terms"?:[...]} ("expect" may also be one string), optionally with "type":"probe" first (the
