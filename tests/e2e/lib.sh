@@ -63,3 +63,12 @@ with open(sys.argv[1], "w") as out:
     rc = subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.DEVNULL).returncode
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, rc)' "$WORK/peak.out" "$@"
 }
+# check_peak WHAT BOUND_MB CMD...: CMD exits 0 with a peak RSS of at most BOUND_MB (one check
+# each), its figure on stderr; stdout in $WORK/peak.out as peak_kb leaves it.
+check_peak() {
+  local what=$1 bound_kb=$(($2 * 1024)) kb rc; shift 2
+  read -r kb rc < <(peak_kb "$@")
+  expect_eq "$what exit" 0 "$rc"
+  if [ "$kb" -le "$bound_kb" ]; then ok; else fail "$what: peak RSS $((kb / 1024)) MB, bound $((bound_kb / 1024)) MB"; fi
+  echo "$what: $((kb / 1024)) MB" >&2
+}

@@ -45,14 +45,6 @@ PY
 db=$WORK/m.db
 expect_rc "import" 0 "$CTXFOLD" --db "$db" import "$WORK/s.jsonl"
 
-check_peak() { # check_peak WHAT BOUND_MB CMD...
-  local what=$1 bound_kb=$(($2 * 1024)); shift 2
-  read -r kb rc < <(peak_kb "$@")
-  expect_eq "$what exit" 0 "$rc"
-  if [ "$kb" -le "$bound_kb" ]; then ok; else fail "$what: peak RSS $((kb / 1024)) MB, bound $((bound_kb / 1024)) MB"; fi
-  echo "$what: $((kb / 1024)) MB" >&2
-}
-
 meta=$(sqlite3 "$db" "SELECT sum(length(metadata)) FROM nodes" 2>/dev/null || echo 0)
 echo "stored metadata: $((meta / 1000000)) MB" >&2
 check_peak "render" 64 "$CTXFOLD" --db "$db" render --format anthropic

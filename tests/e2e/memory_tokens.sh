@@ -47,14 +47,6 @@ PY
 db=$WORK/m.db
 expect_rc "import" 0 "$CTXFOLD" --db "$db" import "$WORK/s.jsonl"
 
-check_peak() { # check_peak WHAT BOUND_MB CMD...
-  local what=$1 bound_kb=$(($2 * 1024)); shift 2
-  read -r kb rc < <(peak_kb "$@")
-  expect_eq "$what exit" 0 "$rc"
-  if [ "$kb" -le "$bound_kb" ]; then ok; else fail "$what: peak RSS $((kb / 1024)) MB, bound $((bound_kb / 1024)) MB"; fi
-  echo "$what: $((kb / 1024)) MB" >&2
-}
-
 check_peak "tokens" 64 "$CTXFOLD" --db "$db" tokens --min-growth 0
 expect_eq "one row per measured response" 2400 "$(jq '.requests | length' "$WORK/peak.out")"
 expect_eq "one edit result in each prompt's turn" 1200 "$(jq '[.pairs[] | .edits] | add' "$WORK/peak.out")"
