@@ -3,6 +3,7 @@
 // and the text-pack scan grep() runs over the unindexed tail.
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 
 #include "recall/grep.hpp"
@@ -22,10 +23,23 @@ inline std::uint32_t cp_at(std::string_view s, std::size_t i) {
   return cp;
 }
 
+/// A node the pack scan found matching. When `located`, its match was placed while the pack's
+/// text was at hand: `offset` is the grapheme offset of the first match in the node's searchable
+/// text (0 when only the whole text matches, as GrepMatch::offset) and `snippet` is grep_snippet
+/// there, so reporting it needs no read of the node's content. Nodes past the first page of
+/// results are not located (their text would be walked for nothing); grep reads those itself.
+struct PackMatch {
+  std::int64_t seq = 0;
+  bool view = false;
+  bool located = false;
+  std::int64_t offset = 0;
+  std::string snippet;
+};
+
 /// The scan over text packs of the nodes with seq > `after` (of o.session, or all): calls
-/// on_match(seq, view) for every matching node in seq order and counts the nodes read in
+/// on_match for every matching node in seq order and counts the nodes read in
 /// totals.nodes_scanned (lib/recall/grep_packs.cpp says how).
 void scan_packs(Store& st, const Matcher& m, const GrepOptions& o, std::int64_t after, bool want_raw, bool want_views,
-                GrepTotals& totals, const std::function<void(std::int64_t, bool)>& on_match);
+                GrepTotals& totals, const std::function<void(const PackMatch&)>& on_match);
 
 }  // namespace ctxfold::grep_detail

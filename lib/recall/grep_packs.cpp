@@ -52,7 +52,7 @@ std::size_t node_holding(const TextPack& p, std::size_t k, std::size_t at) {
 /// literal where it is absent (kFoldsToAscii for a literal with ASCII, kCjkCompat) are matched
 /// on the node's text.
 void scan_packs(Store& st, const Matcher& m, const GrepOptions& o, std::int64_t after, bool want_raw, bool want_views,
-                GrepTotals& totals, const std::function<void(std::int64_t, bool)>& on_match) {
+                GrepTotals& totals, const std::function<void(const PackMatch&)>& on_match) {
   const std::optional<RawFilter> f = m.text_filter();
   std::uint8_t must_check = 0;
   std::optional<LiteralSearch> finder;
@@ -61,7 +61,26 @@ void scan_packs(Store& st, const Matcher& m, const GrepOptions& o, std::int64_t 
     finder.emplace(f->literal, f->ignore_case);
   }
   constexpr std::uint8_t kVerify = 1, kSure = 2;  // values of hit[k]
-  std::vector<std::pair<std::int64_t, bool>> found;
+  std::vector<PackMatch> found;
+  std::int64_t found_raw = 0, found_views = 0;
+  // A match is placed (offset, snippet) while its node's text is at hand when it may fall in the
+  // page: for one session the pack order is the report order, so the count is exact; across
+  // sessions it is a bound that can only leave matches unplaced (grep then reads them).
+  auto add = [&](const TextPack& p, std::size_t k, bool view) {
+    PackMatch pm;
+    pm.seq = p.seq(k);
+    pm.view = view;
+    std::int64_t& count = view ? found_views : found_raw;
+    if (o.limit < 0 || count < o.offset + o.limit) {
+      const std::string_view text = p.node_text(k);
+      const std::size_t g = m.find_grapheme(text).value_or(0);
+      pm.located = true;
+      pm.offset = static_cast<std::int64_t>(g);
+      pm.snippet = grep_snippet(text, g);
+    }
+    ++count;
+    found.push_back(std::move(pm));
+  };
   std::vector<std::uint8_t> hit;
   std::vector<std::size_t> hit_at;  // the k with hit[k] set, ascending
   for_each_text_pack(st, o.session, after, [&](const TextPack& p) {
@@ -76,7 +95,7 @@ void scan_packs(Store& st, const Matcher& m, const GrepOptions& o, std::int64_t 
     }
     if (!f) {
       for (std::size_t k = first; k < n; ++k)
-        if (wanted(k) && m.matches(p.node_text(k))) found.emplace_back(p.seq(k), (p.flags(k) & pack_flag::kView) != 0);
+        if (wanted(k) && m.matches(p.node_text(k))) add(p, k, (p.flags(k) & pack_flag::kView) != 0);
       return;
     }
     const std::string_view hay = p.text;
@@ -110,7 +129,7 @@ void scan_packs(Store& st, const Matcher& m, const GrepOptions& o, std::int64_t 
       const std::uint8_t fl = p.flags(k);
       if (!wanted(k) || (!hit[k] && !(fl & must_check))) return;
       const bool exact = hit[k] == kSure && m.literal() && f->whole;
-      if (exact || m.matches(p.node_text(k))) found.emplace_back(p.seq(k), (fl & pack_flag::kView) != 0);
+      if (exact || m.matches(p.node_text(k))) add(p, k, (fl & pack_flag::kView) != 0);
     };
     if (must_check) {
       for (k = first; k < n; ++k) check(k);
@@ -118,8 +137,9 @@ void scan_packs(Store& st, const Matcher& m, const GrepOptions& o, std::int64_t 
       for (const std::size_t h : hit_at) check(h);  // the nodes with a hit, ascending
     }
   });
-  if (!o.session) std::sort(found.begin(), found.end());  // packs of different sessions interleave
-  for (const auto& [seq, view] : found) on_match(seq, view);
+  if (!o.session)  // packs of different sessions interleave
+    std::sort(found.begin(), found.end(), [](const PackMatch& a, const PackMatch& b) { return a.seq < b.seq; });
+  for (const PackMatch& pm : found) on_match(pm);
 }
 
 }  // namespace ctxfold::grep_detail

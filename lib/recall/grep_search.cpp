@@ -44,6 +44,8 @@ namespace {
 
 constexpr const char* kRow =
     "SELECT seq, id, session, kind, coalesce(role,''), content FROM nodes WHERE seq=?1";
+// kRow without the content, for a match whose snippet is already known.
+constexpr const char* kRowMeta = "SELECT seq, id, session, kind, coalesce(role,'') FROM nodes WHERE seq=?1";
 
 // One read transaction for the rest: every statement below (a lookup per index hit) then
 // shares it instead of opening and closing its own (WAL lock calls each).
@@ -96,6 +98,9 @@ struct Search {
   }
   void report(std::int64_t seq, std::string_view id, std::string_view session, std::string_view k,
               std::string_view role, std::string_view content, std::string text);
+  void emit(std::int64_t seq, std::string_view id, std::string_view session, std::string_view k, std::string_view role,
+            std::int64_t offset, std::string snippet);
+  void on_pack_match(const grep_detail::PackMatch& pm);
   void consider(std::int64_t seq, std::string_view id, std::string_view session, std::string_view k,
                 std::string_view role, std::string_view content);
   void on_hit(std::int64_t seq, bool view, bool exact, bool from_pack = false);
@@ -176,19 +181,39 @@ void Search::report(std::int64_t seq, std::string_view id, std::string_view sess
   const std::int64_t index = count++;
   if (!in_page(index)) return;  // outside the page: counted only
   if (text.empty()) text = searchable_text(content, st.path(), seq, id);
-  auto g = m.find_grapheme(text);
-  if (!g) g = 0;  // folding one grapheme at a time found no match where the whole text did
+  // 0 when folding one grapheme at a time finds no match where the whole text did
+  const std::size_t g = m.find_grapheme(text).value_or(0);
+  emit(seq, id, session, k, role, static_cast<std::int64_t>(g), grep_snippet(text, g));
+}
+
+// Prints one match of the page whose place in its node's text is known.
+void Search::emit(std::int64_t seq, std::string_view id, std::string_view session, std::string_view k,
+                  std::string_view role, std::int64_t offset, std::string snippet) {
   GrepMatch r;
   r.session = std::string(session);
   r.id = std::string(id);
   r.kind = std::string(k);
   r.role = std::string(role);
   r.seq = seq;
-  r.raw = raw;
-  r.offset = static_cast<std::int64_t>(*g);
-  r.snippet = grep_snippet(text, *g);
+  r.raw = !kind::is_view(k);
+  r.offset = offset;
+  r.snippet = std::move(snippet);
   r.covered_by = covering_summary(st, r.id);
   on_match(r);
+}
+
+// A match of the pack scan: one placed while its pack's text was at hand is counted and, inside
+// the page, printed from the node's row without its content; any other is read as an exact hit.
+void Search::on_pack_match(const grep_detail::PackMatch& pm) {
+  if (!pm.located) return on_hit(pm.seq, pm.view, true, true);
+  if (pm.view ? !want_views : !want_raw) return;
+  std::int64_t& count = pm.view ? totals.summary_matches : totals.raw_matches;
+  if (!in_page(count++)) return;
+  auto& q = st.db().cached(kRowMeta);
+  ResetOnExit reset(q);
+  q.bind(1, pm.seq);
+  if (!q.step()) return;
+  emit(q.int64(0), q.view(1), q.view(2), q.view(3), q.view(4), pm.offset, pm.snippet);
 }
 
 // A node whose text must be read and matched (unless its raw JSON proves there is no match).
@@ -370,7 +395,7 @@ std::int64_t Search::scan_packs_from_index() {
     const std::int64_t packed = text_pack_through(st);
     if (packed > through) {
       grep_detail::scan_packs(st, m, o, through, want_raw, want_views, totals,
-                              [&](std::int64_t seq, bool view) { on_hit(seq, view, true, true); });
+                              [&](const grep_detail::PackMatch& pm) { on_pack_match(pm); });
       scanned = packed;
       totals.packed_through = packed;
     }
