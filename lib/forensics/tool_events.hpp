@@ -86,7 +86,7 @@ struct CommandEvent {
 class ToolEventCollector {
  public:
   /// format: the session's importer format ("claude-code", "codex", ...): it says whether a
-  /// result not flagged is_error means success (the formats whose importer sets is_error from a
+  /// result not flagged is_error means success (the formats whose importer or harness sets is_error from a
   /// real signal) or says nothing (codex, openai). cwd: the session's working directory, used
   /// when a call records none.
   ToolEventCollector(std::string format, std::optional<std::string> cwd);
