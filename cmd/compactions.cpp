@@ -37,6 +37,18 @@ int run_compactions(Context& ctx, const CompactionsCli& o) {
     for (const auto& d : dropped)
       text += fmt::format("    - {:<13} {}  ({})\n", d["kind"].get<std::string>(), d["value"].get<std::string>(),
                           d["node"].get<std::string>());
+    text += fmt::format("  files touched {:>5} found {:>5} dropped\n", c.files_found, c.dropped_files.size());
+    for (const auto& d : j["files"]["dropped"]) {
+      std::string acts;
+      for (const auto& [a, n] : d["actions"].items()) acts += fmt::format("{}{}x{}", acts.empty() ? "" : " ", a, n.get<std::int64_t>());
+      text += fmt::format("    - {:<24} {}  {}  ({})\n", acts, d["path"].get<std::string>(),
+                          d["result"].get<std::string>(), d["node"].get<std::string>());
+    }
+    text += fmt::format("  commands run  {:>5} found {:>5} dropped\n", c.commands_found, c.dropped_commands.size());
+    for (const auto& d : j["commands"]["dropped"])
+      text += fmt::format("    - {:<8} exit={}  $ {}  ({})\n", d["result"].get<std::string>(),
+                          d["exit_code"].is_null() ? std::string("?") : d["exit_code"].dump(),
+                          d["command"].get<std::string>(), d["node"].get<std::string>());
   }
   if (ctx.text) emit_text(text);
   else out.summary("ctxfold.compactions/1", {{"session", session}, {"count", out.records()}});
@@ -47,7 +59,7 @@ int run_compactions(Context& ctx, const CompactionsCli& o) {
 std::function<int(Context&)> setup_compactions(CLI::App& sub) {
   auto o = std::make_shared<CompactionsCli>();
   sub.add_option("session", o->session, "the session (default: --session, else the only or newest main session)");
-  sub.add_option("--limit", o->limit, "list at most this many dropped identifiers per compaction (counts stay whole)");
+  sub.add_option("--limit", o->limit, "list at most this many dropped identifiers, files and commands per compaction (counts stay whole)");
   return [o](Context& ctx) { return run_compactions(ctx, *o); };
 }
 

@@ -105,6 +105,8 @@ std::function<int(Context&)> setup_tokens(CLI::App& sub);
 std::function<int(Context&)> setup_index(CLI::App& sub);
 std::function<int(Context&)> setup_compactions(CLI::App& sub);
 std::function<int(Context&)> setup_usage(CLI::App& sub);
+std::function<int(Context&)> setup_files(CLI::App& sub);
+std::function<int(Context&)> setup_commands(CLI::App& sub);
 Runner setup_prepare(CLI::App& sub);
 std::function<int(Context&)> setup_replay(CLI::App& sub);
 std::function<int(Context&)> setup_eval(CLI::App& sub);

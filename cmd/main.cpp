@@ -34,6 +34,12 @@ const std::vector<Command>& command_table() {
        setup_compactions},
       {"usage", "tokens and cost per session, day, model or project from the usage providers recorded (JSON Lines)",
        Needs::read_only, setup_usage},
+      {"files", "every file the agent read, created, edited or deleted, with the edit and its result; --path P is "
+                "one file's history (JSON Lines)",
+       Needs::read_only, setup_files},
+      {"commands", "every shell command the agent ran, with exit status, duration and output size where recorded "
+                   "(JSON Lines)",
+       Needs::read_only, setup_commands},
       {"log", "walk HEAD's spine, newest first (JSON Lines)", Needs::read_only, setup_log},
       {"show", "print one node", Needs::read_only, setup_show},
       {"checkout", "move HEAD to a node (an explicit, recorded HEAD move)", Needs::read_write, setup_checkout},

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "forensics/tool_events.hpp"
 #include "model/identifiers.hpp"
 #include "model/node.hpp"
 #include "model/strategy_label.hpp"
@@ -14,6 +15,45 @@ std::optional<std::int64_t> int_at(const Json& j, const char* key) {
   auto it = j.find(key);
   if (it != j.end() && it->is_number_integer()) return it->get<std::int64_t>();
   return std::nullopt;
+}
+
+/// The files and commands of the covered history (tool events of the covered nodes) that the
+/// summary does not keep.
+void drop_tool_events(CompactionEntry& c, const std::string& summary, ToolEventCollector col) {
+  std::vector<FileEvent> files;
+  std::vector<CommandEvent> commands;
+  col.finish(&files, &commands);
+  std::map<std::string, std::size_t> file_at;  // path -> index in dropped_files, or npos when kept
+  for (const FileEvent& e : files) {
+    const auto& p = e.path ? e.path : e.path_as_written;
+    if (!p) continue;
+    auto [it, fresh] = file_at.emplace(*p, std::string::npos);
+    if (fresh) {
+      ++c.files_found;
+      if (summary_keeps(summary, ident::kPath, *p)) continue;
+      it->second = c.dropped_files.size();
+      c.dropped_files.push_back(DroppedFile{*p, {}, {}, e.call.node});
+    }
+    if (it->second == std::string::npos) continue;
+    DroppedFile& d = c.dropped_files[it->second];
+    ++d.actions[e.action];
+    d.last_result = e.call.result;
+  }
+  std::map<std::string, std::size_t> command_at;
+  for (const CommandEvent& e : commands) {
+    if (!e.command || e.command->empty()) continue;
+    auto [it, fresh] = command_at.emplace(*e.command, std::string::npos);
+    if (fresh) {
+      ++c.commands_found;
+      if (summary_keeps(summary, ident::kCommand, *e.command)) continue;
+      it->second = c.dropped_commands.size();
+      c.dropped_commands.push_back(DroppedCommand{*e.command, {}, {}, e.call.node});
+    }
+    if (it->second == std::string::npos) continue;
+    DroppedCommand& d = c.dropped_commands[it->second];
+    d.exit_code = e.exit_code;
+    d.result = e.call.result;
+  }
 }
 
 }  // namespace
@@ -63,9 +103,11 @@ std::vector<CompactionEntry> session_compactions(Store& store, const std::string
     c.summary_bytes = static_cast<std::int64_t>(summary.size());
     std::int64_t covered_tokens = 0;
     std::set<std::pair<std::string, std::string>> seen;
+    ToolEventCollector tools = session_collector(store, session);
     for (const std::string& id : covers) {
       auto n = store.node(id, false);
       if (!n) continue;
+      tools.add(*n);
       covered_tokens += n->tokens;
       c.covered_bytes += static_cast<std::int64_t>(node_text(*n).size());
       node_identifiers(*n, [&](const char* kind, std::string value) {
@@ -74,6 +116,7 @@ std::vector<CompactionEntry> session_compactions(Store& store, const std::string
         if (!summary_keeps(summary, kind, value)) c.dropped.push_back(DroppedItem{kind, std::move(value), n->id});
       });
     }
+    drop_tool_events(c, summary, std::move(tools));
     if (!c.tokens_before) c.tokens_before = TokenFigure{covered_tokens, "estimated"};
     if (!c.tokens_after) c.tokens_after = TokenFigure{v.tokens, "estimated"};
     if (auto se = summary_events.find(v.id); se != summary_events.end() && !imported)
@@ -104,6 +147,21 @@ Json compaction_record(const std::string& session, const CompactionEntry& c, std
     ++shown;
     dropped.push_back({{"kind", d.kind}, {"value", d.value}, {"node", d.node}});
   }
+  auto page = [&](std::int64_t i) { return i >= offset && (limit < 0 || i < offset + limit); };
+  Json files = Json::array(), commands = Json::array();
+  for (std::size_t i = 0; i < c.dropped_files.size(); ++i)
+    if (page(static_cast<std::int64_t>(i))) {
+      const DroppedFile& d = c.dropped_files[i];
+      files.push_back({{"path", d.path}, {"actions", d.actions}, {"result", d.last_result}, {"node", d.node}});
+    }
+  for (std::size_t i = 0; i < c.dropped_commands.size(); ++i)
+    if (page(static_cast<std::int64_t>(i))) {
+      const DroppedCommand& d = c.dropped_commands[i];
+      commands.push_back({{"command", d.command},
+                          {"exit_code", d.exit_code ? Json(*d.exit_code) : Json(nullptr)},
+                          {"result", d.result},
+                          {"node", d.node}});
+    }
   auto opt = [](const std::optional<std::string>& v) { return v ? Json(*v) : Json(nullptr); };
   return {{"session", session},
           {"summary_id", c.summary_id},
@@ -120,7 +178,10 @@ Json compaction_record(const std::string& session, const CompactionEntry& c, std
           {"covered_bytes", c.covered_bytes},
           {"found", found},
           {"dropped_count", dropped_count},
-          {"dropped", dropped}};
+          {"dropped", dropped},
+          {"files", {{"found", c.files_found}, {"dropped_count", c.dropped_files.size()}, {"dropped", files}}},
+          {"commands",
+           {{"found", c.commands_found}, {"dropped_count", c.dropped_commands.size()}, {"dropped", commands}}}};
 }
 
 }  // namespace ctxfold

@@ -19,6 +19,25 @@ struct DroppedItem {
   std::string node;
 };
 
+/// A file the covered history read or changed (forensics/tool_events.hpp) whose path the summary
+/// does not keep (model/identifiers.hpp summary_keeps: by file name): what was done to it (events
+/// per action), how its last event ended, and the node of its first event.
+struct DroppedFile {
+  std::string path;
+  std::map<std::string, std::int64_t> actions;
+  std::string last_result;
+  std::string node;
+};
+
+/// A shell command of the covered history the summary does not keep verbatim, with its recorded
+/// exit code (null when none was recorded) and result; once per distinct command, its last run.
+struct DroppedCommand {
+  std::string command;
+  std::optional<int> exit_code;
+  std::string result;
+  std::string node;
+};
+
 /// A token figure and where it comes from: "measured" when the agent or provider recorded it
 /// (Claude compactMetadata.preTokens/postTokens), "estimated" for ctxfold's local estimate.
 struct TokenFigure {
@@ -43,6 +62,10 @@ struct CompactionEntry {
   std::int64_t covered_bytes = 0;  ///< text bytes of the covered nodes (node_text)
   std::map<std::string, std::int64_t> found;  ///< distinct identifiers per kind in the covered history
   std::vector<DroppedItem> dropped;            ///< those the summary does not keep, first-seen order
+  std::int64_t files_found = 0;                ///< distinct files the covered tool calls touched
+  std::int64_t commands_found = 0;             ///< distinct shell commands the covered tool calls ran
+  std::vector<DroppedFile> dropped_files;      ///< first-touched order
+  std::vector<DroppedCommand> dropped_commands;  ///< first-run order
 };
 
 /// Every compaction of session with its dropped report. Read-only. Cost: every covered node is
@@ -53,9 +76,11 @@ std::vector<CompactionEntry> session_compactions(Store& store, const std::string
 /// (docs/commands.md "compactions"): {"session","summary_id","seq","origin","strategy","trigger",
 /// "timestamp","boundary","tokens_before","tokens_after" ({"tokens","label"} or null),
 /// "covers":{"first","last","count"},"summary_bytes","covered_bytes","found" (per kind),
-/// "dropped_count" (per kind, every kind of found present),"dropped":[{"kind","value","node"}]}.
-/// dropped lists the items from index `offset` on, at most `limit` of them (negative: all);
-/// the counts stay whole. The one definition `compactions` prints and `mcp`'s dropped tool
+/// "dropped_count" (per kind, every kind of found present),"dropped":[{"kind","value","node"}],
+/// "files":{"found","dropped_count","dropped":[{"path","actions","result","node"}]},
+/// "commands":{"found","dropped_count","dropped":[{"command","exit_code","result","node"}]}}.
+/// Each dropped list holds its items from index `offset` on, at most `limit` of them (negative:
+/// all); the counts stay whole. The one definition `compactions` prints and `mcp`'s dropped tool
 /// returns.
 Json compaction_record(const std::string& session, const CompactionEntry& c, std::int64_t offset, std::int64_t limit);
 

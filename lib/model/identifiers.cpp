@@ -6,6 +6,7 @@
 
 #include <cctype>
 
+#include "model/patch.hpp"
 #include "util/json.hpp"
 #include "util/lines.hpp"
 #include "util/utf8.hpp"
@@ -183,11 +184,7 @@ void tool_argument_paths(const Json& input, const std::function<void(std::string
     auto it = input.find(key);
     if (it == input.end() || !it->is_string()) continue;
     std::string_view t = it->get_ref<const std::string&>();
-    if (t.find("*** Begin Patch") == std::string_view::npos) continue;
-    for_each_line(t, [&](std::string_view l) {
-      for (std::string_view p : {"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "})
-        if (starts_with(l, p) && l.size() > p.size()) on_path(l.substr(p.size()));
-    });
+    for_each_patch_header(t, [&](std::string_view, std::string_view path) { on_path(path); });
   }
   const std::string cmd = tool_command(input);
   if (!cmd.empty()) scan_prose_paths(cmd, on_path, [](std::string_view) {});

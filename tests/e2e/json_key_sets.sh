@@ -66,4 +66,13 @@ check export C export
 echo '{"id":"k","class":"next_step","question":"What is the next step?","expect":["request"]}' >"$WORK/probes.jsonl"
 check eval C eval --probes "$WORK/probes.jsonl" --model 'command:echo unknown' --strategies rolling
 check eval-generate C eval --generate
+# A second session with file tools, so files has file records (added last: the checks above read s).
+printf '%s\n' \
+  '{"id":"f1","role":"assistant","content":[{"type":"tool_use","id":"F1","name":"Write","input":{"file_path":"/w/a.txt","content":"one\n"}}]}' \
+  '{"id":"f2","role":"tool","content":[{"type":"tool_result","tool_use_id":"F1","content":"ok","is_error":false}]}' \
+  '{"id":"f3","role":"assistant","content":[{"type":"tool_use","id":"F2","name":"Edit","input":{"file_path":"/w/a.txt","old_string":"one","new_string":"two"}}]}' \
+  '{"id":"f4","role":"tool","content":[{"type":"tool_result","tool_use_id":"F2","content":"ok","is_error":false}]}' |
+  "$CTXFOLD" --db "$db" --session f append >/dev/null 2>"$WORK/err" || fail "append f: $(cat "$WORK/err")"
+check files "$CTXFOLD" --db "$db" --session f files
+check commands C commands
 finish

@@ -3,7 +3,7 @@
 # record a flat object whose first key is a string "type", and exactly one summary record, the
 # last, whose schema names the command; ids read from a piped stream skip its summary. And the
 # one --as-of (cmd/as_of.hpp): a seq or "-" (a snapshot on stdin) for log, render, sessions,
-# show and snapshot, checked with one error code and one message form.
+# show, snapshot, files and commands, checked with one error code and one message form.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/compact_helpers.inc"
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,6 +35,7 @@ envelope sessions ctxfold.sessions/1 session C sessions
 envelope compactions ctxfold.compactions/1 compaction C compactions
 envelope usage ctxfold.usage/1 usage C usage
 envelope usage-by-model ctxfold.usage/1 usage C usage --by model
+envelope commands ctxfold.commands/1 command C commands
 expect_eq "export: a session record, then node records" "session node" \
   "$(C export | jq -rs '.[:-1] | [.[0].type, (.[1:] | map(.type) | unique | join(","))] | join(" ")')"
 C export >"$WORK/export.jsonl"
@@ -67,7 +68,7 @@ expect_eq "... and prints nothing" "" "$(cat "$WORK/out")"
 b=$(jq .boundary_seq "$WORK/snap.json")
 head=$(jq -r .head "$WORK/snap.json")
 printf '%s\n' '{"id":"late","role":"user","content":"after the snapshot"}' | C append >/dev/null 2>&1 || fail "append late"
-for cmd in "log" "render" "sessions" "snapshot" "show $head"; do
+for cmd in "log" "render" "sessions" "snapshot" "show $head" "files" "commands"; do
   # shellcheck disable=SC2086
   C $cmd --as-of "$b" >"$WORK/seq.out" 2>"$WORK/err" || fail "$cmd --as-of $b: $(cat "$WORK/err")"
   # shellcheck disable=SC2086
