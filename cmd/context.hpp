@@ -104,6 +104,7 @@ std::function<int(Context&)> setup_list(CLI::App& sub);
 std::function<int(Context&)> setup_tokens(CLI::App& sub);
 std::function<int(Context&)> setup_index(CLI::App& sub);
 std::function<int(Context&)> setup_compactions(CLI::App& sub);
+std::function<int(Context&)> setup_hook(CLI::App& sub);
 std::function<int(Context&)> setup_usage(CLI::App& sub);
 Runner setup_prepare(CLI::App& sub);
 std::function<int(Context&)> setup_replay(CLI::App& sub);
