@@ -104,6 +104,7 @@ std::function<int(Context&)> setup_list(CLI::App& sub);
 std::function<int(Context&)> setup_tokens(CLI::App& sub);
 std::function<int(Context&)> setup_index(CLI::App& sub);
 std::function<int(Context&)> setup_compactions(CLI::App& sub);
+std::function<int(Context&)> setup_hook(CLI::App& sub);
 std::function<int(Context&)> setup_usage(CLI::App& sub);
 std::function<int(Context&)> setup_files(CLI::App& sub);
 std::function<int(Context&)> setup_commands(CLI::App& sub);

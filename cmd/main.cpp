@@ -73,6 +73,9 @@ const std::vector<Command>& command_table() {
        Needs::read_only, setup_eval},
       {"mcp", "a Model Context Protocol server on stdio: grep, expand, describe, list, sessions, dropped as tools",
        Needs::nothing, setup_mcp},
+      {"hook", "an agent's hook: archive the session it names; after a compaction, print the context to re-inject "
+               "(install|uninstall AGENT: the settings that run it)",
+       Needs::nothing, setup_hook},
       {"config", "the effective settings per strategy and where each came from", Needs::nothing, setup_config},
       {"verify-invariants", "check the session database invariants (exit 1 on any violation)", Needs::nothing,
        setup_verify},
@@ -220,6 +223,16 @@ void hint_dash_argument(CLI::App& app, const ctxfold::cli::Command& named, int a
   }
 }
 
+// A hook call (`hook AGENT`, which the agent runs; not install/uninstall) never exits 2, which
+// Claude Code reads as "block the compaction" or "do not stop" (cmd/hook.cpp): its usage errors
+// exit 3 (bad input). Every other command's exit 2.
+int usage_exit(const ctxfold::cli::Command* named, int argc, char** argv) {
+  if (!named || std::string_view(named->name) != "hook") return static_cast<int>(ctxfold::Exit::usage);
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view a = argv[i]; a == "install" || a == "uninstall") return static_cast<int>(ctxfold::Exit::usage);
+  return static_cast<int>(ctxfold::Exit::bad_input);
+}
+
 // The bulk write commands check the whole file before writing (docs/commands.md "Damaged
 // databases": PRAGMA quick_check, O(file size); append, the per-turn path, does not).
 bool checks_whole_file(const ctxfold::cli::Command& c) {
@@ -312,7 +325,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     if (rc != 0 && named) hint_dash_argument(app, *named, argc, argv);
-    return rc == 0 ? 0 : static_cast<int>(Exit::usage);
+    return rc == 0 ? 0 : usage_exit(named, argc, argv);
   }
   return run_command(ctx, run, chosen);
 }

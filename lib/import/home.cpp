@@ -233,12 +233,30 @@ std::vector<std::string> agent_home_roots(const std::string& agent, const Enviro
 
 namespace {
 
-/// The files to import: opts.dir walked (formats detected), else the agents' roots; main files
+/// The candidates of HomeOptions::files: each file as opts.from's format, a Claude Code main
+/// file followed by its sub-agent files.
+void explicit_files(const HomeOptions& opts, std::vector<Candidate>& out) {
+  if (!is_agent(opts.from))
+    throw Error(Exit::usage, "import.from", "importing named files incrementally needs one agent, not 'all'");
+  for (const std::string& f : opts.files) {
+    std::error_code ec;
+    if (!fs::is_regular_file(f, ec))
+      throw Error(Exit::bad_input, "import.no_file", fmt::format("'{}' does not exist or is not a regular file", f));
+    const std::string path = fs::absolute(f).lexically_normal().string();
+    out.push_back(Candidate{path, opts.from, {}});
+    if (opts.from == "claude-code")
+      for (const std::string& sub : claude_code_subagent_files(path)) out.push_back(Candidate{sub, opts.from, {}});
+  }
+}
+
+/// The files to import: opts.files, else opts.dir walked (formats detected), else the agents' roots; main files
 /// before their sub-agent files, each path once.
 std::vector<Candidate> candidates(const HomeOptions& opts, HomeResult& res) {
   check_agent(opts.from);
   std::vector<Candidate> cands;
-  if (opts.dir) {
+  if (!opts.files.empty()) {
+    explicit_files(opts, cands);
+  } else if (opts.dir) {
     std::error_code ec;
     if (!fs::is_directory(*opts.dir, ec))
       throw Error(Exit::environment, "io.open", fmt::format("'{}' is not a readable folder", *opts.dir));

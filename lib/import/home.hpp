@@ -16,6 +16,11 @@ namespace ctxfold {
 struct HomeOptions {
   std::string from = "all";
   std::optional<std::string> dir;
+  /// Files to import instead of a folder walk (the hook path: one agent's transcript), each read
+  /// as `from`'s format (an agent, not "all"), with the same incremental bookkeeping; a Claude
+  /// Code main file brings its `<stem>/subagents/` files. A file that does not exist is
+  /// Error(bad_input, "import.no_file") before anything is written.
+  std::vector<std::string> files;
   /// Where the agents' default roots are read (agent_home_roots); needed when `dir` is not given
   /// (without it import_home throws Error(internal,"import.env")).
   const Environment* env = nullptr;
