@@ -172,6 +172,7 @@ Writeback build_writeback(Store& st, const std::string& session, const Writeback
   if (w.cwd.empty()) w.cwd = opts.fallback_cwd;
   w.provenance = provenance_of(r, opts.now);
   w.estimated_tokens = r.estimated_tokens;
+  w.compacted = r.summary.has_value() || !r.folds.empty() || r.archive.has_value();
   if (opts.client == WritebackClient::codex)
     write_codex(r, opts, w);
   else

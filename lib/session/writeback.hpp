@@ -48,7 +48,10 @@ struct Writeback {
   /// the session came from; written into the file too (docs/formats/writeback.md).
   Json provenance;
   std::int64_t messages = 0;       ///< conversation records written (Claude Code messages, Codex items)
-  bool compacted = false;          ///< the render starts with a summary (a compact boundary was written)
+  /// The render substitutes ctxfold's summaries (a rolling summary, lcm folds or a snapcompact
+  /// archive) for history; a Claude Code file then starts with a compact boundary when the
+  /// render's first message is that summary.
+  bool compacted = false;
   std::int64_t estimated_tokens = 0;  ///< the render's estimate (tokens/estimate.hpp)
 };
 

@@ -22,9 +22,9 @@ class ClaudeWriter {
     model_ = model_of(r);
     const Json body = render_request_body(r, RenderFormat::anthropic);
     const Json& messages = body["messages"];
-    w_.compacted = r.messages.front().kind == kind::kSummary;
-    if (w_.compacted) boundary(r);
-    for (std::size_t i = 0; i < messages.size(); ++i) message(messages[i], w_.compacted && i == 0);
+    const bool boundary_first = r.messages.front().kind == kind::kSummary;
+    if (boundary_first) boundary(r);
+    for (std::size_t i = 0; i < messages.size(); ++i) message(messages[i], boundary_first && i == 0);
   }
 
  private:

@@ -2,7 +2,6 @@
 // Responses input ctxfold renders (docs/formats/codex.md).
 #include <fmt/format.h>
 
-#include "model/node.hpp"
 #include "session/writeback_detail.hpp"
 #include "util/environment.hpp"
 
@@ -33,7 +32,6 @@ void write_codex(const Rendered& r, const WritebackOptions& opts, Writeback& w) 
     w.lines.push_back(dump_json(Json{{"timestamp", ts}, {"type", "response_item"}, {"payload", item}}));
     ++w.messages;
   }
-  w.compacted = r.messages.front().kind == kind::kSummary;
 }
 
 }  // namespace ctxfold::writeback_detail

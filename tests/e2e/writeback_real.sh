@@ -8,8 +8,8 @@
 # and transcript untouched, --into-home layout, and an existing target never overwritten (exit 4).
 source "$(dirname "$0")/lib.sh"
 need_transcripts
+ITEMS="$(cd "$(dirname "$0")" && pwd)/writeback_items.py"
 cd "$WORK"
-ITEMS="$(dirname "$0")/writeback_items.py"
 files=$(find "$CTXFOLD_TRANSCRIPTS" -type f \( -name '*.jsonl' -o -name '*.json' \) ! -path '*/subagents/*' \
         ! -path '*/interchange/*' | sort)
 [ -n "$files" ] || fail "no transcripts found"

@@ -20,7 +20,9 @@ need_clients
 CLAUDE="$CLIENTS_DIR/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
 CODEX="$NODE_BIN/codex"
 STRATEGIES=${WRITEBACK_STRATEGIES:-rolling lcm snapcompact}
-WINDOW=${WRITEBACK_WINDOW:-6000}
+# windows small enough that every strategy folds the first turns and keeps the last ones raw
+WINDOW=${WRITEBACK_WINDOW:-30000}
+CODEX_WINDOW=${WRITEBACK_CODEX_WINDOW:-4000}
 FAILED=0
 
 # record FILE CLIENT SCENARIO CHECKPOINT: stdin's comparison (compare.py shape) as one result line.
@@ -51,6 +53,8 @@ run_claude() {
   local sid; sid=$(ls -t "$SH/.claude/projects/"*/*.jsonl | head -1 | xargs basename | sed 's/\.jsonl$//')
   cc --resume "$sid" -p "WB-B read the notes"
   cc --resume "$sid" -p "WB-C extend the log"
+  cc --resume "$sid" -p "WB-D add a third line"
+  cc --resume "$sid" -p "WB-E read the log back"
   "$CTXFOLD" --db "$db" import --from claude-code "$SH/.claude/projects" > "$D/import.json" 2>"$D/import.err" \
     || { echo "writeback/claude: import failed: $(tail -3 "$D/import.err")" >&2; FAILED=1; return; }
   local s new rec
@@ -58,12 +62,15 @@ run_claude() {
     cp "$db" "$D/$s.db"
     "$CTXFOLD" --db "$D/$s.db" --session "$sid" compact --strategy "$s" --force --window "$WINDOW" > "$D/$s.compact.json" 2>&1 \
       || { echo "writeback/claude: compact $s failed: $(tail -3 "$D/$s.compact.json")" >&2; FAILED=1; continue; }
+    [ "$(jq -r .status "$D/$s.compact.json")" = compacted ] \
+      || { echo "writeback/claude: compact $s did not compact: $(jq -r .reason "$D/$s.compact.json")" >&2; FAILED=1; continue; }
     "$CTXFOLD" --db "$D/$s.db" --session "$sid" render --strategy "$s" --model claude-sonnet-4-6 --format anthropic --body \
       --max-row-bytes 0 > "$D/$s.source.json"
     "$CTXFOLD" --db "$D/$s.db" --session "$sid" export --format claude-code --strategy "$s" --model claude-sonnet-4-6 \
       --into-home "$SH/.claude" --cwd "$CWD" > "$D/$s.export.jsonl" 2>"$D/$s.export.err" \
       || { echo "writeback/claude: export after $s failed: $(cat "$D/$s.export.err")" >&2; FAILED=1; continue; }
     new=$(jq -r 'select(.type=="writeback") | .id' "$D/$s.export.jsonl")
+    echo "writeback/claude $s: $(jq -c '{compacted, records, messages, bytes}' <<<"$(head -1 "$D/$s.export.jsonl")"), $(grep -o '"type":"tool_use"' "$D/$s.source.json" | wc -l) tool calls in the render" >&2
     cc --resume "$new" -p "WB-RESUME-$s continue after the $s compaction"
     rec=$(python3 "$CLIENTS_DIR/records.py" after "$REC" "WB-RESUME-$s")
     [ -n "$rec" ] || { echo "writeback/claude: no request after resuming $new ($s)" >&2; FAILED=1; continue; }
@@ -99,9 +106,10 @@ run_codex() {
   mkdir -p "$D/home" "$D/codex" "$D/proj" "$REC"
   start_mock "$HERE/codex.json" "$REC"
   write_config "$D/codex" "$HERE/codex.json"
-  cx --skip-git-repo-check --json "wb-1: start a log"
-  cx resume --last --skip-git-repo-check --json "wb-2: append line two"
-  cx resume --last --skip-git-repo-check --json "wb-3: read the log back"
+  cx --skip-git-repo-check --json "wb-1: start a log with 1 to 300"
+  cx resume --last --skip-git-repo-check --json "wb-2: append 301 to 600"
+  cx resume --last --skip-git-repo-check --json "wb-3: append 601 to 900"
+  cx resume --last --skip-git-repo-check --json "wb-4: count the lines"
   mapfile -t rollouts < <(find "$D/codex/sessions" -name '*.jsonl' | sort)
   [ ${#rollouts[@]} -gt 0 ] || { echo "writeback/codex: no rollout written" >&2; FAILED=1; stop_mock; return; }
   "$CTXFOLD" --db "$db" import "${rollouts[@]}" > "$D/import.json" 2>"$D/import.err" \
@@ -109,14 +117,17 @@ run_codex() {
   local s new rec path
   for s in $STRATEGIES; do
     cp "$db" "$D/$s.db"
-    "$CTXFOLD" --db "$D/$s.db" compact --strategy "$s" --force --window "$WINDOW" > "$D/$s.compact.json" 2>&1 \
+    "$CTXFOLD" --db "$D/$s.db" compact --strategy "$s" --force --window "$CODEX_WINDOW" > "$D/$s.compact.json" 2>&1 \
       || { echo "writeback/codex: compact $s failed: $(tail -3 "$D/$s.compact.json")" >&2; FAILED=1; continue; }
+    [ "$(jq -r .status "$D/$s.compact.json")" = compacted ] \
+      || { echo "writeback/codex: compact $s did not compact: $(jq -r .reason "$D/$s.compact.json")" >&2; FAILED=1; continue; }
     "$CTXFOLD" --db "$D/$s.db" render --strategy "$s" --model gpt-5.5 --format responses --body --max-row-bytes 0 > "$D/$s.source.json"
     "$CTXFOLD" --db "$D/$s.db" export --format codex --strategy "$s" --model gpt-5.5 --into-home "$D/codex" \
       --cwd "$D/proj" > "$D/$s.export.jsonl" 2>"$D/$s.export.err" \
       || { echo "writeback/codex: export after $s failed: $(cat "$D/$s.export.err")" >&2; FAILED=1; continue; }
     new=$(jq -r 'select(.type=="writeback") | .id' "$D/$s.export.jsonl")
     path=$(jq -r 'select(.type=="writeback") | .path' "$D/$s.export.jsonl")
+    echo "writeback/codex $s: $(jq -c '{compacted, records, messages, bytes}' <<<"$(head -1 "$D/$s.export.jsonl")"), $(grep -o '"type":"function_call"' "$D/$s.source.json" | wc -l) tool calls in the render" >&2
     cx resume "$new" --skip-git-repo-check --json "wb-resume-$s: continue after the $s compaction"
     rec=$(python3 "$CLIENTS_DIR/records.py" after "$REC" "wb-resume-$s")
     [ -n "$rec" ] || { echo "writeback/codex: no request after resuming $new ($s)" >&2; FAILED=1; continue; }
