@@ -464,6 +464,9 @@ void Importer::plan_compactions() {
       last = q;
     }
     if (last < 0) {
+      // A boundary whose logicalParentUuid is null starts the session with its summary (a session
+      // `export --format claude-code` wrote, docs/formats/writeback.md): a message, nothing lost.
+      if (q >= 0 && first_line(q).boundary && first_line(q).logical_parent == 0) continue;
       sink_.warn(ln.line, "summary.uncovered",
                  fmt::format("compact summary '{}' has no logical parent in this file; kept as a message",
                              sk_.ids.view(ln.uuid)));
