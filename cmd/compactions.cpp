@@ -25,7 +25,7 @@ int run_compactions(Context& ctx, const CompactionsCli& o) {
       out.record("compaction", j);
       continue;
     }
-    auto fig = [](const std::optional<TokenFigure>& f) {
+    auto fig = [](const std::optional<CompactionTokens>& f) {
       return f ? fmt::format("{} ({})", f->value, f->label) : std::string("-");
     };
     text += fmt::format("{}  {}  {} {} trigger={}  tokens {} -> {}\n", c.timestamp.value_or("-"), c.summary_id,

@@ -112,5 +112,6 @@ Runner setup_prepare(CLI::App& sub);
 std::function<int(Context&)> setup_replay(CLI::App& sub);
 std::function<int(Context&)> setup_eval(CLI::App& sub);
 std::function<int(Context&)> setup_mcp(CLI::App& sub);
+std::function<int(Context&)> setup_report(CLI::App& sub);
 
 }  // namespace ctxfold::cli

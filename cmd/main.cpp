@@ -69,6 +69,9 @@ const std::vector<Command>& command_table() {
        Needs::read_write, setup_index},
       {"export", "a session back out as ctxfold JSONL, OpenAI or Anthropic messages (import reads it back)",
        Needs::read_only, setup_export},
+      {"report", "one self-contained HTML page (or a Markdown digest) of a session: the render with compactions as "
+                 "capsules, dropped reports, tools paired, usage, search",
+       Needs::read_only, setup_report},
       {"eval", "probe-based evaluation: a model answers questions from the full history and each strategy's render",
        Needs::read_only, setup_eval},
       {"mcp", "a Model Context Protocol server on stdio: grep, expand, describe, list, sessions, dropped as tools",

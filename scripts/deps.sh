@@ -3,8 +3,10 @@
 set -euo pipefail
 pkgs=(cmake g++ make pkg-config libcli11-dev libsqlite3-dev nlohmann-json3-dev libfmt-dev
       libcurl4-openssl-dev libssl-dev googletest libgtest-dev libgmock-dev libutf8proc-dev libre2-dev libpng-dev xfonts-base pcf2bdf
+      libcmark-gfm-dev libcmark-gfm-extensions-dev
       jq sqlite3 ripgrep python3 man-db groff-base
-      zsh fish graphviz)   # test-only peers: the zsh/fish completion tests, dot for log --graph
+      zsh fish graphviz chromium)   # test-only peers: the zsh/fish completion tests, dot for log --graph,
+                                  # headless chromium for the report's browser test (e2e.report_browser)
 missing=()
 # Node.js and npm for the client conformance suite (tests/clients: the agents are npm packages);
 # a machine that has them (from any source) keeps its own.

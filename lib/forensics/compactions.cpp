@@ -81,8 +81,8 @@ std::vector<CompactionEntry> session_compactions(Store& store, const std::string
       if (m.contains("trigger") && m["trigger"].is_string()) c.trigger = m["trigger"].get<std::string>();
       if (m.contains("boundary") && m["boundary"].is_string()) c.boundary = m["boundary"].get<std::string>();
       const Json cm = m.contains("compact_metadata") ? m["compact_metadata"] : Json::object();
-      if (auto pre = int_at(cm, "preTokens")) c.tokens_before = TokenFigure{*pre, "measured"};
-      if (auto post = int_at(cm, "postTokens")) c.tokens_after = TokenFigure{*post, "measured"};
+      if (auto pre = int_at(cm, "preTokens")) c.tokens_before = CompactionTokens{*pre, "measured"};
+      if (auto post = int_at(cm, "postTokens")) c.tokens_after = CompactionTokens{*post, "measured"};
     } else {
       const Json prov = m.contains("provenance") ? m["provenance"] : Json::object();
       if (prov.contains("parameters") && prov["parameters"].is_object())
@@ -90,7 +90,7 @@ std::vector<CompactionEntry> session_compactions(Store& store, const std::string
       if (m.contains("compaction") && m["compaction"].is_string()) {
         auto st = start_events.find(m["compaction"].get<std::string>());
         if (st != start_events.end())
-          if (auto b = int_at(st->second, "estimated_tokens_before")) c.tokens_before = TokenFigure{*b, "estimated"};
+          if (auto b = int_at(st->second, "estimated_tokens_before")) c.tokens_before = CompactionTokens{*b, "estimated"};
       }
     }
     std::vector<std::string> covers = store.covers_of(v.seq);
@@ -117,17 +117,17 @@ std::vector<CompactionEntry> session_compactions(Store& store, const std::string
       });
     }
     drop_tool_events(c, summary, std::move(tools));
-    if (!c.tokens_before) c.tokens_before = TokenFigure{covered_tokens, "estimated"};
-    if (!c.tokens_after) c.tokens_after = TokenFigure{v.tokens, "estimated"};
+    if (!c.tokens_before) c.tokens_before = CompactionTokens{covered_tokens, "estimated"};
+    if (!c.tokens_after) c.tokens_after = CompactionTokens{v.tokens, "estimated"};
     if (auto se = summary_events.find(v.id); se != summary_events.end() && !imported)
-      if (auto t = int_at(se->second, "estimated_tokens")) c.tokens_after = TokenFigure{*t, "estimated"};
+      if (auto t = int_at(se->second, "estimated_tokens")) c.tokens_after = CompactionTokens{*t, "estimated"};
     out.push_back(std::move(c));
   }
   return out;
 }
 
 namespace {
-Json figure(const std::optional<TokenFigure>& f) {
+Json figure(const std::optional<CompactionTokens>& f) {
   if (!f) return nullptr;
   return Json{{"tokens", f->value}, {"label", f->label}};
 }

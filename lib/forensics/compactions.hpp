@@ -40,7 +40,7 @@ struct DroppedCommand {
 
 /// A token figure and where it comes from: "measured" when the agent or provider recorded it
 /// (Claude compactMetadata.preTokens/postTokens), "estimated" for ctxfold's local estimate.
-struct TokenFigure {
+struct CompactionTokens {
   std::int64_t value = 0;
   std::string label;
 };
@@ -55,7 +55,7 @@ struct CompactionEntry {
   std::optional<std::string> trigger;  ///< Claude "manual"|"auto"; ctxfold "forced"|"threshold"
   std::optional<std::string> timestamp;
   std::optional<std::string> boundary;  ///< Claude: the compact_boundary node
-  std::optional<TokenFigure> tokens_before, tokens_after;
+  std::optional<CompactionTokens> tokens_before, tokens_after;
   std::string covers_first, covers_last;
   std::int64_t covers_count = 0;
   std::int64_t summary_bytes = 0;
