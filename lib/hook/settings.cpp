@@ -26,9 +26,16 @@ std::vector<std::string> words(const std::string& s) {
   return w;
 }
 
-std::string unquote(std::string w) {
-  if (w.size() >= 2 && (w.front() == '\'' || w.front() == '"') && w.back() == w.front()) w = w.substr(1, w.size() - 2);
-  return w;
+/// The program a command runs: its first shell word, unquoted when it is one quoted string.
+std::string program(const std::string& command) {
+  const std::size_t start = command.find_first_not_of(" \t");
+  if (start == std::string::npos) return {};
+  const char q = command[start];
+  if (q == '\'' || q == '"') {
+    const std::size_t end = command.find(q, start + 1);
+    return end == std::string::npos ? std::string() : command.substr(start + 1, end - start - 1);
+  }
+  return command.substr(start, command.find_first_of(" \t", start) - start);
 }
 
 /// The "hooks" entries of one group that run `command`, by predicate.
@@ -76,7 +83,7 @@ Json hook_fragment(const std::string& command) {
 bool is_ctxfold_hook(const std::string& command, const std::string& agent) {
   std::vector<std::string> w = words(command);
   if (w.size() < 3 || w[w.size() - 2] != "hook" || w.back() != agent) return false;
-  return fs::path(unquote(w.front())).filename().string().rfind("ctxfold", 0) == 0;
+  return fs::path(program(command)).filename().string().rfind("ctxfold", 0) == 0;
 }
 
 Json parse_settings_text(const std::string& text, const std::string& path) {

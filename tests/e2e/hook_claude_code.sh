@@ -112,6 +112,19 @@ db="$WORK/never.db"
 hook "$(payload SessionStart "$WORK/none.jsonl" source startup)"; expect_eq "startup without transcript" 0 $?
 [ ! -e "$db" ] && ok || fail "an archive was created for nothing"
 
+# `hook codex`: a Codex hook payload (same fields) archives a real rollout with a compaction, and
+# SessionStart after a resume names what its compaction dropped.
+cx=$(ls "$CTXFOLD_TRANSCRIPTS"/codex/*compacted_rollout*.jsonl 2>/dev/null | head -1)
+if [ -n "$cx" ]; then
+  cxid=$(head -1 "$cx" | jq -r .payload.id)
+  db="$WORK/codex.db"
+  jq -cn --arg t "$cx" --arg s "$cxid" '{session_id: $s, transcript_path: $t, hook_event_name: "SessionStart", source: "resume"}' \
+    | "$CTXFOLD" --db "$db" hook codex > "$WORK/out" 2>"$WORK/err"; expect_eq "codex SessionStart exit" 0 $?
+  jq -r .hookSpecificOutput.additionalContext "$WORK/out" | grep -q "Codex's compaction summary left out" && ok \
+    || fail "codex: $(head -c 300 "$WORK/out") $(head -c 300 "$WORK/err")"
+  [ "$(nodes "$db")" -gt 0 ] && ok || fail "codex: nothing archived"
+fi
+
 # install / uninstall on a settings file with other keys and hooks.
 s="$WORK/home/.claude/settings.json"
 mkdir -p "$(dirname "$s")"

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "util/error.hpp"
+#include "util/json.hpp"
 
 namespace ctxfold {
 namespace {

@@ -9,6 +9,7 @@
 #include "../temp_dir.hpp"
 #include "hook/archive.hpp"
 #include "session/open.hpp"
+#include "util/error.hpp"
 #include "util/json.hpp"
 
 namespace ctxfold {

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# `ctxfold hook claude-code` under the real Claude Code: the hooks are installed with
+# `ctxfold hook install claude-code --write` into the isolated HOME's settings.json, and the
+# client is driven against the mock model:
+#   compact      a turn with a tool call, `/compact` on the resumed session, one more turn: the
+#                hooks archive the session as it goes (the archive ends with every node an import
+#                of the transcript gives), and the first request after the compaction holds the
+#                context the SessionStart hook injected: the identifiers the summary dropped
+#                (the command and the file the tool call named) with their recall commands.
+#   autocompact  the mock reports the window nearly full mid-turn; Claude Code compacts and goes
+#                on in the same process: its next request holds what SessionStart (source
+#                compact) injected, the identifiers of the history just compacted.
+# `ctxfold hook uninstall claude-code --write` then leaves the settings as they were.
+# Exit 1 on any failed check; 77 (skipped) without the clients.
+# Usage: CTXFOLD=build/ctxfold bash tests/clients/hooks/run.sh [compact] [autocompact]
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$HERE/../lib.sh"
+need_clients
+CLAUDE="$CLIENTS_DIR/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
+CTXFOLD_ABS=$(cd "$(dirname "$CTXFOLD")" && pwd)/$(basename "$CTXFOLD")
+FAILED=0
+failure() { echo "FAIL: $*" >&2; FAILED=1; [ -n "${CC_KEEP:-}" ] && { mkdir -p "$CC_KEEP"; cp -r "$WORK/$S" "$CC_KEEP/"; }; }
+
+# setup NAME: a fresh HOME with the hooks installed, a project folder, the mock started.
+setup() {
+  S=$1
+  SH="$WORK/$S/home"; CWD="$WORK/$S/proj"; REC="$WORK/$S/rec"; DB="$WORK/$S/archive.db"
+  mkdir -p "$SH/.claude" "$CWD/plans" "$REC"
+  printf '# plan\nstep one\n' > "$CWD/plans/hook-plan.md"; cp "$CWD/plans/hook-plan.md" "$CWD/plans/auto-plan.md"
+  printf '{"model": "claude-sonnet-4-6", "futureKey": {"kept": true}}\n' > "$SH/.claude/settings.json"
+  cp "$SH/.claude/settings.json" "$WORK/$S/settings.orig.json"
+  HOME="$SH" CLAUDE_CONFIG_DIR="$SH/.claude" "$CTXFOLD_ABS" --db "$DB" hook install claude-code --write \
+    > "$WORK/$S/install.json" 2>"$WORK/$S/install.err" || failure "$S: hook install failed: $(cat "$WORK/$S/install.err")"
+  start_mock "$HERE/$S.json" "$REC"
+}
+
+cc() {
+  (cd "$CWD" && HOME="$SH" CLAUDE_CONFIG_DIR="$SH/.claude" ANTHROPIC_BASE_URL="$MOCK_URL" \
+     ANTHROPIC_API_KEY=dummy IS_SANDBOX=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+     DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 DISABLE_AUTOUPDATER=1 \
+     DISABLE_BUG_COMMAND=1 CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY=1 CLAUDE_CODE_ENABLE_TELEMETRY=0 \
+     timeout 120 "$CLAUDE" --model claude-sonnet-4-6 --dangerously-skip-permissions "$@" \
+     </dev/null >>"$WORK/$S/client.out" 2>>"$WORK/$S/client.err") \
+  || echo "claude ($S $*) exited $?: $(tail -3 "$WORK/$S/client.err")" >&2
+}
+
+transcript() { ls -t "$SH/.claude/projects/"*/*.jsonl 2>/dev/null | head -1; }
+nodes() { sqlite3 "$1" "SELECT count(*) FROM nodes WHERE session='$2'" 2>/dev/null || echo 0; }
+
+# check_archive: every node an import of the final transcript gives is in the archive the hooks
+# filled (by id). Known limitation, reported and not failed on: the Claude Code importer places an
+# attachment into a turn it follows, so a transcript read while it grows (as `import --from` also
+# reads it, call after call) can store such a record differently from a whole read (a user message
+# instead of a folded event, a "~digest" conflict copy), and that archive may not verify.
+check_archive() {
+  local t sid want got missing
+  t=$(transcript); sid=$(basename "$t" .jsonl)
+  "$CTXFOLD_ABS" --db "$WORK/$S/ref.db" import "$t" >/dev/null 2>&1
+  want=$(nodes "$WORK/$S/ref.db" "$sid"); got=$(nodes "$DB" "$sid")
+  sqlite3 "$WORK/$S/ref.db" "SELECT id FROM nodes WHERE session='$sid'" | sort > "$WORK/$S/ref.ids"
+  sqlite3 "$DB" "SELECT id FROM nodes WHERE session='$sid'" | sort > "$WORK/$S/archive.ids"
+  missing=$(comm -23 "$WORK/$S/ref.ids" "$WORK/$S/archive.ids" | wc -l)
+  if [ "$want" -gt 0 ] && [ "$missing" = 0 ]; then echo "$S: the hooks archived every node of $sid ($got stored, an import gives $want)"
+  else failure "$S: $missing of the $want nodes an import gives are not in the archive"; fi
+  if ! "$CTXFOLD_ABS" --db "$DB" verify-invariants --all-sessions >"$WORK/$S/verify.json" 2>&1; then
+    echo "$S: KNOWN LIMITATION: the archive filled while the transcript grew does not verify:" \
+      "$(jq -c '[.checks[] | select(.ok == false) | .id]' "$WORK/$S/verify.json" 2>/dev/null)" >&2
+  fi
+  grep -q '"hook_non_blocking_error"\|"hook_blocking_error"' "$t" && failure "$S: Claude Code recorded a hook error"
+  return 0
+}
+
+# check_uninstall: the settings are back to what they were.
+check_uninstall() {
+  HOME="$SH" CLAUDE_CONFIG_DIR="$SH/.claude" "$CTXFOLD_ABS" --db "$DB" hook uninstall claude-code --write >/dev/null 2>&1
+  [ "$(jq -S . "$SH/.claude/settings.json")" = "$(jq -S . "$WORK/$S/settings.orig.json")" ] \
+    && echo "$S: uninstall restored the settings" || failure "$S: uninstall left $(cat "$SH/.claude/settings.json")"
+}
+
+compact_scenario() {
+  setup compact
+  cc -p "HK-COMPACT-A first part"
+  local sid; sid=$(basename "$(transcript)" .jsonl)
+  [ "$(nodes "$DB" "$sid")" -gt 0 ] && echo "compact: the Stop hook archived $(nodes "$DB" "$sid") nodes after the first turn" \
+    || failure "compact: nothing archived after the first turn"
+  cc --resume "$sid" -p "/compact"
+  cc --resume "$sid" -p "HK-COMPACT-B after the compaction"
+  stop_mock
+  local summary; summary=$(jq -r 'select(.isCompactSummary == true) | .uuid' "$(transcript)" | head -1)
+  if req=$(python3 "$HERE/check_request.py" "$REC" "left out these identifiers" "plans/hook-plan.md" \
+             "--session $sid grep -- " "expand $summary"); then
+    echo "compact: the dropped identifiers reached the first request after the compaction ($(basename "$req"))"
+  else failure "compact: $(tail -3 "$WORK/$S/client.err")"; fi
+  check_archive
+  check_uninstall
+}
+
+autocompact_scenario() {
+  setup autocompact
+  cc -p "HK-AUTO do the steps"
+  stop_mock
+  local sid; sid=$(basename "$(transcript)" .jsonl)
+  if req=$(python3 "$HERE/check_request.py" "$REC" "history just compacted" "plans/auto-plan.md" "--session $sid grep -- "); then
+    echo "autocompact: the compacted history's identifiers reached the request after the compaction ($(basename "$req"))"
+  else failure "autocompact: $(tail -3 "$WORK/$S/client.err")"; fi
+  check_archive
+  check_uninstall
+}
+
+for s in ${@:-compact autocompact}; do "${s}_scenario"; done
+exit $FAILED
