@@ -274,7 +274,9 @@ class CodexImporter {
     } else if (type == "function_call" || type == "custom_tool_call" || type == "local_shell_call") {
       turn_active_ = true;
       handle_call(rec, item, type);
-    } else if (type == "web_search_call") {
+    } else if (type == "web_search_call" || type == "compaction") {
+      // compaction: an opaque compaction item standing alone in the history (a session ctxfold
+      // wrote back from one that held it, docs/formats/writeback.md), sent again as recorded
       Node& n = assistant(rec);
       n.content.push_back(opaque_block("openai", item));
       n.metadata["codex_items"].push_back(Json{{"type", type}});

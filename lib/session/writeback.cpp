@@ -11,7 +11,9 @@
 #include <fmt/format.h>
 
 #include "model/node.hpp"
+#include "render/view_policy.hpp"
 #include "session/writeback_detail.hpp"
+#include "store/recorded_model.hpp"
 #include "util/digest.hpp"
 #include "util/environment.hpp"
 #include "util/error.hpp"
@@ -136,6 +138,9 @@ namespace {
 Rendered render_for_client(Store& st, const std::string& session, const WritebackOptions& opts) {
   RenderOptions ro = opts.render;
   ro.max_row_bytes = 0;
+  // snapcompact's frames are laid out for the model the transcript names last, as `render` does
+  if (const ViewPolicy* v = find_view_policy(ro.strategy); v && v->frames && ro.model.empty())
+    ro.model = recorded_model(st, session).value_or("");
   Rendered r = render_context(st, session, ro);
   std::size_t lead = 0;
   while (lead < r.messages.size() && r.messages[lead].role == role::kSystem) ++lead;

@@ -20,7 +20,8 @@ std::optional<WritebackClient> parse_writeback_client(const std::string& s);
 
 struct WritebackOptions {
   WritebackClient client = WritebackClient::claude_code;
-  /// What is rendered (strategy, head, model for snapcompact's frames); the row cap is not applied
+  /// What is rendered (strategy, head, model for snapcompact's frames: empty means the model the
+  /// transcript names last, as `render` does); the row cap is not applied
   /// (max_row_bytes 0): the client receives each row whole.
   RenderOptions render;
   /// The project folder the client is to resume in; empty: the session's recorded one
