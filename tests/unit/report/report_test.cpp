@@ -89,7 +89,7 @@ class ReportTest : public SessionTest {
   }
   std::string html(ReportLimits limits = {}, Redactor* r = nullptr) {
     ReportRequest req;
-    req.sessions = {"s"};
+    req.session = "s";
     req.limits = limits;
     req.redactor = r;
     ReportStats stats;
@@ -183,7 +183,7 @@ TEST_F(ReportTest, RedactionAppliesToEveryTranscriptString) {
 TEST_F(ReportTest, MarkdownDigestKeepsTranscriptTextInsideFences) {
   build("```\n# not a heading\n<script>x</script>\n````", false);
   ReportRequest req;
-  req.sessions = {"s"};
+  req.session = "s";
   ReportStats stats;
   std::string md = markdown_report(st(), req, stats);
   EXPECT_NE(md.find("`````text\nfirst **prompt** ```\n# not a heading\n<script>x</script>\n````\n`````"), std::string::npos)
