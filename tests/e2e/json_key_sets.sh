@@ -63,6 +63,7 @@ check config C config
 check verify C verify-invariants
 check prepare C prepare --window 8000
 check export C export
+check report C report -o "$WORK/report.html"
 echo '{"id":"k","class":"next_step","question":"What is the next step?","expect":["request"]}' >"$WORK/probes.jsonl"
 check eval C eval --probes "$WORK/probes.jsonl" --model 'command:echo unknown' --strategies rolling
 check eval-generate C eval --generate
