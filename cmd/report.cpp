@@ -2,10 +2,8 @@
 
 #include <cstdio>
 #include <fstream>
-#include <set>
 
 #include "context.hpp"
-#include "forensics/index.hpp"
 #include "forensics/redact.hpp"
 #include "render/view_policy.hpp"
 #include "report/report.hpp"
@@ -23,21 +21,6 @@ struct ReportCli {
   ReportLimits limits;
 };
 
-/// The session and the sub-agents it launched (recursively), parents first; or every session.
-std::vector<std::string> report_sessions(Context& ctx, bool all) {
-  std::vector<std::string> ids;
-  std::string root = all ? std::string() : ctx.resolve_session();
-  std::set<std::string> taken;
-  for (const SessionIndexEntry& e : session_index(ctx.db())) {
-    bool sub = e.info.kind == "sidechain" && e.info.parent_session && taken.count(*e.info.parent_session);
-    if (all || e.info.id == root || sub) {
-      ids.push_back(e.info.id);
-      taken.insert(e.info.id);
-    }
-  }
-  return ids;
-}
-
 void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -49,7 +32,7 @@ int run_report(Context& ctx, const ReportCli& o) {
   Store& st = ctx.db();
   Redactor redactor;
   ReportRequest req;
-  req.sessions = report_sessions(ctx, o.all_sessions);
+  if (!o.all_sessions) req.session = ctx.resolve_session();
   req.redactor = o.redact ? &redactor : nullptr;
   req.limits = o.limits;
   req.render_options = [&](const std::string& session) {
@@ -75,7 +58,7 @@ int run_report(Context& ctx, const ReportCli& o) {
   emit({{"schema", "ctxfold.report/1"},
         {"output", o.output},
         {"format", o.markdown ? "markdown" : "html"},
-        {"sessions", req.sessions},
+        {"sessions", stats.sessions},
         {"bytes", stats.bytes},
         {"nodes", stats.nodes},
         {"stubs", stats.stubs},

@@ -43,6 +43,7 @@ details.covered{margin-top:.5em;border-top:1px dashed #d4a72c;padding-top:.3em}
 .warning{color:#a40e26}
 img.image{max-width:100%;height:auto;border:1px solid var(--line)}
 .miss{display:none}
+[id]{scroll-margin-top:4em}
 ::highlight(hit){background:#ffd33d;color:#000}
 [hidden]{display:none}
 )css";

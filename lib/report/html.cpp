@@ -211,7 +211,7 @@ std::string html_report(Store& store, const ReportRequest& req, ReportStats& sta
     page.session = &v;
     write_session(page, v);
     page.session = nullptr;
-    stats.sessions++;
+    stats.sessions.push_back(v.entry.info.id);
   }
   page.raw("</main>\n<script>");
   page.raw(page_script());

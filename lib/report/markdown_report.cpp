@@ -33,11 +33,12 @@ struct Md {
   std::string clean(std::string_view s) const {
     return visible_text(req.redactor ? req.redactor->redact(std::string(s)) : std::string(s));
   }
-  /// Text on one line with every ASCII punctuation character backslash-escaped.
+  /// Text on one line with every character Markdown or HTML could read as markup
+  /// (\ ` * _ [ ] < > | ~ & #) backslash-escaped.
   void inline_text(std::string_view s) {
     for (char c : clean(s)) {
       if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-      if (std::ispunct(static_cast<unsigned char>(c))) out += '\\';
+      if (std::string_view("\\`*_[]<>|~&#").find(c) != std::string_view::npos) out += '\\';
       out += c;
     }
   }
@@ -164,8 +165,16 @@ void md_conversation(Md& m, const SessionView& v) {
       return;
     }
     if (items[i].kind == kind::kEvent) continue;
+    // Each node is written apart and kept only when it fits, so the digest stays within its bound.
+    Md one{m.req, m.stats, {}};
+    md_node(one, items[i]);
+    if (static_cast<std::int64_t>(m.out.size() + one.out.size()) > m.req.limits.markdown_bytes) {
+      m.stats.stubs += static_cast<std::int64_t>(items.size() - i);
+      m.out += fmt::format("*[{} more nodes past the digest's size bound: `ctxfold report --html`]*\n\n", items.size() - i);
+      return;
+    }
     m.stats.nodes++;
-    md_node(m, items[i]);
+    m.out += one.out;
   }
 }
 
@@ -183,7 +192,7 @@ std::string markdown_report(Store& store, const ReportRequest& req, ReportStats&
     md_usage(m, v);
     md_compactions(m, v);
     md_conversation(m, v);
-    stats.sessions++;
+    stats.sessions.push_back(v.entry.info.id);
   }
   stats.bytes = static_cast<std::int64_t>(m.out.size());
   return std::move(m.out);

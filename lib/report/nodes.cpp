@@ -57,7 +57,7 @@ struct Writer {
   void image(const Node& n, const Json& b);
   void stub(const Node& n);
   void launched(const Node& n);
-  void capsule(const Node& n);
+  void capsule(const Node& n, bool over_bound);
   void capsule_head(const Node& n, const std::vector<std::string>& covers);
   void dropped(const CompactionEntry& c);
   void covered(const Node& n, const std::vector<std::string>& covers);
@@ -96,10 +96,10 @@ void Writer::write(std::size_t i) {
   if (all_shown(pairing, n, i)) return;  // each result already sits under its call
   std::size_t start = page.out.size();
   std::int64_t inner_before = page.used(Budget::covered);  // covered turns inside count once, there
-  if (!page.room(budget)) {
+  if (n.is_view()) {
+    capsule(n, !page.room(budget));  // over the bound: its head only, its covered nodes still listed
+  } else if (!page.room(budget)) {
     stub(n);
-  } else if (n.is_view()) {
-    capsule(n);
   } else {
     page.stats.nodes++;
     page.raw(fmt::format("<article class=\"node role-{}\"", role_of(n)));
@@ -286,18 +286,25 @@ const CompactionEntry* compaction_of(const Page& page, const std::string& id) {
   return nullptr;
 }
 
-void Writer::capsule(const Node& n) {
+void Writer::capsule(const Node& n, bool over_bound) {
   page.stats.capsules++;
+  if (over_bound) page.stats.stubs++;
   std::vector<std::string> covers = n.covers_ids;
   if (covers.empty() && n.seq > 0) covers = page.store.covers_of(n.seq);
   page.raw(fmt::format("<section class=\"node capsule kind-{}\"", n.kind == kind::kSummary ? "summary" : n.kind == kind::kArchive ? "archive" : "notes"));
   page.anchor(node_anchor(n.id));
   page.raw(">\n");
   capsule_head(n, covers);
-  page.raw("<div class=\"capsule-body\">\n");
-  blocks(n, nodes.size());  // a view node's own content: its summary text, frames or notes
-  page.raw("</div>\n");
-  if (const CompactionEntry* c = compaction_of(page, n.id)) dropped(*c);
+  if (over_bound) {
+    page.raw("<p class=\"cut\">");
+    page.label(fmt::format("[not shown: the report's size bound was reached; the node: ctxfold show {}]", n.id));
+    page.raw("</p>\n");
+  } else {
+    page.raw("<div class=\"capsule-body\">\n");
+    blocks(n, nodes.size());  // a view node's own content: its summary text, frames or notes
+    page.raw("</div>\n");
+    if (const CompactionEntry* c = compaction_of(page, n.id)) dropped(*c);
+  }
   if (!covers.empty()) covered(n, covers);
   page.raw("</section>\n");
 }

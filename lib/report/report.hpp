@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,10 +36,11 @@ struct ReportLimits {
   std::int64_t markdown_bytes = 60000;
 };
 
-/// What `ctxfold report` is asked for. sessions: the sessions to show, in page order (cmd/ picks
-/// them: one session and its sub-agents, or every session of the archive).
+/// What `ctxfold report` is asked for. session: the session shown, followed by the sub-agents it
+/// launched (sidechains, recursively, in the sessions index's order); nullopt: every session of
+/// the archive, in the index's order (parents before their children).
 struct ReportRequest {
-  std::vector<std::string> sessions;
+  std::optional<std::string> session;
   /// The render options of each session (its strategy and snapcompact model are the caller's
   /// choice, as `render` makes it).
   std::function<RenderOptions(const std::string& session)> render_options;
@@ -51,7 +53,7 @@ struct ReportRequest {
 
 /// What a report left out, for the command's JSON summary.
 struct ReportStats {
-  std::int64_t sessions = 0;
+  std::vector<std::string> sessions;  ///< the sessions shown, in page order
   std::int64_t nodes = 0;             ///< nodes shown with their content
   std::int64_t stubs = 0;             ///< nodes shown as a stub (a size bound was reached)
   std::int64_t capsules = 0;

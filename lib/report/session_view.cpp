@@ -8,15 +8,15 @@ namespace ctxfold::report_detail {
 
 ArchiveView load_archive(Store& store, const ReportRequest& req) {
   ArchiveView a;
-  std::vector<SessionIndexEntry> all = session_index(store);
-  std::set<std::string> wanted(req.sessions.begin(), req.sessions.end());
-  std::map<std::string, SessionIndexEntry> by_id;
-  for (auto& e : all)
-    if (wanted.count(e.info.id)) by_id.emplace(e.info.id, std::move(e));
-  for (const std::string& id : req.sessions)
-    if (auto it = by_id.find(id); it != by_id.end()) a.sessions.push_back(it->second);
+  std::set<std::string> taken;
+  for (SessionIndexEntry& e : session_index(store)) {
+    bool sub = e.info.kind == "sidechain" && e.info.parent_session && taken.count(*e.info.parent_session);
+    if (req.session && e.info.id != *req.session && !sub) continue;
+    taken.insert(e.info.id);
+    a.sessions.push_back(std::move(e));
+  }
   for (UsageMessage& m : usage_messages(store))
-    if (wanted.count(m.session)) a.usage[m.session].push_back(std::move(m));
+    if (taken.count(m.session)) a.usage[m.session].push_back(std::move(m));
   return a;
 }
 

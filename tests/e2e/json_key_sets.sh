@@ -65,6 +65,7 @@ check prepare C prepare --window 8000
 check export C export
 check export-writeback C export --format claude-code --into-home "$WORK/home" --cwd /w
 check hook-install C hook install claude-code --settings "$WORK/settings.json"
+check report C report -o "$WORK/report.html"
 echo '{"id":"k","class":"next_step","question":"What is the next step?","expect":["request"]}' >"$WORK/probes.jsonl"
 check eval C eval --probes "$WORK/probes.jsonl" --model 'command:echo unknown' --strategies rolling
 check eval-generate C eval --generate

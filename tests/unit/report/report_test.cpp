@@ -89,7 +89,7 @@ class ReportTest : public SessionTest {
   }
   std::string html(ReportLimits limits = {}, Redactor* r = nullptr) {
     ReportRequest req;
-    req.sessions = {"s"};
+    req.session = "s";
     req.limits = limits;
     req.redactor = r;
     ReportStats stats;
@@ -163,10 +163,11 @@ TEST_F(ReportTest, BoundsTurnNodesIntoStubsThatKeepTheirAnchors) {
   l.read_bytes = 0;
   l.covered_bytes = 0;
   std::string page = html(l);
-  for (const char* id : {"u1", "a1", "t1", "u2", "a2"})
+  for (const char* id : {"u1", "a1", "t1", "u2", "a2", "S"})
     EXPECT_EQ(count(page, std::string("id=\"node-") + id + "\""), 1u) << id;
   EXPECT_EQ(page.find("second prompt"), std::string::npos);
-  EXPECT_GE(stats_.stubs, 5);
+  EXPECT_EQ(page.find("SUMMARY-TEXT"), std::string::npos);
+  EXPECT_EQ(stats_.stubs, 6);
   EXPECT_NE(page.find("size bound was reached"), std::string::npos);
 }
 
@@ -183,12 +184,12 @@ TEST_F(ReportTest, RedactionAppliesToEveryTranscriptString) {
 TEST_F(ReportTest, MarkdownDigestKeepsTranscriptTextInsideFences) {
   build("```\n# not a heading\n<script>x</script>\n````", false);
   ReportRequest req;
-  req.sessions = {"s"};
+  req.session = "s";
   ReportStats stats;
   std::string md = markdown_report(st(), req, stats);
   EXPECT_NE(md.find("`````text\nfirst **prompt** ```\n# not a heading\n<script>x</script>\n````\n`````"), std::string::npos)
       << md;
-  EXPECT_NE(md.find("**user** `u1`"), std::string::npos) << md;
+  EXPECT_NE(md.find("**user** ` u1 `"), std::string::npos) << md;
   req.limits.markdown_bytes = 10;
   ReportStats small;
   std::string cut = markdown_report(st(), req, small);
