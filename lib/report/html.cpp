@@ -125,6 +125,63 @@ void write_subagents(Page& page, const SessionView& v) {
   page.raw("</ul>\n");
 }
 
+// At most this many rows per table of the files-and-commands section; `ctxfold files` and
+// `ctxfold commands` list every one.
+constexpr std::size_t kMaxToolRows = 500;
+
+void call_link(Page& page, const ToolCallSite& c) {
+  page.raw("<a href=\"#");
+  page.label(node_anchor(c.node));
+  page.raw("\">");
+  page.text(c.tool);
+  page.raw("</a>");
+}
+
+void write_files_commands(Page& page, const SessionView& v) {
+  if (v.files.empty() && v.commands.empty())
+    return page.raw("<p class=\"note\">no file tool call and no shell command</p>\n");
+  if (!v.files.empty()) {
+    page.raw("<table class=\"files\"><thead><tr><th>file</th><th>action</th><th>call</th><th>result</th></tr>"
+             "</thead><tbody>\n");
+    for (std::size_t i = 0; i < v.files.size() && i < kMaxToolRows; ++i) {
+      const FileEvent& e = v.files[i];
+      page.raw("<tr><td>");
+      page.text(e.path.value_or("(unknown)"));
+      page.raw("</td><td>");
+      page.label(e.action);
+      page.raw("</td><td>");
+      call_link(page, e.call);
+      page.raw("</td><td>");
+      page.label(e.call.result);
+      page.raw("</td></tr>\n");
+    }
+    page.raw("</tbody></table>\n");
+    if (v.files.size() > kMaxToolRows)
+      page.label(fmt::format("{} more file events: ctxfold files --session {}", v.files.size() - kMaxToolRows,
+                             v.entry.info.id));
+  }
+  if (!v.commands.empty()) {
+    page.raw("<table class=\"commands\"><thead><tr><th>command</th><th>exit</th><th>call</th><th>result</th></tr>"
+             "</thead><tbody>\n");
+    for (std::size_t i = 0; i < v.commands.size() && i < kMaxToolRows; ++i) {
+      const CommandEvent& e = v.commands[i];
+      page.raw("<tr><td><code>");
+      page.text(e.command.value_or("(unreadable)"));
+      page.raw("</code></td><td>");
+      page.label(e.exit_code ? std::to_string(*e.exit_code) : "unknown");
+      page.raw("</td><td>");
+      call_link(page, e.call);
+      page.raw("</td><td>");
+      page.label(e.call.result);
+      page.raw("</td></tr>\n");
+    }
+    page.raw("</tbody></table>\n");
+    if (v.commands.size() > kMaxToolRows)
+      page.label(fmt::format("{} more commands: ctxfold commands --session {}", v.commands.size() - kMaxToolRows,
+                             v.entry.info.id));
+  }
+}
+
 void write_conversation(Page& page, const SessionView& v) {
   page.raw("<p class=\"note\">what the model reads from HEAD, in request order; a summary is a capsule whose "
            "covered nodes open below it</p>\n");
@@ -142,6 +199,7 @@ constexpr SectionDef kSections[] = {
     {"usage", "Usage and cost", write_usage},
     {"compactions", "Compactions", write_compactions},
     {"subagents", "Sub-agents", write_subagents},
+    {"files", "Files and commands", write_files_commands},
     {"conversation", "Conversation", write_conversation},
 };
 

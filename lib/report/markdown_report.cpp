@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 
 #include "report/escape.hpp"
 #include "report/report.hpp"
@@ -177,7 +178,18 @@ void md_conversation(Md& m, const SessionView& v) {
     m.out += one.out;
   }
 }
-
+// Counts only: the digest stays short; `ctxfold files` / `ctxfold commands` list the events.
+void md_files_commands(Md& m, const SessionView& v) {
+  if (v.files.empty() && v.commands.empty()) return;
+  std::map<std::string, std::int64_t> actions, results;
+  for (const FileEvent& e : v.files) ++actions[e.action];
+  for (const CommandEvent& e : v.commands) ++results[e.call.result];
+  m.out += fmt::format("### Files and commands\n\n- {} file events:", v.files.size());
+  for (const auto& [a, n] : actions) m.out += fmt::format(" {} {}", a, n);
+  m.out += fmt::format("\n- {} shell commands:", v.commands.size());
+  for (const auto& [r, n] : results) m.out += fmt::format(" {} {}", r, n);
+  m.out += "\n\n";
+}
 }  // namespace
 }  // namespace report_detail
 
@@ -191,6 +203,7 @@ std::string markdown_report(Store& store, const ReportRequest& req, ReportStats&
     md_overview(m, v);
     md_usage(m, v);
     md_compactions(m, v);
+    md_files_commands(m, v);
     md_conversation(m, v);
     stats.sessions.push_back(v.entry.info.id);
   }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <set>
 
 namespace ctxfold::report_detail {
@@ -47,6 +48,7 @@ SessionView load_session(Store& store, const ReportRequest& req, const ArchiveVi
   const std::string& id = v.entry.info.id;
   v.rendered = render_context(store, id, req.render_options ? req.render_options(id) : RenderOptions{});
   v.compactions = session_compactions(store, id);
+  session_tool_events(store, id, std::numeric_limits<std::int64_t>::max(), &v.files, &v.commands);
   if (auto it = archive.usage.find(id); it != archive.usage.end()) v.usage = usage_rows(it->second);
   for (const SessionIndexEntry& e : archive.sessions)
     if (e.info.parent_session == id) {

@@ -7,6 +7,7 @@
 
 #include "forensics/compactions.hpp"
 #include "forensics/index.hpp"
+#include "forensics/tool_events.hpp"
 #include "forensics/usage.hpp"
 #include "render/render.hpp"
 #include "report/report.hpp"
@@ -24,7 +25,7 @@ struct UsageRow {
 
 /// What the sections of one session read, loaded once (docs/report.md): its index entry, the
 /// render, the compactions with their dropped reports, usage per model, and the sessions it
-/// launched (sub-agents by the node that launched them).
+/// launched (sub-agents by the node that launched them), its file and command events.
 struct SessionView {
   SessionIndexEntry entry;
   Rendered rendered;
@@ -32,6 +33,8 @@ struct SessionView {
   std::vector<UsageRow> usage;
   std::vector<const SessionIndexEntry*> children;
   std::map<std::string, std::vector<const SessionIndexEntry*>> launched;  ///< parent_node → sub-agents
+  std::vector<FileEvent> files;        ///< what its tool calls did to files (ctxfold files)
+  std::vector<CommandEvent> commands;  ///< the shell commands it ran (ctxfold commands)
 };
 
 /// The archive's shared facts: the index entries of the sessions reported, in page order, and

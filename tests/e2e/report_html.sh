@@ -44,6 +44,36 @@ expect_eq "capsule, covered, first prompt, tail in that order" "true" \
   "$([ -n "$cap" ] && [ -n "$covered" ] && [ -n "$inner" ] && [ "$cap" -lt "$covered" ] && [ "$covered" -lt "$inner" ] && [ "$inner" -lt "$last" ] && echo true)"
 expect_eq "the dropped report" 1 "$(grep -c '<details class="dropped"><summary>dropped by this summary' "$page")"
 expect_eq "details balanced" "$(grep -o '<details' "$page" | wc -l)" "$(grep -o '</details>' "$page" | wc -l)"
+
+# Files and commands: the session's edits of one file, counted independently from the raw JSONL
+# (Edit/MultiEdit/Write calls on it, once per tool_use id), appear as rows of the files table.
+target=lib/spotter_web/live/pane_list_live.ex
+want=$(jq -r --arg f "$target" 'select(.type=="assistant") | .message.content[]? | select(.type=="tool_use")
+  | select((.name=="Edit" or .name=="MultiEdit" or .name=="Write") and (.input.file_path | endswith("/" + $f))) | .id' \
+  "$f" | sort -u | wc -l)
+python3 - "$page" "$target" >"$WORK/files_rows" <<'PY' || fail "files table: $(cat "$WORK/files_rows")"
+import html.parser, sys
+class P(html.parser.HTMLParser):
+    def __init__(s):
+        super().__init__(); s.table = None; s.row = []; s.cell = None; s.rows = {"files": [], "commands": []}
+    def handle_starttag(s, t, a):
+        a = dict(a)
+        if t == "table" and a.get("class") in s.rows and s.table is None: s.table = a["class"]
+        if s.table and t == "tr": s.row = []
+        if s.table and t == "td": s.cell = ""
+    def handle_endtag(s, t):
+        if s.table and t == "td": s.row.append(s.cell); s.cell = None
+        if s.table and t == "tr" and s.row: s.rows[s.table].append(s.row)
+        if t == "table": s.table = None
+    def handle_data(s, d):
+        if s.cell is not None: s.cell += d
+p = P(); p.feed(open(sys.argv[1], encoding="utf-8").read())
+edits = [r for r in p.rows["files"] if r[0].endswith("/" + sys.argv[2]) and r[1] in ("edit", "write", "create")]
+print(len(edits), len(p.rows["commands"]))
+PY
+read -r got_edits got_commands <"$WORK/files_rows"
+expect_eq "files and commands: the edits of $target, one row each (jq: $want)" "$want" "$got_edits"
+expect_eq "files and commands: the commands table has rows" "true" "$([ "${got_commands:-0}" -gt 0 ] && echo true)"
 python3 - "$page" >"$WORK/tags" <<'PY' || fail "tags: $(cat "$WORK/tags")"
 # The elements the report writes nest properly (html.parser, standard library).
 import sys
