@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "util/error.hpp"
+#include "util/json_error.hpp"
 
 namespace ctxfold {
 namespace {
@@ -92,20 +93,10 @@ Json parse_settings_text(const std::string& text, const std::string& path) {
   try {
     j = parse_json(text);
   } catch (const nlohmann::json::parse_error& e) {
-    std::size_t at = e.byte == 0 ? 0 : std::min<std::size_t>(e.byte - 1, text.size());
-    std::size_t line = 1, col = 1;
-    for (std::size_t i = 0; i < at; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    std::string what = e.what();
-    if (auto p = what.find("syntax error"); p != std::string::npos) what = what.substr(p);
+    const JsonErrorAt at = json_error_at(text, e);
     throw Error(Exit::bad_input, "settings.invalid",
-                fmt::format("{}:{}:{}: not strict JSON (comments and trailing commas are not JSON): {}", path, line, col, what),
+                fmt::format("{}:{}:{}: not strict JSON (comments and trailing commas are not JSON): {}", path, at.line,
+                            at.col, at.what),
                 "fix the file by hand (it was left as it is), or name another with --settings");
   }
   if (!j.is_object()) throw invalid(path, "the settings are not a JSON object");

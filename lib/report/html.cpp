@@ -2,6 +2,8 @@
 // function in kSections; a new section is one more function and one more row.
 #include <fmt/format.h>
 
+#include <functional>
+
 #include "report/escape.hpp"
 #include "report/page.hpp"
 #include "report/report.hpp"
@@ -129,57 +131,45 @@ void write_subagents(Page& page, const SessionView& v) {
 // `ctxfold commands` list every one.
 constexpr std::size_t kMaxToolRows = 500;
 
-void call_link(Page& page, const ToolCallSite& c) {
-  page.raw("<a href=\"#");
+// One row of a tool table: the transcript's value (in <code> for a command), a label, the call
+// linked to its node, the call's result.
+void tool_row(Page& page, const std::string& value, bool code, const std::string& label, const ToolCallSite& c) {
+  page.raw(code ? "<tr><td><code>" : "<tr><td>");
+  page.text(value);
+  page.raw(code ? "</code></td><td>" : "</td><td>");
+  page.label(label);
+  page.raw("</td><td><a href=\"#");
   page.label(node_anchor(c.node));
   page.raw("\">");
   page.text(c.tool);
-  page.raw("</a>");
+  page.raw("</a></td><td>");
+  page.label(c.result);
+  page.raw("</td></tr>\n");
+}
+
+// A table of at most kMaxToolRows events (row(i) writes the i-th), then how many it left out.
+void tool_table(Page& page, const char* cls, const char* head, std::size_t n, const std::function<void(std::size_t)>& row,
+                const std::string& more) {
+  if (n == 0) return;
+  page.raw(fmt::format("<table class=\"{}\"><thead><tr>{}<th>call</th><th>result</th></tr></thead><tbody>\n", cls, head));
+  for (std::size_t i = 0; i < n && i < kMaxToolRows; ++i) row(i);
+  page.raw("</tbody></table>\n");
+  if (n > kMaxToolRows) page.label(fmt::format("{} more: {}", n - kMaxToolRows, more));
 }
 
 void write_files_commands(Page& page, const SessionView& v) {
   if (v.files.empty() && v.commands.empty())
     return page.raw("<p class=\"note\">no file tool call and no shell command</p>\n");
-  if (!v.files.empty()) {
-    page.raw("<table class=\"files\"><thead><tr><th>file</th><th>action</th><th>call</th><th>result</th></tr>"
-             "</thead><tbody>\n");
-    for (std::size_t i = 0; i < v.files.size() && i < kMaxToolRows; ++i) {
-      const FileEvent& e = v.files[i];
-      page.raw("<tr><td>");
-      page.text(e.path.value_or("(unknown)"));
-      page.raw("</td><td>");
-      page.label(e.action);
-      page.raw("</td><td>");
-      call_link(page, e.call);
-      page.raw("</td><td>");
-      page.label(e.call.result);
-      page.raw("</td></tr>\n");
-    }
-    page.raw("</tbody></table>\n");
-    if (v.files.size() > kMaxToolRows)
-      page.label(fmt::format("{} more file events: ctxfold files --session {}", v.files.size() - kMaxToolRows,
-                             v.entry.info.id));
-  }
-  if (!v.commands.empty()) {
-    page.raw("<table class=\"commands\"><thead><tr><th>command</th><th>exit</th><th>call</th><th>result</th></tr>"
-             "</thead><tbody>\n");
-    for (std::size_t i = 0; i < v.commands.size() && i < kMaxToolRows; ++i) {
-      const CommandEvent& e = v.commands[i];
-      page.raw("<tr><td><code>");
-      page.text(e.command.value_or("(unreadable)"));
-      page.raw("</code></td><td>");
-      page.label(e.exit_code ? std::to_string(*e.exit_code) : "unknown");
-      page.raw("</td><td>");
-      call_link(page, e.call);
-      page.raw("</td><td>");
-      page.label(e.call.result);
-      page.raw("</td></tr>\n");
-    }
-    page.raw("</tbody></table>\n");
-    if (v.commands.size() > kMaxToolRows)
-      page.label(fmt::format("{} more commands: ctxfold commands --session {}", v.commands.size() - kMaxToolRows,
-                             v.entry.info.id));
-  }
+  const std::string& s = v.entry.info.id;
+  tool_table(page, "files", "<th>file</th><th>action</th>", v.files.size(), [&](std::size_t i) {
+    const FileEvent& e = v.files[i];
+    tool_row(page, e.path.value_or("(unknown)"), false, e.action, e.call);
+  }, "ctxfold files --session " + s);
+  tool_table(page, "commands", "<th>command</th><th>exit</th>", v.commands.size(), [&](std::size_t i) {
+    const CommandEvent& e = v.commands[i];
+    tool_row(page, e.command.value_or("(unreadable)"), true, e.exit_code ? std::to_string(*e.exit_code) : "unknown",
+             e.call);
+  }, "ctxfold commands --session " + s);
 }
 
 void write_conversation(Page& page, const SessionView& v) {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "util/error.hpp"
+#include "util/json_error.hpp"
 
 namespace ctxfold {
 
@@ -40,20 +41,9 @@ Json parse_config_text(const std::string& text, const std::string& path) {
   try {
     j = parse_json(text);
   } catch (const nlohmann::json::parse_error& e) {
-    // e.byte is 1-based: the byte where parsing failed. Count lines and columns up to it.
-    std::size_t at = e.byte == 0 ? 0 : std::min<std::size_t>(e.byte - 1, text.size());
-    std::size_t line = 1, col = 1;
-    for (std::size_t i = 0; i < at; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    std::string what = e.what();
-    if (auto p = what.find("syntax error"); p != std::string::npos) what = what.substr(p);
-    throw Error(Exit::bad_input, "config.invalid", fmt::format("{}:{}:{}: config is not valid JSON: {}", path, line, col, what));
+    const JsonErrorAt at = json_error_at(text, e);
+    throw Error(Exit::bad_input, "config.invalid",
+                fmt::format("{}:{}:{}: config is not valid JSON: {}", path, at.line, at.col, at.what));
   } catch (const nlohmann::json::exception& e) {
     throw Error(Exit::bad_input, "config.invalid", fmt::format("{}: config is not valid JSON: {}", path, e.what()));
   }
