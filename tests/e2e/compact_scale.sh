@@ -5,13 +5,8 @@
 # --dry-run states the calls and input tokens first; a cap set by the user gives a partial result,
 # exit 5, with "remaining". Small summarizer chunks (--summarizer-window) keep the history small.
 source "$(dirname "$0")/lib.sh"
-GEN=${CTXFOLD_GEN:-}
-[ -n "$GEN" ] && [ -x "$GEN" ] || skip "no ctxfold-gen binary (CTXFOLD_GEN='$GEN'): build the ctxfold-gen target"
 
-"$GEN" --nodes 1e4 --synthetic --seed 1 -q -o "$WORK/h.jsonl"
-db="$WORK/h.db"
-expect_rc "import" 0 "$CTXFOLD" --db "$db" import "$WORK/h.jsonl"
-session=$(jq -r '.sessions[0].session' "$WORK/out")
+import_generated 1e4
 cp "$db" "$WORK/lcm.db"
 cp "$db" "$WORK/snap.db"
 cp "$db" "$WORK/cap.db"

@@ -57,6 +57,16 @@ start_fake_llm_server() {
 }
 # peak_kb CMD...: prints "PEAK_KB EXIT_CODE" for CMD run as a child: its peak RSS in KB and its
 # exit status (its stdout kept in $WORK/peak.out, its stderr discarded).
+# import_generated N: a synthetic history of N nodes from ctxfold-gen (seed 1) imported into
+# $WORK/h.db; sets db and session. Skips without the ctxfold-gen binary (CTXFOLD_GEN).
+import_generated() {
+  local gen=${CTXFOLD_GEN:-}
+  [ -n "$gen" ] && [ -x "$gen" ] || skip "no ctxfold-gen binary (CTXFOLD_GEN='$gen'): build the ctxfold-gen target"
+  "$gen" --nodes "$1" --synthetic --seed 1 -q -o "$WORK/h.jsonl"
+  db="$WORK/h.db"
+  expect_rc "import" 0 "$CTXFOLD" --db "$db" import "$WORK/h.jsonl"
+  session=$(jq -r '.sessions[0].session' "$WORK/out")
+}
 peak_kb() {
   python3 -c 'import resource, subprocess, sys
 with open(sys.argv[1], "w") as out:

@@ -4,12 +4,8 @@
 # capsule of a forced compaction lists at most --max-capsule-nodes, and memory stays bounded.
 # Size, time and peak memory are printed on stderr.
 source "$(dirname "$0")/lib.sh"
-GEN=${CTXFOLD_GEN:-}
-[ -n "$GEN" ] && [ -x "$GEN" ] || skip "no ctxfold-gen binary (CTXFOLD_GEN='$GEN'): build the ctxfold-gen target"
-"$GEN" --nodes 1e4 --synthetic --seed 1 -q -o "$WORK/h.jsonl"
-db="$WORK/h.db"
-expect_rc "import" 0 "$CTXFOLD" --db "$db" import "$WORK/h.jsonl"
-s=$(jq -r '.sessions[0].session' "$WORK/out")
+import_generated 1e4
+s=$session
 expect_rc "compact" 0 "$CTXFOLD" --db "$db" --session "$s" compact --window 20000 --force --summarizer-window 12000
 start=$(date +%s.%N)
 check_peak "report --html (default bounds)" 400 "$CTXFOLD" --db "$db" --session "$s" report -o "$WORK/r.html"
