@@ -57,7 +57,7 @@ start_fake_llm_server() {
 }
 # peak_kb CMD...: prints "PEAK_KB EXIT_CODE" for CMD run as a child: its peak RSS in KB and its
 # exit status (its stdout kept in $WORK/peak.out, its stderr discarded).
-# import_generated N: a synthetic history of N nodes from ctxfold-gen (seed 1) imported into
+# import_generated N: a synthetic history of N nodes from ctxfold-gen, seed 1, imported into
 # $WORK/h.db; sets db and session. Skips without the ctxfold-gen binary (CTXFOLD_GEN).
 import_generated() {
   local gen=${CTXFOLD_GEN:-}
