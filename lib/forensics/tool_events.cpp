@@ -14,7 +14,6 @@ namespace {
 
 using tool_detail::PendingCall;
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 /// Files larger than this are not kept as known content (the edit check then says null).
 constexpr std::size_t kMaxKnownBytes = 8u << 20;
@@ -74,7 +73,7 @@ Outcome recorded_outcome(std::string_view text) {
         if (m.contains("exit_code") && m["exit_code"].is_number_integer()) o.exit_code = m["exit_code"].get<int>();
         if (m.contains("duration_seconds") && m["duration_seconds"].is_number())
           o.duration_ms = std::round(m["duration_seconds"].get<double>() * 1e6) / 1e3;
-        if (j.contains("output") && j["output"].is_string()) o.success_line = starts_with(j["output"].get_ref<const std::string&>(), "Success.");
+        if (j.contains("output") && j["output"].is_string()) o.success_line = j["output"].get_ref<const std::string&>().starts_with("Success.");
         return o;
       }
     } catch (const std::exception&) {
@@ -84,18 +83,18 @@ Outcome recorded_outcome(std::string_view text) {
   bool in_output = false;
   for_each_line(text, [&](std::string_view l) {
     if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-    if (starts_with(l, "Exit Code: ")) o.exit_code = leading_int(l.substr(11));  // Gemini: after the output
+    if (l.starts_with("Exit Code: ")) o.exit_code = leading_int(l.substr(11));  // Gemini: after the output
     if (in_output || ++n > 8) return;
-    if (starts_with(l, "Error: ")) l.remove_prefix(7);
-    if (starts_with(l, "Exit code: ") && !o.exit_code) o.exit_code = leading_int(l.substr(11));
-    else if (starts_with(l, "Exit code ") && !o.exit_code) o.exit_code = leading_int(l.substr(10));
-    else if (starts_with(l, "Process exited with code ")) o.exit_code = leading_int(l.substr(25));
-    else if (starts_with(l, "Wall time: ")) {
+    if (l.starts_with("Error: ")) l.remove_prefix(7);
+    if (l.starts_with("Exit code: ") && !o.exit_code) o.exit_code = leading_int(l.substr(11));
+    else if (l.starts_with("Exit code ") && !o.exit_code) o.exit_code = leading_int(l.substr(10));
+    else if (l.starts_with("Process exited with code ")) o.exit_code = leading_int(l.substr(25));
+    else if (l.starts_with("Wall time: ")) {
       try {
         o.duration_ms = std::round(std::stod(std::string(l.substr(11))) * 1e6) / 1e3;
       } catch (const std::exception&) {
       }
-    } else if (starts_with(l, "Success.")) o.success_line = true;
+    } else if (l.starts_with("Success.")) o.success_line = true;
     else if (l == "Output:") in_output = true;
   });
   return o;
@@ -189,7 +188,7 @@ void ToolEventCollector::State::on_tool_use(const Node& n, const Json& b, const 
     e.path = normalize_path(*e.path_as_written, c.site.cwd);
     if (c.site.cwd) {
       const std::string root = normalize_path(*c.site.cwd, std::nullopt);
-      if (starts_with(*e.path, root + "/")) e.relative_path = e.path->substr(root.size() + 1);
+      if (e.path->starts_with(root + "/")) e.relative_path = e.path->substr(root.size() + 1);
     }
   }
   by_id.emplace(id, calls.size());
@@ -200,9 +199,9 @@ void ToolEventCollector::State::decide_result(PendingCall& c, const Node& n, con
                                               const std::string& text) {
   ToolCallSite& s = c.site;
   const bool is_error = b.value("is_error", false) == true;
-  bool user_rejected = starts_with(text, "The user doesn't want to proceed with this tool use") ||
-                       (tur.is_string() && starts_with(tur.get_ref<const std::string&>(), "User rejected tool use")) ||
-                       starts_with(text, "[Operation Cancelled]");
+  bool user_rejected = text.starts_with("The user doesn't want to proceed with this tool use") ||
+                       (tur.is_string() && tur.get_ref<const std::string&>().starts_with("User rejected tool use")) ||
+                       text.starts_with("[Operation Cancelled]");
   if (n.metadata.contains("tool_calls") && n.metadata["tool_calls"].is_array())  // Gemini CLI status
     for (const auto& tc : n.metadata["tool_calls"])
       if (json_str(tc, "id") == s.tool_use_id && json_str(tc, "status") == "cancelled") user_rejected = true;
@@ -320,7 +319,7 @@ void ToolEventCollector::State::track_files(PendingCall& c, const Json& tur, con
   const bool failed = c.site.result == call_result::kError || c.site.result == call_result::kRejected;
   for (FileEvent& e : c.files) {
     if (e.action == "write" && tur.is_object() && json_str(tur, "type") == "create") e.action = "create";
-    if (e.action == "write" && starts_with(text, "Successfully created and wrote to new file")) e.action = "create";
+    if (e.action == "write" && text.starts_with("Successfully created and wrote to new file")) e.action = "create";
     if (!e.path) continue;
     const std::string& key = *e.path;
     if (e.edit.is_object() && (e.edit.contains("old_string_found") || e.edit.contains("edits"))) {
@@ -437,7 +436,7 @@ void session_tool_events(Store& store, const std::string& session, std::int64_t 
 }
 
 std::string normalize_path(std::string_view path, const std::optional<std::string>& cwd) {
-  if (path.find('\\') != std::string_view::npos || starts_with(path, "~") || path.empty()) return std::string(path);
+  if (path.find('\\') != std::string_view::npos || path.starts_with("~") || path.empty()) return std::string(path);
   std::string full = path.front() == '/' || !cwd || cwd->empty() ? std::string(path) : *cwd + "/" + std::string(path);
   const bool rooted = full.front() == '/';
   std::vector<std::string_view> parts;

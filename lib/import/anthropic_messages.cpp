@@ -21,7 +21,7 @@ using import_detail::opaque_block;
 using import_detail::source_meta;
 using import_detail::text_block;
 
-constexpr const char* kFormat = "anthropic";
+constexpr const char* kAnthropicFormat = "anthropic";
 
 Json convert_image(const Json& b) {
   Json out = Json::object();
@@ -87,7 +87,7 @@ Json convert_block(const Json& b, Json& extras) {
 }  // namespace
 
 void import_anthropic_messages(const std::string& path, ImportSink& sink) {
-  auto opened = import_detail::open_item_document(path, sink, kFormat, "messages", {"messages", "system"}, "an Anthropic messages document");
+  auto opened = import_detail::open_item_document(path, sink, kAnthropicFormat, "messages", {"messages", "system"}, "an Anthropic messages document");
   if (!opened) return;
   const std::string& session = opened->session;
   const std::string& file = opened->file;
@@ -119,7 +119,7 @@ void import_anthropic_messages(const std::string& path, ImportSink& sink) {
     n.id = session + ":system";
     n.session = session;
     n.role = role::kSystem;
-    n.metadata["source"] = source_meta(kFormat, file, 0);
+    n.metadata["source"] = source_meta(kAnthropicFormat, file, 0);
     fill_content(n, *system);
     last = sink.add(std::move(n), 0);
   }
@@ -136,7 +136,7 @@ void import_anthropic_messages(const std::string& path, ImportSink& sink) {
     n.id = session + ":" + std::to_string(i);
     n.session = session;
     n.predecessor = last;
-    n.metadata["source"] = source_meta(kFormat, file, line, static_cast<std::int64_t>(i));
+    n.metadata["source"] = source_meta(kAnthropicFormat, file, line, static_cast<std::int64_t>(i));
     std::string r = json_str(m, "role");
     fill_content(n, m.contains("content") ? m["content"] : Json());
     if (r == "user") {

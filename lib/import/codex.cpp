@@ -49,7 +49,7 @@ using import_detail::parse_arguments;
 using import_detail::source_meta;
 using import_detail::text_block;
 
-constexpr const char* kFormat = "codex";
+constexpr const char* kCodexFormat = "codex";
 
 /// Responses API content parts → neutral blocks.
 Json convert_parts(const Json& content) {
@@ -128,7 +128,7 @@ class CodexImporter {
     SessionInfo info;
     info.id = session_;
     info.source = path_;
-    info.format = kFormat;
+    info.format = kCodexFormat;
     info.metadata = std::move(meta);
     sink_.begin_session(std::move(info));
     begun_ = true;
@@ -147,7 +147,7 @@ class CodexImporter {
     n.id = node_id(rec);
     n.session = session_;
     n.role = role;
-    n.metadata["source"] = source_meta(kFormat, import_detail::file_name(path_), rec.line);
+    n.metadata["source"] = source_meta(kCodexFormat, import_detail::file_name(path_), rec.line);
     if (auto o = rec.value.find("ordinal"); o != rec.value.end() && o->is_number_integer())
       n.metadata["source"]["ordinal"] = *o;
     if (auto ts = json_str(rec.value, "timestamp"); !ts.empty()) n.metadata["timestamp"] = ts;
@@ -421,7 +421,7 @@ class CodexImporter {
     n.covers_ids = std::move(covers);
     n.metadata["strategy"] = "rolling";
     n.metadata["origin"] = "import";
-    n.metadata["format"] = kFormat;
+    n.metadata["format"] = kCodexFormat;
     std::string message = json_str(payload, "message");
     if (payload.contains("replacement_history") && payload["replacement_history"].is_array()) {
       const Json& items = payload["replacement_history"];

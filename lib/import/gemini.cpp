@@ -35,7 +35,7 @@ using gemini_detail::History;
 using gemini_detail::ListedMessage;
 namespace fs = std::filesystem;
 
-constexpr const char* kFormat = "gemini";
+constexpr const char* kGeminiFormat = "gemini";
 
 std::optional<std::string> stored_session_with_id(Store& st, const std::string& gemini_session_id) {
   auto& q = st.db().cached(
@@ -206,7 +206,7 @@ struct JsonlRecording {
     SessionInfo info;
     info.id = session;
     info.source = path;
-    info.format = kFormat;
+    info.format = kGeminiFormat;
     info.metadata = meta;
     if (json_str(meta, "kind") == "subagent") {
       // chats/<parent sessionId>/<id>.jsonl: the parent is the session recorded with that id.
@@ -255,7 +255,7 @@ void import_gemini(const std::string& path, ImportSink& sink) {
   SessionInfo info;
   info.id = session;
   info.source = path;
-  info.format = kFormat;
+  info.format = kGeminiFormat;
   if (!doc) {
     sink.begin_session(info);
     sink.keep_record(session, 1, "document.malformed", import_detail::read_file_bytes(path));

@@ -23,7 +23,7 @@ using import_detail::parse_arguments;
 using import_detail::source_meta;
 using import_detail::text_block;
 
-constexpr const char* kFormat = "openai";
+constexpr const char* kOpenaiFormat = "openai";
 
 Json convert_content(const Json& content) {
   Json blocks = Json::array();
@@ -58,7 +58,7 @@ Json convert_content(const Json& content) {
 }  // namespace
 
 void import_openai_messages(const std::string& path, ImportSink& sink) {
-  auto opened = import_detail::open_item_document(path, sink, kFormat, "messages", {"messages"}, "an OpenAI messages document");
+  auto opened = import_detail::open_item_document(path, sink, kOpenaiFormat, "messages", {"messages"}, "an OpenAI messages document");
   if (!opened) return;
   const std::string& session = opened->session;
   const std::string& file = opened->file;
@@ -80,7 +80,7 @@ void import_openai_messages(const std::string& path, ImportSink& sink) {
     n.id = session + ":" + std::to_string(i);
     n.session = session;
     n.predecessor = last;
-    n.metadata["source"] = source_meta(kFormat, file, line, static_cast<std::int64_t>(i));
+    n.metadata["source"] = source_meta(kOpenaiFormat, file, line, static_cast<std::int64_t>(i));
     std::string r = json_str(m, "role");
     const Json content = m.contains("content") ? m["content"] : Json();
     if (r == "system" || r == "developer") {

@@ -37,7 +37,7 @@ using import_detail::parse_arguments;
 using import_detail::source_meta;
 using import_detail::text_block;
 
-constexpr const char* kFormat = "openhands";
+constexpr const char* kOpenhandsFormat = "openhands";
 
 std::string event_id(const Json& e, std::size_t index) {
   if (e.contains("id")) {
@@ -193,7 +193,7 @@ bool fill_node(Node& n, const EventFields& ev, Run& run) {
 }  // namespace
 
 void import_openhands(const std::string& path, ImportSink& sink) {
-  auto opened = import_detail::open_item_document(path, sink, kFormat, "history", {"history"}, "an OpenHands trajectory");
+  auto opened = import_detail::open_item_document(path, sink, kOpenhandsFormat, "history", {"history"}, "an OpenHands trajectory");
   if (!opened) return;
   const std::string& session = opened->session;
   const std::string& file = opened->file;
@@ -223,7 +223,7 @@ void import_openhands(const std::string& path, ImportSink& sink) {
     Node n;
     n.id = session + ":" + eid;
     n.session = session;
-    n.metadata["source"] = source_meta(kFormat, file, line, static_cast<std::int64_t>(i));
+    n.metadata["source"] = source_meta(kOpenhandsFormat, file, line, static_cast<std::int64_t>(i));
     if (e.contains("timestamp")) n.metadata["timestamp"] = e["timestamp"];
     if (!fill_node(n, ev, run)) continue;
     n.metadata["event"] = event_without_response(e);

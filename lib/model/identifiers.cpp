@@ -14,7 +14,6 @@
 namespace ctxfold {
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 bool path_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
@@ -136,7 +135,7 @@ void scan_paths_and_urls(std::string_view line, const std::function<void(std::st
       tok.remove_suffix(1);
     while (!tok.empty() && (tok.front() == ':' || tok.front() == '=' || tok.front() == '@')) tok.remove_prefix(1);
     if (tok.size() < 3 || tok.size() > 200) continue;
-    if (starts_with(tok, "http:") || starts_with(tok, "https:")) {
+    if (tok.starts_with("http:") || tok.starts_with("https:")) {
       on_url(tok);
       continue;
     }
@@ -146,7 +145,7 @@ void scan_paths_and_urls(std::string_view line, const std::function<void(std::st
     if (path.size() < 3) continue;
     bool has_alpha = std::any_of(path.begin(), path.end(), [](char c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; });
     if (!has_alpha) continue;
-    bool rooted = starts_with(path, "/") || starts_with(path, "./") || starts_with(path, "../") || starts_with(path, "~/");
+    bool rooted = path.starts_with("/") || path.starts_with("./") || path.starts_with("../") || path.starts_with("~/");
     bool slashed = path.find('/') != std::string_view::npos && path.find("//") == std::string_view::npos;
     if ((slashed && (rooted || has_known_extension(path))) || (!slashed && has_known_extension(path)) ||
         (rooted && slashed && path.size() > 4))
@@ -161,7 +160,7 @@ void scan_prose_paths(std::string_view line, const std::function<void(std::strin
       [&](std::string_view p) {
         const std::size_t at = static_cast<std::size_t>(p.data() - line.data());
         if (at > 0 && line[at - 1] == '<') return;  // </span>, <a/b>: markup
-        if (starts_with(p, "/dev/") || starts_with(p, "/proc/") || p == "/dev") return;
+        if (p.starts_with("/dev/") || p.starts_with("/proc/") || p == "/dev") return;
         if (p.front() == '/' && p.find('/', 1) == std::string_view::npos && !has_known_extension(p)) return;
         if (p.find('*') != std::string_view::npos) return;
         on_path(p);

@@ -5,7 +5,6 @@
 namespace ctxfold {
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 std::string_view chomp(std::string_view l) {
   if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
@@ -24,7 +23,7 @@ constexpr Header kHeaders[] = {{"add", "*** Add File: "},
 /// The header a line is, with its path; nullptr when it is none.
 const char* header_of(std::string_view line, std::string_view* path) {
   for (const Header& h : kHeaders)
-    if (starts_with(line, h.prefix)) {
+    if (line.starts_with(h.prefix)) {
       *path = line.substr(h.prefix.size());
       return h.action;
     }
@@ -57,7 +56,7 @@ struct PatchParser {
       ++f.added;
       return;
     }
-    if (starts_with(l, "@@")) {
+    if (l.starts_with("@@")) {
       f.hunks.emplace_back(l);
       return;
     }

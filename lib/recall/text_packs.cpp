@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "recall/grep_detail.hpp"
 #include "recall/text_index.hpp"
 #include "util/error.hpp"
 
@@ -18,16 +19,6 @@ namespace {
 /// Code points >= U+0080 whose casefold (CASEFOLD|COMPOSE) holds an ASCII character.
 constexpr std::uint32_t kFoldsToAscii[] = {0x00DF, 0x0130, 0x0149, 0x017F, 0x037E, 0x1E9A, 0x1E9E, 0x1FEF,
                                            0x212A, 0xFB00, 0xFB01, 0xFB02, 0xFB03, 0xFB04, 0xFB05, 0xFB06};
-
-std::uint32_t cp_at(std::string_view s, std::size_t i) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const unsigned char c = p[i];
-  const std::size_t n = c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-  if (n == 1 || i + n > s.size()) return c;
-  std::uint32_t cp = c & (0xFF >> (n + 1));
-  for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (p[i + k] & 0x3F);
-  return cp;
-}
 
 void put_le(std::string& out, std::uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
@@ -42,7 +33,7 @@ bool any_folds_to_ascii(std::string_view raw) {
     const unsigned char c = p[i];
     if (c < 0xC3) continue;
     if (c != 0xC3 && c != 0xC4 && c != 0xC5 && c != 0xCD && c != 0xE1 && c != 0xE2 && c != 0xEF) continue;
-    const std::uint32_t cp = cp_at(raw, i);
+    const std::uint32_t cp = grep_detail::cp_at(raw, i);
     for (std::uint32_t s : kFoldsToAscii)
       if (cp == s) return true;
   }

@@ -18,7 +18,7 @@
 namespace ctxfold {
 namespace {
 
-constexpr std::int64_t kMinChunkTokens = 256;
+constexpr std::int64_t kLcmMinChunkTokens = 256;
 constexpr std::int64_t kMinOutputTokens = 64;
 /// A leaf covers at most window / kWindowLeafShare source tokens, so the leaves of one compaction
 /// reach the fanout and condense well before their summaries crowd the window.
@@ -39,7 +39,7 @@ struct TreeNode {
 };
 
 /// Everything the run needs, frozen at the planning boundary.
-struct Plan {
+struct LcmPlan {
   Rendered r;
   std::string head;
   std::int64_t boundary = 0;
@@ -67,7 +67,7 @@ std::int64_t item_tokens(const Node& n) { return n.tokens > 0 ? n.tokens : estim
 
 /// Renders HEAD (lcm) at the current append boundary and checks the trigger. False with
 /// status/reason set when the compaction is not due.
-bool plan_render(Store& store, const std::string& session, const LcmOptions& opts, Plan& p, CompactResult& res) {
+bool plan_render(Store& store, const std::string& session, const LcmOptions& opts, LcmPlan& p, CompactResult& res) {
   p.boundary = store.max_seq();
   p.head = plan_head(store, session, p.boundary);
   res.head = p.head;
@@ -103,7 +103,7 @@ bool plan_render(Store& store, const std::string& session, const LcmOptions& opt
 
 /// Sets the covered cursor and the region start past the system prompt and the covered prefix;
 /// returns the end of the system prompt.
-std::size_t find_covered_prefix(Plan& p) {
+std::size_t find_covered_prefix(LcmPlan& p) {
   // The covered cursor: the last row the newest fold on the spine covers.
   const auto& items = p.r.items;
   std::size_t sys_end = 0;
@@ -131,7 +131,7 @@ std::size_t find_covered_prefix(Plan& p) {
 /// before it) stays verbatim ahead of the leaves when it is at most a tenth of the window
 /// (docs/strategies.md "Hard cases": the first user message is kept); a larger one is summarized
 /// like the rest.
-void pin_first_user_message(Plan& p, std::size_t sys_end) {
+void pin_first_user_message(LcmPlan& p, std::size_t sys_end) {
   const auto& items = p.r.items;
   const std::int64_t pin_cap = p.window_eff > 0 ? std::max<std::int64_t>(1, p.window_eff / 10) : 2000;
   std::int64_t pinned = 0;
@@ -149,7 +149,7 @@ void pin_first_user_message(Plan& p, std::size_t sys_end) {
 /// A calibrated remainder (what the provider counts beyond the transcript) leaves less room for
 /// the tail: cap it so remainder + system + the folds kept + `fanout` new top nodes + tail stays
 /// under the trigger. Returns the room (unbounded without a remainder or a window).
-std::int64_t cap_tail_room(const LcmOptions& opts, std::int64_t max_output, Plan& p) {
+std::int64_t cap_tail_room(const LcmOptions& opts, std::int64_t max_output, LcmPlan& p) {
   std::int64_t tail_room = std::numeric_limits<std::int64_t>::max();
   if (p.extra > 0 && opts.window) {
     std::int64_t kept = 0;
@@ -163,7 +163,7 @@ std::int64_t cap_tail_room(const LcmOptions& opts, std::int64_t max_output, Plan
 /// Retention walk, tail to head: the latest unit always stays verbatim, and the tail starts at
 /// the latest user message when that fits (units.hpp retained_tail_start, shared with rolling).
 /// False with status/reason set when no unit can be evicted.
-bool choose_cut(const LcmOptions& opts, std::int64_t tail_room, Plan& p, CompactResult& res) {
+bool choose_cut(const LcmOptions& opts, std::int64_t tail_room, LcmPlan& p, CompactResult& res) {
   p.cut_unit = retained_tail_start(p.units, p.retain_target,
                                    opts.window ? std::min(p.trigger - 1 - p.extra, tail_room) : tail_room);
   if (p.cut_unit == 0) {
@@ -185,7 +185,7 @@ bool choose_cut(const LcmOptions& opts, std::int64_t tail_room, Plan& p, Compact
 
 /// The plan: render (lcm), trigger, cursor, retention walk. False with status/reason set when
 /// there is nothing to do.
-bool make_plan(Store& store, const std::string& session, const LcmOptions& opts, std::int64_t max_output, Plan& p,
+bool make_plan(Store& store, const std::string& session, const LcmOptions& opts, std::int64_t max_output, LcmPlan& p,
                CompactResult& res) {
   if (!plan_render(store, session, opts, p, res)) return false;
   const std::size_t sys_end = find_covered_prefix(p);
@@ -328,7 +328,7 @@ Sizes lcm_sizes(const Summarizer& summarizer, const LcmOptions& opts) {
   z.input_budget = z.swindow / 2 - overhead;
   z.chunk_tokens = std::min(opts.leaf_chunk_tokens, z.input_budget);
   if (opts.window && *opts.window > 0)
-    z.chunk_tokens = std::min(z.chunk_tokens, std::max(kMinChunkTokens, *opts.window / kWindowLeafShare));
+    z.chunk_tokens = std::min(z.chunk_tokens, std::max(kLcmMinChunkTokens, *opts.window / kWindowLeafShare));
   z.max_output = opts.max_output_tokens > 0 ? opts.max_output_tokens
                                             : std::clamp<std::int64_t>(z.chunk_tokens / 8, 256, 2048);
   z.cap = summarizer_call_cap(opts, summarizer, kLcmRemoteCallCap);
@@ -342,7 +342,7 @@ struct Eviction {
   std::size_t cut_item = 0;  // the first item of the kept tail
 };
 
-Eviction pack_chunks(const Plan& p, std::int64_t chunk_tokens) {
+Eviction pack_chunks(const LcmPlan& p, std::int64_t chunk_tokens) {
   const auto& items = p.r.items;
   Eviction ev;
   for (std::size_t u = 0; u < p.cut_unit; ++u) {
@@ -362,7 +362,7 @@ Eviction pack_chunks(const Plan& p, std::int64_t chunk_tokens) {
 /// input budget); the parents the condensation makes over the frontier (the stored folds'
 /// depths, then the new leaves, taken as adjacent), each with `fanout` children of at most
 /// max_output tokens. The cap check is on the total.
-Json plan_calls(const Plan& p, const Eviction& ev, const Sizes& sz, const LcmOptions& opts) {
+Json plan_calls(const LcmPlan& p, const Eviction& ev, const Sizes& sz, const LcmOptions& opts) {
   std::int64_t input = 0;
   for (const Chunk& ch : ev.chunks) input += std::min(ch.tokens, sz.input_budget);
   std::vector<std::int64_t> depths;
@@ -401,7 +401,7 @@ Json plan_calls(const Plan& p, const Eviction& ev, const Sizes& sz, const LcmOpt
 }
 
 /// --dry-run: status "planned" and the plan of what would be summarized and kept.
-void plan_only(const Plan& p, const Eviction& ev, std::int64_t chunk_tokens, CompactResult& res) {
+void plan_only(const LcmPlan& p, const Eviction& ev, std::int64_t chunk_tokens, CompactResult& res) {
   const auto& items = p.r.items;
   const std::size_t cut_item = ev.cut_item;
   std::int64_t kept = 0;
@@ -432,7 +432,7 @@ struct Run {
   Summarizer& summarizer;
   const LcmOptions& opts;
   const Sizes& sz;
-  const Plan& p;
+  const LcmPlan& p;
   CompactionBracket& bracket;
   CompactResult& res;
   int made_count = 0;
@@ -485,7 +485,7 @@ Node summary_node(const Run& run, const std::string& id, const std::optional<std
 /// Summarizes one chunk into a leaf. False when the leaves stop here (a failure, or a chunk too
 /// small for a summary or a pointer).
 bool make_leaf(Run& run, const Chunk& ch) {
-  const Plan& p = run.p;
+  const LcmPlan& p = run.p;
   const auto& items = p.r.items;
   const std::int64_t bound = p.r.spine_length + 2;
   const std::size_t ib = p.units[ch.unit_begin].begin, ie = p.units[ch.unit_end - 1].end;
@@ -751,14 +751,14 @@ void run_tree(Run& run, const std::vector<Chunk>& chunks) {
 void validate_lcm_options(const LcmOptions& o) {
   validate_compaction_options(o);
   if (o.fanout < 2 || o.fanout > 64) throw Error(Exit::usage, "compact.options", "--fanout must be between 2 and 64");
-  if (o.leaf_chunk_tokens < kMinChunkTokens)
-    throw Error(Exit::usage, "compact.options", fmt::format("--leaf-chunk-tokens must be at least {}", kMinChunkTokens));
+  if (o.leaf_chunk_tokens < kLcmMinChunkTokens)
+    throw Error(Exit::usage, "compact.options", fmt::format("--leaf-chunk-tokens must be at least {}", kLcmMinChunkTokens));
 }
 
 void apply_lcm_config(const Json& config, LcmOptions& opts) {
   Json sec = apply_compaction_config(config, "lcm", opts);
   if (auto v = config_int(sec, "lcm", "fanout", 2, 64)) opts.fanout = static_cast<int>(*v);
-  if (auto v = config_int(sec, "lcm", "leafChunkTokens", kMinChunkTokens, 10000000)) opts.leaf_chunk_tokens = *v;
+  if (auto v = config_int(sec, "lcm", "leafChunkTokens", kLcmMinChunkTokens, 10000000)) opts.leaf_chunk_tokens = *v;
 }
 
 CompactResult compact_lcm(Store& store, const std::string& session, Summarizer& summarizer, const LcmOptions& opts) {
@@ -771,7 +771,7 @@ CompactResult compact_lcm(Store& store, const std::string& session, Summarizer& 
   res.window = opts.window;
   res.passes = 1;
   const Sizes sz = lcm_sizes(summarizer, opts);
-  Plan p;
+  LcmPlan p;
   if (!make_plan(store, session, opts, sz.max_output, p, res)) return res;
 
   const Eviction ev = pack_chunks(p, sz.chunk_tokens);
@@ -793,7 +793,7 @@ CompactResult compact_lcm(Store& store, const std::string& session, Summarizer& 
                                   : fmt::format("; the call cap of {} stops it before the end (partial)", sz.cap));
     return res;
   }
-  if (sz.input_budget < kMinChunkTokens) {
+  if (sz.input_budget < kLcmMinChunkTokens) {
     Error e(Exit::environment, "summarizer.window",
             fmt::format("the summarizer window of {} tokens leaves no room for a chunk", sz.swindow),
             "use a summarizer with a larger window or --summarizer-window");

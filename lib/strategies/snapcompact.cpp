@@ -62,7 +62,7 @@ struct Snap {
 };
 
 /// Everything the run needs, frozen at the planning boundary.
-struct Plan {
+struct SnapPlan {
   std::int64_t boundary = 0;
   std::string head;
   std::int64_t session_max = 0;
@@ -116,7 +116,7 @@ CompactResult rolling_fallback(const Snap& sn, Summarizer& summarizer) {
 
 /// Renders HEAD (snapcompact, frames not encoded) at the current append boundary and checks the
 /// trigger. False with the reason set when the compaction is not due.
-bool plan_render(const Snap& sn, Plan& p, CompactResult& res) {
+bool plan_render(const Snap& sn, SnapPlan& p, CompactResult& res) {
   Store& store = sn.store;
   p.boundary = store.max_seq();
   p.head = plan_head(store, sn.session, p.boundary);
@@ -141,7 +141,7 @@ bool plan_render(const Snap& sn, Plan& p, CompactResult& res) {
 
 /// The region the archive takes from, after the system prompt and the other views; the archive
 /// that grows when it is the last view.
-void find_region(Store& store, Plan& p) {
+void find_region(Store& store, SnapPlan& p) {
   const auto& items = p.r.items;
   const Rendered& r = p.r;
   std::size_t region_start = 0;
@@ -164,7 +164,7 @@ void find_region(Store& store, Plan& p) {
 
 /// The retention walk over the units after the region start. False with status/reason set when
 /// every unit stays in the tail.
-bool choose_cut(const SnapcompactOptions& opts, Plan& p, CompactResult& res) {
+bool choose_cut(const SnapcompactOptions& opts, SnapPlan& p, CompactResult& res) {
   const auto& items = p.r.items;
   p.units = split_units(items, p.region_start);
   p.retain = std::max<std::int64_t>(1, ceil_percent(p.window_eff, opts.tail_percent));
@@ -194,7 +194,7 @@ bool choose_cut(const SnapcompactOptions& opts, Plan& p, CompactResult& res) {
 }
 
 /// The evicted rows' text appended to the old archive's, and the chain segment it covers.
-Archive build_archive(Store& store, const Plan& p) {
+Archive build_archive(Store& store, const SnapPlan& p) {
   const auto& items = p.r.items;
   const std::optional<Node>& old = p.old;
   Archive ar;
@@ -221,7 +221,7 @@ Archive build_archive(Store& store, const Plan& p) {
 }
 
 /// --dry-run: status "planned" and what would be archived and kept.
-void plan_only(const Plan& p, const Archive& ar, CompactResult& res) {
+void plan_only(const SnapPlan& p, const Archive& ar, CompactResult& res) {
   const auto& items = p.r.items;
   const std::size_t cut = p.cut;
   res.status = "planned";
@@ -257,7 +257,7 @@ Json archive_provenance(const Snap& sn, const std::string& text) {
 }
 
 /// The archive node standing in for the covered rows, with its metadata and covers.
-Node archive_node(const Snap& sn, const Plan& p, const Archive& ar, const CompactionBracket& bracket,
+Node archive_node(const Snap& sn, const SnapPlan& p, const Archive& ar, const CompactionBracket& bracket,
                   const Json& provenance) {
   const SnapcompactOptions& opts = sn.opts;
   const std::optional<Node>& old = p.old;
@@ -297,7 +297,7 @@ SnapSettings run_settings(const Node& archive, const SnapcompactOptions& o) {
 /// The frame cache heals itself at the next compaction: when the archive the plan's render stands
 /// on has frames missing from the cache (a kill between an older commit and its caching, rows
 /// deleted), they are drawn and stored now, whatever the compaction then decides. Returns how many.
-std::int64_t refill_frames(const Snap& sn, const Plan& p) {
+std::int64_t refill_frames(const Snap& sn, const SnapPlan& p) {
   if (!p.r.archive || !p.r.frames.is_object()) return 0;
   const Json& frames = p.r.frames["frames"];
   if (std::all_of(frames.begin(), frames.end(), [](const Json& f) { return f.value("cached", false); })) return 0;
@@ -307,7 +307,7 @@ std::int64_t refill_frames(const Snap& sn, const Plan& p) {
 }
 
 /// The result of a committed run: the frames stored with the archive, the figures after.
-void report_compacted(const Snap& sn, const Plan& p, const Archive& ar, const std::string& archive_id,
+void report_compacted(const Snap& sn, const SnapPlan& p, const Archive& ar, const std::string& archive_id,
                       std::int64_t cached_new, CompactResult& res) {
   Store& store = sn.store;
   const SnapcompactOptions& opts = sn.opts;
@@ -355,7 +355,7 @@ CompactResult compact_snapcompact(Store& store, const std::string& session, Summ
   res.window = opts.window;
   res.passes = 1;
 
-  Plan p;
+  SnapPlan p;
   const bool due = plan_render(sn, p, res);
   const std::int64_t refilled = opts.dry_run ? 0 : refill_frames(sn, p);
   if (!opts.dry_run) res.details["frames_cached"] = refilled;

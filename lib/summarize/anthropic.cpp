@@ -10,9 +10,7 @@
 namespace ctxfold {
 namespace {
 
-constexpr std::string_view kProvider = "anthropic";
-
-bool blank(std::string_view s) { return s.find_first_not_of(" \t\r\n") == std::string_view::npos; }
+constexpr std::string_view kAnthropicProvider = "anthropic";
 
 class AnthropicSummarizer final : public Summarizer {
  public:
@@ -46,14 +44,14 @@ class AnthropicSummarizer final : public Summarizer {
   [[noreturn]] void fail(const HttpResponse& r, const ProviderError& e) const {
     const std::string& key = config_.api_key;
     if (r.status == 401 || r.status == 403 || e.type == "authentication_error" || e.type == "permission_error") {
-      throw_summarizer_error(kProvider, "summarizer.auth",
+      throw_summarizer_error(kAnthropicProvider, "summarizer.auth",
                              fmt::format("the API key was rejected (HTTP {}, {})", r.status,
                                          e.type.empty() ? std::string("no error type") : e.type),
                              key, "check ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL");
     }
     if (r.status == 413 || e.type == "request_too_large" ||
         (e.type == "invalid_request_error" && mentions_context_limit(e.message))) {
-      throw_summarizer_error(kProvider, "summarizer.context_length",
+      throw_summarizer_error(kAnthropicProvider, "summarizer.context_length",
                              fmt::format("the input exceeds the context of model '{}' (HTTP {}): {}", model_,
                                          r.status, e.message),
                              key, "set CTXFOLD_SUMMARIZER_WINDOW to the model's real window");
@@ -61,11 +59,11 @@ class AnthropicSummarizer final : public Summarizer {
     std::string what = e.type.empty() ? std::string("no error type") : e.type;
     if (!e.message.empty()) what += ": " + e.message;
     if (r.status == 429 || r.status >= 500) {  // rate_limit_error, api_error, overloaded_error (529)
-      throw_summarizer_error(kProvider, "summarizer.http",
+      throw_summarizer_error(kAnthropicProvider, "summarizer.http",
                              fmt::format("HTTP {} after {} attempts: {}", r.status, r.attempts, what), key,
                              "the provider is rate limited or overloaded; retry later");
     }
-    throw_summarizer_error(kProvider, "summarizer.http", fmt::format("HTTP {}: {}", r.status, what), key);
+    throw_summarizer_error(kAnthropicProvider, "summarizer.http", fmt::format("HTTP {}: {}", r.status, what), key);
   }
 
   SummaryResult parse_answer(const HttpResponse& r) const {
@@ -74,25 +72,25 @@ class AnthropicSummarizer final : public Summarizer {
     try {
       j = parse_json(r.body);
     } catch (const nlohmann::json::exception&) {
-      throw_summarizer_error(kProvider, "summarizer.malformed", "the answer is not JSON: " + r.body, key);
+      throw_summarizer_error(kAnthropicProvider, "summarizer.malformed", "the answer is not JSON: " + r.body, key);
     }
-    if (!j.is_object()) throw_summarizer_error(kProvider, "summarizer.malformed", "the answer is not a JSON object", key);
+    if (!j.is_object()) throw_summarizer_error(kAnthropicProvider, "summarizer.malformed", "the answer is not a JSON object", key);
     if (json_str(j, "type") == "error") fail(r, parse_provider_error(r.body));
     auto content = j.find("content");
     if (content == j.end() || !content->is_array()) {
-      throw_summarizer_error(kProvider, "summarizer.malformed", "the answer has no content[]", key);
+      throw_summarizer_error(kAnthropicProvider, "summarizer.malformed", "the answer has no content[]", key);
     }
     std::string text;
     for (const Json& block : *content) {
       if (json_str(block, "type") == "text") text += json_str(block, "text");
     }
     const std::string stop = json_str(j, "stop_reason", "unknown");
-    if (blank(text)) {
-      throw_summarizer_error(kProvider, "summarizer.empty",
+    if (blank_summary(text)) {
+      throw_summarizer_error(kAnthropicProvider, "summarizer.empty",
                              fmt::format("the model '{}' returned an empty summary (stop_reason {})", model_, stop),
                              key);
     }
-    if (stop == "refusal") throw_summarizer_error(kProvider, "summarizer.empty", "the model refused: " + text, key);
+    if (stop == "refusal") throw_summarizer_error(kAnthropicProvider, "summarizer.empty", "the model refused: " + text, key);
     return provider_result(std::move(text), j, model_);
   }
 

@@ -45,7 +45,6 @@ std::string shorten(std::string_view s, std::size_t max_bytes) {
   return std::string(s.substr(0, n)) + " …";
 }
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 /// An ordered list without duplicates, first-seen order.
 struct Ordered {
@@ -115,7 +114,7 @@ void merge_item(const std::string& heading, std::string c, Prior& p) {
     if (count > 0 && c.front() != '(') p.tools[c.substr(0, colon)] += count;  // "(N other tools): M" is not a tool
   } else if (heading == kFiles) {
     for (std::string_view pre : {"Root: ", "Read: ", "Mentioned: "})
-      if (starts_with(c, pre)) {
+      if (c.starts_with(pre)) {
         if (pre == "Root: ") {
           p.root = c.substr(pre.size());
           return;
@@ -140,7 +139,7 @@ void merge_item(const std::string& heading, std::string c, Prior& p) {
 /// Merges one earlier summary: this layout section by section (tasks appended, the newest state
 /// replacing an older one), another layout's headings kept as they are, prose as "Earlier summary".
 void merge_previous(std::string_view prev, Prior& p) {
-  bool structured = starts_with(prev, "## ") || prev.find("\n## ") != std::string_view::npos;
+  bool structured = prev.starts_with("## ") || prev.find("\n## ") != std::string_view::npos;
   std::string heading = kEarlier;
   bool state_reset = false;
   std::size_t pos = 0;
@@ -149,10 +148,10 @@ void merge_previous(std::string_view prev, Prior& p) {
     if (nl == std::string_view::npos) nl = prev.size();
     std::string_view line = prev.substr(pos, nl - pos);
     pos = nl + 1;
-    if (structured && starts_with(line, "## ")) {
+    if (structured && line.starts_with("## ")) {
       heading = collapse_space(line.substr(3));
       if (heading == kState && !state_reset) p.state.clear(), state_reset = true;
-    } else if (structured && heading == kTasks && starts_with(line, "### ")) {
+    } else if (structured && heading == kTasks && line.starts_with("### ")) {
       std::string title = collapse_space(line.substr(4));
       std::size_t dot = title.find(". ");
       if (dot != std::string::npos && dot > 0 && dot < 6 &&
@@ -162,12 +161,12 @@ void merge_previous(std::string_view prev, Prior& p) {
       p.tasks.push_back({title, {}});
     } else if (structured && heading == kTasks && !p.tasks.empty()) {
       std::string c = collapse_space(line);
-      if (starts_with(c, "- ")) c = c.substr(2);
+      if (c.starts_with("- ")) c = c.substr(2);
       if (!c.empty()) p.tasks.back().lines.push_back(c);
     } else {
       std::string_view item = line;
       while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
-      if (starts_with(item, "- ") || starts_with(item, "* ")) item.remove_prefix(2);
+      if (item.starts_with("- ") || item.starts_with("* ")) item.remove_prefix(2);
       std::string c = collapse_space(item);
       if (!c.empty()) merge_item(heading, std::move(c), p);
     }
@@ -225,7 +224,7 @@ struct Doc {
   std::size_t left_out = 0;        // counted while rendering
 
   std::string rel(const std::string& p) const {
-    if (!root.empty() && starts_with(p, root) && p.size() > root.size()) return p.substr(root.size());
+    if (!root.empty() && p.starts_with(root) && p.size() > root.size()) return p.substr(root.size());
     return p;
   }
 };
@@ -482,7 +481,7 @@ std::string tasks_text(Doc& d, Caps caps, std::size_t keep) {
     // An earlier task keeps its outcome and, while the level allows, its other lines.
     std::size_t room = caps.list;
     for (const auto& l : t.lines)
-      if (starts_with(l, "Outcome: ") || starts_with(l, "Committed: ") || room-- > 0) e.lines.push_back(shorten(l, caps.text * 2));
+      if (l.starts_with("Outcome: ") || l.starts_with("Committed: ") || room-- > 0) e.lines.push_back(shorten(l, caps.text * 2));
       else ++d.left_out;
     all.push_back(std::move(e));
   }
@@ -494,7 +493,7 @@ std::string tasks_text(Doc& d, Caps caps, std::size_t keep) {
       // lines join that task, whose "not finished" outcome they supersede.
       auto& prev = all.back().lines;
       prev.erase(std::remove_if(prev.begin(), prev.end(),
-                                [](const std::string& l) { return starts_with(l, "Outcome: not finished"); }),
+                                [](const std::string& l) { return l.starts_with("Outcome: not finished"); }),
                  prev.end());
       prev.insert(prev.end(), lines.begin(), lines.end());
       continue;

@@ -10,7 +10,6 @@
 namespace ctxfold {
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 /// The number after `marker` in text (spaces and one ':' skipped), when there is one.
 std::optional<int> number_after(std::string_view text, std::string_view marker) {
@@ -46,9 +45,9 @@ std::string error_line_of(std::string_view result) {
     if (nl == std::string_view::npos) nl = result.size();
     std::string c = collapse_space(result.substr(pos, nl - pos));
     pos = nl + 1;
-    if (c.empty() || starts_with(c, "Exit code") || starts_with(c, "<tool_use_error>")) {
-      if (starts_with(c, "<tool_use_error>")) c = c.substr(16);
-      if (c.empty() || starts_with(c, "Exit code")) continue;
+    if (c.empty() || c.starts_with("Exit code") || c.starts_with("<tool_use_error>")) {
+      if (c.starts_with("<tool_use_error>")) c = c.substr(16);
+      if (c.empty() || c.starts_with("Exit code")) continue;
     }
     // A result holding an escaped JSON string ("failed:\\n\\n[CREDO]..."): its first line.
     if (std::size_t esc = c.find("\\n"); esc != std::string::npos && esc > 0) c.resize(esc);
@@ -182,7 +181,7 @@ struct Parser {
     c.name = std::string(rest.substr(0, sp));
     std::size_t close = rest.find("] ");
     std::string_view idpart = rest.substr(sp + 1, close == std::string_view::npos ? std::string_view::npos : close - sp - 1);
-    if (starts_with(idpart, "id=")) c.id = std::string(idpart.substr(3));
+    if (idpart.starts_with("id=")) c.id = std::string(idpart.substr(3));
     std::string raw_command;
     if (close != std::string_view::npos) {
       std::string_view input = rest.substr(close + 2);
@@ -226,14 +225,14 @@ struct Parser {
 
   bool label(std::string_view line) {
     if (line == "[user]" || line == "[assistant]" || line == "[system]" || line == "[earlier summary]" ||
-        starts_with(line, "[tool result id=") || (starts_with(line, "[harness ") && line.back() == ']') ||
-        (starts_with(line, "[summary ") && line.back() == ']')) {
+        line.starts_with("[tool result id=") || (line.starts_with("[harness ") && line.back() == ']') ||
+        (line.starts_with("[summary ") && line.back() == ']')) {
       flush();
       if (line == "[user]") mode = Mode::user;
       else if (line == "[assistant]") mode = Mode::assistant;
-      else if (line == "[earlier summary]" || starts_with(line, "[summary ")) mode = Mode::summary;
-      else if (starts_with(line, "[harness ")) mode = Mode::harness, ++h.harness_texts;
-      else if (starts_with(line, "[tool result id=")) {
+      else if (line == "[earlier summary]" || line.starts_with("[summary ")) mode = Mode::summary;
+      else if (line.starts_with("[harness ")) mode = Mode::harness, ++h.harness_texts;
+      else if (line.starts_with("[tool result id=")) {
         mode = Mode::tool;
         std::string_view id = line.substr(16, line.size() - 17);
         bool err = false;
@@ -254,7 +253,7 @@ struct Parser {
       buf += std::string(line) + "\n";
       return;
     }
-    if (mode == Mode::assistant && starts_with(line, "[tool call ")) {
+    if (mode == Mode::assistant && line.starts_with("[tool call ")) {
       flush();
       tool_call(line);
       return;
@@ -275,7 +274,7 @@ struct Parser {
 std::string HistoryCall::key() const {
   if (!command.empty()) {
     std::string_view c = command;
-    while (starts_with(c, "cd ")) {
+    while (c.starts_with("cd ")) {
       std::size_t amp = c.find(" && ");
       if (amp == std::string_view::npos) break;
       c = c.substr(amp + 4);

@@ -11,7 +11,7 @@
 namespace ctxfold {
 namespace {
 
-constexpr std::string_view kProvider = "openai";
+constexpr std::string_view kOpenaiProvider = "openai";
 
 /// Reasoning models reject max_tokens and want max_completion_tokens.
 bool wants_max_completion_tokens(std::string_view model) {
@@ -20,8 +20,6 @@ bool wants_max_completion_tokens(std::string_view model) {
   }
   return false;
 }
-
-bool blank(std::string_view s) { return s.find_first_not_of(" \t\r\n") == std::string_view::npos; }
 
 class OpenAiSummarizer final : public Summarizer {
  public:
@@ -66,22 +64,22 @@ class OpenAiSummarizer final : public Summarizer {
     const std::string& key = config_.api_key;
     if (r.status == 401 || r.status == 403) {
       // The provider's text may quote part of the key: say only what happened.
-      throw_summarizer_error(kProvider, "summarizer.auth", fmt::format("the API key was rejected (HTTP {})", r.status),
+      throw_summarizer_error(kOpenaiProvider, "summarizer.auth", fmt::format("the API key was rejected (HTTP {})", r.status),
                              key, "check OPENAI_API_KEY and OPENAI_BASE_URL");
     }
     if (e.code == "context_length_exceeded" || r.status == 413 || mentions_context_limit(e.message)) {
-      throw_summarizer_error(kProvider, "summarizer.context_length",
+      throw_summarizer_error(kOpenaiProvider, "summarizer.context_length",
                              fmt::format("the input exceeds the context of model '{}' (HTTP {}): {}", model_,
                                          r.status, e.message),
                              key, "set CTXFOLD_SUMMARIZER_WINDOW to the model's real window");
     }
     std::string what = e.message.empty() ? std::string("no error message") : e.message;
     if (r.status == 429 || r.status >= 500) {
-      throw_summarizer_error(kProvider, "summarizer.http",
+      throw_summarizer_error(kOpenaiProvider, "summarizer.http",
                              fmt::format("HTTP {} after {} attempts: {}", r.status, r.attempts, what), key,
                              "the provider is rate limited or unavailable; retry later");
     }
-    throw_summarizer_error(kProvider, "summarizer.http", fmt::format("HTTP {}: {}", r.status, what), key);
+    throw_summarizer_error(kOpenaiProvider, "summarizer.http", fmt::format("HTTP {}: {}", r.status, what), key);
   }
 
   SummaryResult parse_answer(const HttpResponse& r) const {
@@ -90,18 +88,18 @@ class OpenAiSummarizer final : public Summarizer {
     try {
       j = parse_json(r.body);
     } catch (const nlohmann::json::exception&) {
-      throw_summarizer_error(kProvider, "summarizer.malformed", "the answer is not JSON: " + r.body, key);
+      throw_summarizer_error(kOpenaiProvider, "summarizer.malformed", "the answer is not JSON: " + r.body, key);
     }
-    if (!j.is_object()) throw_summarizer_error(kProvider, "summarizer.malformed", "the answer is not a JSON object", key);
+    if (!j.is_object()) throw_summarizer_error(kOpenaiProvider, "summarizer.malformed", "the answer is not a JSON object", key);
     if (!j.contains("choices") && j.contains("error")) fail(r, parse_provider_error(r.body));
     auto choices = j.find("choices");
     if (choices == j.end() || !choices->is_array() || choices->empty() || !(*choices)[0].is_object()) {
-      throw_summarizer_error(kProvider, "summarizer.malformed", "the answer has no choices[0]", key);
+      throw_summarizer_error(kOpenaiProvider, "summarizer.malformed", "the answer has no choices[0]", key);
     }
     const Json& choice = (*choices)[0];
     auto message = choice.find("message");
     if (message == choice.end() || !message->is_object()) {
-      throw_summarizer_error(kProvider, "summarizer.malformed", "the answer has no choices[0].message", key);
+      throw_summarizer_error(kOpenaiProvider, "summarizer.malformed", "the answer has no choices[0].message", key);
     }
     std::string text;
     auto content = message->find("content");
@@ -110,12 +108,12 @@ class OpenAiSummarizer final : public Summarizer {
     } else if (content != message->end() && content->is_array()) {  // content parts
       for (const Json& part : *content) text += json_str(part, "text");
     } else if (std::string refusal = json_str(*message, "refusal"); !refusal.empty()) {
-      throw_summarizer_error(kProvider, "summarizer.empty", "the model refused: " + refusal, key);
+      throw_summarizer_error(kOpenaiProvider, "summarizer.empty", "the model refused: " + refusal, key);
     } else if (content == message->end() || !content->is_null()) {
-      throw_summarizer_error(kProvider, "summarizer.malformed", "choices[0].message.content is not text", key);
+      throw_summarizer_error(kOpenaiProvider, "summarizer.malformed", "choices[0].message.content is not text", key);
     }
-    if (blank(text)) {
-      throw_summarizer_error(kProvider, "summarizer.empty",
+    if (blank_summary(text)) {
+      throw_summarizer_error(kOpenaiProvider, "summarizer.empty",
                              fmt::format("the model '{}' returned an empty summary (finish_reason {})", model_,
                                          json_str(choice, "finish_reason", "unknown")),
                              key);

@@ -136,6 +136,8 @@ ProviderError parse_provider_error(const std::string& body) {
   return e;
 }
 
+bool blank_summary(std::string_view text) { return text.find_first_not_of(" \t\r\n") == std::string_view::npos; }
+
 bool mentions_context_limit(std::string_view message) {
   std::string m = ascii_lower(message);
   static constexpr std::array kCues{

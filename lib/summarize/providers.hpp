@@ -81,6 +81,10 @@ ProviderError parse_provider_error(const std::string& body);
 /// True when a provider's error message says the input exceeds the model's context.
 bool mentions_context_limit(std::string_view message);
 
+/// True when a provider's answer text holds nothing but spaces, tabs and line breaks: an empty
+/// summary, which both HTTP summarizers refuse (error code summarizer.empty).
+bool blank_summary(std::string_view text);
+
 /// Throws Error(environment, code, "PROVIDER: DETAIL") with DETAIL cut to a few hundred bytes
 /// (never inside a UTF-8 sequence) and `secret` redacted from it.
 [[noreturn]] void throw_summarizer_error(std::string_view provider, const std::string& code,
