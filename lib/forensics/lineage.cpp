@@ -158,6 +158,15 @@ std::map<std::string, SessionLineage> session_lineage(Store& store) {
     l.parent_state = loop ? "loop" : "stored";
     if (!loop) anc[id] = std::set<std::string>(a.begin(), a.end());
   }
+  // In a parent loop no session is the root: the one listed first (lineage_order: creation order)
+  // is taken as its neighbour's parent, so the loop's shared records still count once.
+  {
+    std::map<std::string, std::size_t> rank;
+    std::vector<std::string> order = lineage_order(all, out);
+    for (std::size_t i = 0; i < order.size(); ++i) rank[order[i]] = i;
+    for (auto& [id, l] : out)
+      if (l.parent_state == "loop" && rank[*l.parent] < rank[id]) anc[id] = {*l.parent};
+  }
   // Copies of one record in two sessions: the copy in the descendant is its shared prefix,
   // whichever of the two was imported first.
   for (const CopyLink& c : copy_links(db)) {
@@ -167,7 +176,7 @@ std::map<std::string, SessionLineage> session_lineage(Store& store) {
       out[c.b_session].shared.emplace(c.b, c.a);
   }
   for (auto& [id, l] : out)
-    if (l.parent_state == "stored" && format[id] == "codex" && format[*l.parent] == "codex")
+    if (anc.count(id) && format[id] == "codex" && format[*l.parent] == "codex")
       codex_prefix(db, id, *l.parent, l.shared);
   return out;
 }
