@@ -146,7 +146,16 @@ std::map<std::string, SessionLineage> session_lineage(Store& store) {
     format[s.id] = s.format.value_or("");
     out.emplace(s.id, std::move(l));
   }
+  // A Claude Code session is stored under its file's name; a parent named by its sessionId is
+  // found through the file's inner sessionId when no session has that id.
+  std::map<std::string, std::string> by_inner;
+  for (const SessionInfo& s : all)
+    if (auto inner = meta_str(s.metadata, "inner_session_id"); inner && s.kind == "main" && *inner != s.id)
+      by_inner.emplace(*inner, s.id);
   std::map<std::string, std::set<std::string>> anc;  // stored, loop-free ancestors
+  for (auto& [id, l] : out)
+    if (l.parent && !out.count(*l.parent))
+      if (auto b = by_inner.find(*l.parent); b != by_inner.end() && b->second != id) l.parent = b->second;
   for (auto& [id, l] : out) {
     if (!l.parent) continue;
     if (!out.count(*l.parent)) {
