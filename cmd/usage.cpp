@@ -85,18 +85,19 @@ std::string money(const Json& cost) {
   return fmt::format("{:.4f}", static_cast<double>(cost["micro_units"].get<std::int64_t>()) / 1e6);
 }
 
+/// The shipped price table, or the --prices file.
+PriceTable price_table(const std::string& path) {
+  if (path.empty()) return builtin_price_table();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(Exit::environment, "io.open", fmt::format("cannot read price table '{}'", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_price_table(ss.str(), path);
+}
+
 int run_usage(Context& ctx, const UsageCli& o) {
   Store& st = ctx.db();
-  PriceTable table;
-  if (o.prices.empty()) {
-    table = builtin_price_table();
-  } else {
-    std::ifstream in(o.prices, std::ios::binary);
-    if (!in) throw Error(Exit::environment, "io.open", fmt::format("cannot read price table '{}'", o.prices));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    table = parse_price_table(ss.str(), o.prices);
-  }
+  const PriceTable table = price_table(o.prices);
   std::vector<SessionIndexEntry> index = session_index(st, o.filter);
   std::map<std::string, const SessionIndexEntry*> entry;
   for (const auto& e : index) entry[e.info.id] = &e;
