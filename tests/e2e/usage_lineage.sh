@@ -125,6 +125,19 @@ expect_eq "missing parent: every request the archive holds, once" "7 12360" "$(u
 expect_eq "missing parent: shown as unknown" "$P missing null 0|$PS missing null 0" \
   "$("$CTXFOLD" --db "$db" sessions | jq -r 'select(.type=="session") | "\(.lineage.parent) \(.lineage.parent_state) \(.lineage.shared_nodes) \(.depth)"' | sort | paste -sd'|')"
 
+# ---- Codex 0.171 `exec fork` (paginated history): the child copies nothing, it names the
+# parent's records by history_base; each response has its own token_usage_record.
+Q=019ad000-0000-7000-8000-0000000000d1
+{ printf '{"timestamp":"2026-12-05T10:00:00Z","ordinal":19,"type":"session_meta","payload":{"id":"%s","forked_from_id":"%s","forked_from_ordinal_exclusive":19,"history_base":{"thread_id":"%s","end_ordinal_exclusive":19,"end_byte_offset":4096},"history_mode":"paginated","cwd":"/w/demo","originator":"codex_exec","cli_version":"0.171.0","source":"exec","model_provider":"mock"}}\n' "$Q" "$P" "$P"
+  turn; item user "fork prompt"; item assistant "Forked."
+  printf '%s\n' '{"timestamp":"2026-12-05T10:00:02Z","ordinal":23,"type":"token_usage_record","payload":{"response_id":"resp_fork1","usage":{"input_tokens":4950,"cached_input_tokens":0,"output_tokens":50,"reasoning_output_tokens":0,"total_tokens":5000}}}'
+  tc 9300 5000 8; } >"$D/cx/rollout-2026-12-05T10-00-00-$Q.jsonl"
+db=$WORK/paginated.db
+"$CTXFOLD" --db "$db" import "$D/cx/"*"$P.jsonl" "$D/cx/"*"$Q.jsonl" >/dev/null 2>"$WORK/err" || fail "paginated import: $(cat "$WORK/err")"
+expect_eq "codex paginated fork: each request once" "4 9300" "$(usage_total "$db")"
+expect_eq "codex paginated fork: under its parent, nothing copied" "$P fork stored 0 1" \
+  "$("$CTXFOLD" --db "$db" sessions | jq -r --arg q "$Q" 'select(.id==$q) | "\(.lineage.parent) \(.lineage.relation) \(.lineage.parent_state) \(.lineage.shared_nodes) \(.depth)"')"
+
 # ---- A lineage loop: A forked from B, B forked from A, the same history replayed.
 A=019ad000-0000-7000-8000-0000000000aa
 B=019ad000-0000-7000-8000-0000000000bb
