@@ -2,6 +2,7 @@
 
 #include "context.hpp"
 #include "forensics/compactions.hpp"
+#include "forensics/lineage.hpp"
 #include "stream.hpp"
 
 namespace ctxfold::cli {
@@ -17,7 +18,15 @@ int run_compactions(Context& ctx, const CompactionsCli& o) {
   std::string session = o.session.empty() ? ctx.resolve_session() : st.resolve_session(o.session);
   std::string text;
   JsonLines out;
+  // A compaction a fork or resumed copy replays from its parent is the parent's (docs/forensics.md).
+  const auto lineage = session_lineage(st);
+  const auto& shared = lineage.at(session).shared;
+  std::int64_t skipped = 0;
   for (const CompactionEntry& c : session_compactions(st, session)) {
+    if (shared.count(c.summary_id)) {
+      ++skipped;
+      continue;
+    }
     Json j = compaction_record(session, c, 0, o.limit);
     const Json& dropped_count = j["dropped_count"];
     const Json& dropped = j["dropped"];
@@ -50,8 +59,11 @@ int run_compactions(Context& ctx, const CompactionsCli& o) {
                           d["exit_code"].is_null() ? std::string("?") : d["exit_code"].dump(),
                           d["command"].get<std::string>(), d["node"].get<std::string>());
   }
+  if (ctx.text && skipped)
+    text += fmt::format("({} compaction(s) in the shared prefix replayed from {} are listed with it)\n", skipped,
+                        lineage.at(session).parent.value_or("the parent"));
   if (ctx.text) emit_text(text);
-  else out.summary("ctxfold.compactions/1", {{"session", session}, {"count", out.records()}});
+  else out.summary("ctxfold.compactions/1", {{"session", session}, {"count", out.records()}, {"shared_prefix", skipped}});
   return 0;
 }
 }  // namespace

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "context.hpp"
+#include "forensics/lineage.hpp"
 #include "recall/grep.hpp"
 #include "stream.hpp"
 #include "util/error.hpp"
@@ -20,6 +21,11 @@ int run_grep(Context& ctx, GrepCliOptions o) {
   if (o.all_sessions && o.grep.scope)
     throw Error(Exit::usage, "grep.scope", "--scope and --all-sessions exclude each other");
   if (!o.all_sessions && !o.grep.scope) o.grep.session = ctx.resolve_session();
+  if (o.all_sessions) {
+    // A fork's or resumed copy's shared prefix is found once, in its parent (docs/forensics.md).
+    for (const std::string& id : shared_prefix_nodes(session_lineage(ctx.db())))
+      if (auto n = ctx.db().node(id, false)) o.grep.skip.insert(n->seq);
+  }
   GrepTotals t;
   JsonLines out;
   try {

@@ -14,6 +14,15 @@ struct SessionsCli {
   SessionFilter filter;
 };
 
+/// The --text table's note on a fork or resumed copy: what it replays from its parent
+/// (docs/forensics.md "Lineage"); empty for a root or a sub-agent that replays nothing.
+std::string lineage_note(const SessionLineage& l) {
+  if (!l.parent || (l.relation == "subagent" && l.shared.empty() && l.parent_state == "stored")) return {};
+  if (l.parent_state == "missing") return fmt::format("  [{} of {}: parent not in the archive, shared prefix unknown]", l.relation, *l.parent);
+  if (l.parent_state == "loop") return fmt::format("  [{} of {}: a lineage loop; {} shared nodes]", l.relation, *l.parent, l.shared.size());
+  return fmt::format("  [{}: {} nodes replayed from the parent]", l.relation, l.shared.size());
+}
+
 int run_sessions(Context& ctx, const SessionsCli& o) {
   Store& st = ctx.db();
   const std::int64_t as_of = o.as_of.for_database(ctx);  // as_of.out_of_range
@@ -35,9 +44,9 @@ int run_sessions(Context& ctx, const SessionsCli& o) {
     }
     std::string name = std::string(static_cast<std::size_t>(e.depth) * 2, ' ') + (e.depth ? "└ " : "") + s.id;
     auto ts = [](const std::optional<std::string>& t) { return t ? t->substr(0, 19) : std::string("-"); };
-    text += fmt::format("{:<56} {:<11} {:<10} {:>6} {:>3} {:<20} {:<20} {}\n", name, e.agent, s.kind, count,
+    text += fmt::format("{:<56} {:<11} {:<10} {:>6} {:>3} {:<20} {:<20} {}{}\n", name, e.agent, s.kind, count,
                         e.compactions_imported + e.compactions_ctxfold, ts(e.first_timestamp), ts(e.last_timestamp),
-                        e.title.value_or(""));
+                        e.title.value_or(""), lineage_note(e.lineage));
   }
   if (ctx.text) emit_text(text);
   else out.summary("ctxfold.sessions/1", {{"as_of", as_of == kLatest ? Json(nullptr) : Json(as_of)}, {"count", out.records()}});

@@ -7,6 +7,7 @@
 
 #include "context.hpp"
 #include "forensics/index.hpp"
+#include "forensics/lineage.hpp"
 #include "forensics/usage.hpp"
 #include "stream.hpp"
 #include "util/error.hpp"
@@ -84,32 +85,41 @@ std::string money(const Json& cost) {
   return fmt::format("{:.4f}", static_cast<double>(cost["micro_units"].get<std::int64_t>()) / 1e6);
 }
 
+/// The shipped price table, or the --prices file.
+PriceTable price_table(const std::string& path) {
+  if (path.empty()) return builtin_price_table();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(Exit::environment, "io.open", fmt::format("cannot read price table '{}'", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_price_table(ss.str(), path);
+}
+
 int run_usage(Context& ctx, const UsageCli& o) {
   Store& st = ctx.db();
-  PriceTable table;
-  if (o.prices.empty()) {
-    table = builtin_price_table();
-  } else {
-    std::ifstream in(o.prices, std::ios::binary);
-    if (!in) throw Error(Exit::environment, "io.open", fmt::format("cannot read price table '{}'", o.prices));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    table = parse_price_table(ss.str(), o.prices);
-  }
+  const PriceTable table = price_table(o.prices);
   std::vector<SessionIndexEntry> index = session_index(st, o.filter);
   std::map<std::string, const SessionIndexEntry*> entry;
   for (const auto& e : index) entry[e.info.id] = &e;
-  // Unfiltered parents, for sub-agent attribution.
+  const std::map<std::string, SessionLineage> lineage = session_lineage(st);
+  // Unfiltered lineage parents (sub-agents, forks, resumed copies), for the subtree columns.
   std::map<std::string, std::string> parent;
-  for (const SessionInfo& s : st.sessions())
-    if ((s.kind == "sidechain" || s.kind == "fork") && s.parent_session) parent[s.id] = *s.parent_session;
+  for (const auto& [id, l] : lineage)
+    if (l.parent && l.parent_state == "stored") parent[id] = *l.parent;
+  // What each session holds in its shared prefix and is counted in another session.
+  std::map<std::string, std::int64_t> replayed_counts;
+  std::map<std::string, UsageTokens> replayed_tokens;
 
   std::map<std::string, PerModel> rows;
   std::map<std::string, std::int64_t> counts;
   std::map<std::string, PerModel> subtree;  // session view: own + every descendant's
   std::map<std::string, std::int64_t> subtree_counts;
   std::vector<std::string> order;
-  for (const UsageMessage& m : usage_messages(st)) {
+  for (const UsageMessage& m : usage_messages(st, lineage)) {
+    for (const std::string& r : m.replayed_in) {
+      ++replayed_counts[r];
+      replayed_tokens[r] += m.tokens;
+    }
     auto e = entry.find(m.session);
     if (e == entry.end()) continue;  // filtered out
     std::string key;
@@ -135,8 +145,8 @@ int run_usage(Context& ctx, const UsageCli& o) {
   std::string text;
   JsonLines out;
   if (o.by == "session") {
-    text = fmt::format("{:<58} {:>10} {:>12} {:>12} {:>14} {}\n", "SESSION", "MESSAGES", "OWN TOKENS", "OWN COST",
-                       "+SUBAGENTS", "+SUBAGENTS COST");
+    text = fmt::format("{:<58} {:>10} {:>12} {:>12} {:>14} {:>15} {}\n", "SESSION", "MESSAGES", "OWN TOKENS", "OWN COST",
+                       "+SUBAGENTS", "+SUBAGENTS COST", "REPLAYED");
     for (const auto& e : index) {
       const std::string& id = e.info.id;
       bool own = rows.count(id) > 0, sub = subtree.count(id) > 0;
@@ -147,11 +157,14 @@ int run_usage(Context& ctx, const UsageCli& o) {
       if (!own) j["tokens_label"] = "none recorded";
       Json with = row_json("session", id, subtree[id], subtree_counts[id], table);
       j["with_subagents"] = {{"messages", with["messages"]}, {"tokens", with["tokens"]}, {"cost", with["cost"]}};
-      if (!own && !sub) continue;
+      j["lineage"] = lineage_json(e.lineage);
+      j["replayed"] = {{"messages", replayed_counts[id]}, {"tokens", tokens_json(replayed_tokens[id])}};
+      if (!own && !sub && !replayed_counts[id]) continue;
       if (ctx.text) {
         std::string name = std::string(static_cast<std::size_t>(e.depth) * 2, ' ') + id;
-        text += fmt::format("{:<58} {:>10} {:>12} {:>12} {:>14} {}\n", name, counts[id], sum(rows[id]).total(),
-                            money(j["cost"]), sum(subtree[id]).total(), money(with["cost"]));
+        text += fmt::format("{:<58} {:>10} {:>12} {:>12} {:>14} {:>15} {}\n", name, counts[id], sum(rows[id]).total(),
+                            money(j["cost"]), sum(subtree[id]).total(), money(with["cost"]),
+                            replayed_counts[id] ? fmt::format("{} of the parent's", replayed_counts[id]) : std::string("-"));
       } else {
         out.record("usage", j);
       }

@@ -137,7 +137,8 @@ void read_title(Db& db, const SessionInfo& s, const std::map<std::string, std::s
 
 /// One session's row of the index (depth and an inherited project are set by the tree walk).
 SessionIndexEntry index_entry(Db& db, const SessionInfo& s,
-                              const std::map<std::string, std::string>& agent_title) {
+                              const std::map<std::string, std::string>& agent_title,
+                              const std::map<std::string, SessionLineage>& lineage) {
   SessionIndexEntry e;
   e.info = s;
   e.agent = s.format.value_or("ctxfold");
@@ -148,6 +149,10 @@ SessionIndexEntry index_entry(Db& db, const SessionInfo& s,
   if (s.kind == "fork" && s.parent_session) e.forked_from = s.parent_session;
   if (auto f = opt_str(s.metadata, "forked_from_id")) e.forked_from = f;
   if (s.kind == "main") e.resumed_from = opt_str(s.metadata, "inner_session_id");
+  if (auto l = lineage.find(s.id); l != lineage.end()) {
+    e.lineage = l->second;
+    if (e.lineage.relation == "fork" && !e.forked_from) e.forked_from = e.lineage.parent;
+  }
   return e;
 }
 
@@ -160,36 +165,29 @@ bool matches(const SessionFilter& filter, const SessionIndexEntry& e) {
   return true;
 }
 
-/// The entries depth-first from the roots, children after their parent, filtered.
+/// The entries in lineage order (lineage.hpp), depth set, filtered.
 std::vector<SessionIndexEntry> walk_tree(const std::vector<SessionInfo>& all,
-                                         const std::set<std::string>& ids,
+                                         const std::map<std::string, SessionLineage>& lineage,
                                          std::map<std::string, SessionIndexEntry>& by_id,
                                          const SessionFilter& filter) {
-  // Tree: sub-agents (sidechains) and forks under their parent session, when it is stored.
-  std::map<std::string, std::vector<std::string>> children;
-  std::vector<std::string> roots;
-  for (const SessionInfo& s : all) {
-    const SessionIndexEntry& e = by_id[s.id];
-    std::optional<std::string> parent;
-    if ((s.kind == "sidechain" || s.kind == "fork") && s.parent_session) parent = s.parent_session;
-    else if (e.forked_from) parent = e.forked_from;
-    if (parent && ids.count(*parent) && *parent != s.id) children[*parent].push_back(s.id);
-    else roots.push_back(s.id);
-  }
-  // Sub-agent projects come from the parent when they name none.
   std::vector<SessionIndexEntry> out;
-  std::set<std::string> seen;
-  std::function<void(const std::string&, int, const std::optional<std::string>&)> visit =
-      [&](const std::string& id, int depth, const std::optional<std::string>& parent_project) {
-        if (!seen.insert(id).second) return;
-        SessionIndexEntry& e = by_id[id];
-        e.depth = depth;
-        if (!e.project) e.project = parent_project;
-        if (matches(filter, e)) out.push_back(e);
-        for (const auto& c : children[id]) visit(c, depth + 1, e.project);
-      };
-  for (const auto& r : roots) visit(r, 0, std::nullopt);
-  for (const SessionInfo& s : all) visit(s.id, 0, std::nullopt);  // cycles in parent links, if any
+  std::set<std::string> done;
+  for (const std::string& id : lineage_order(all, lineage)) {
+    SessionIndexEntry& e = by_id[id];
+    e.depth = 0;
+    const SessionLineage& l = e.lineage;
+    if (l.parent && *l.parent != id && (l.parent_state == "stored" || l.parent_state == "loop")) {
+      auto p = by_id.find(*l.parent);
+      // The parent comes first in the order, unless this session closes a loop.
+      if (p != by_id.end() && done.count(*l.parent)) {
+        e.depth = p->second.depth + 1;
+        // Sub-agent projects come from the parent when they name none.
+        if (!e.project) e.project = p->second.project;
+      }
+    }
+    done.insert(id);
+    if (matches(filter, e)) out.push_back(e);
+  }
   return out;
 }
 
@@ -198,13 +196,11 @@ std::vector<SessionIndexEntry> walk_tree(const std::vector<SessionInfo>& all,
 std::vector<SessionIndexEntry> session_index(Store& store, const SessionFilter& filter) {
   Db& db = store.db();
   std::vector<SessionInfo> all = store.sessions();
-  std::set<std::string> ids;
-  for (const auto& s : all) ids.insert(s.id);
-
+  const std::map<std::string, SessionLineage> lineage = session_lineage(store);
   const std::map<std::string, std::string> agent_title = agent_titles(db);
   std::map<std::string, SessionIndexEntry> by_id;
-  for (const SessionInfo& s : all) by_id.emplace(s.id, index_entry(db, s, agent_title));
-  return walk_tree(all, ids, by_id, filter);
+  for (const SessionInfo& s : all) by_id.emplace(s.id, index_entry(db, s, agent_title, lineage));
+  return walk_tree(all, lineage, by_id, filter);
 }
 
 Json session_record(const SessionIndexEntry& e, const std::optional<std::string>& head, std::int64_t node_count) {
@@ -226,6 +222,7 @@ Json session_record(const SessionIndexEntry& e, const std::optional<std::string>
           {"compactions", {{"imported", e.compactions_imported}, {"ctxfold", e.compactions_ctxfold}}},
           {"forked_from", opt(e.forked_from)},
           {"resumed_from", opt(e.resumed_from)},
+          {"lineage", lineage_json(e.lineage)},
           {"source", opt(s.source)},
           {"format", opt(s.format)},
           {"head", opt(head)},

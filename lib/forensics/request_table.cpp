@@ -1,4 +1,5 @@
 #include "forensics/request_table.hpp"
+#include "forensics/lineage.hpp"
 
 #include "render/figures.hpp"
 
@@ -6,6 +7,7 @@
 #include "tokens/hidden.hpp"
 
 #include <algorithm>
+#include <set>
 #include <cmath>
 
 namespace ctxfold {
@@ -79,7 +81,7 @@ struct Req {
 /// The measured requests on the raw spine, in order, and their rows in t (estimates still 0);
 /// counts the ones without usage in t.
 std::vector<Req> find_requests(Store& store, const std::string& session, const RenderedFigures& spine,
-                               RequestTable& t) {
+                               const std::set<std::int64_t>& shared, RequestTable& t) {
   const std::vector<ItemFigure>& items = spine.figures;
   std::vector<Req> reqs;
   std::size_t prev_first = 0;
@@ -91,6 +93,10 @@ std::vector<Req> find_requests(Store& store, const std::string& session, const R
     if (more) continue;
     if (items[i].measured < 0) {
       ++t.skipped_no_usage;
+      continue;
+    }
+    if (shared.count(items[i].seq)) {  // the parent's request, replayed (docs/forensics.md "Lineage")
+      ++t.skipped_shared_prefix;
       continue;
     }
     std::size_t first = figure_request_start(items, i);
@@ -218,7 +224,12 @@ RequestTable request_table(Store& store, const std::string& session, std::int64_
     raw.strategy = "raw";
     raw.lean_metadata = true;
     const RenderedFigures spine = render_figures(store, session, raw);
-    reqs = find_requests(store, session, spine, t);
+    std::set<std::int64_t> shared;
+    const auto lineage = session_lineage(store);
+    if (auto l = lineage.find(session); l != lineage.end())
+      for (const auto& [id, orig] : l->second.shared)
+        if (auto n = store.node(id, false)) shared.insert(n->seq);
+    reqs = find_requests(store, session, spine, shared, t);
   }
   const Estimates e = estimate_requests(store, session, reqs);
   for (std::size_t k = 0; k < reqs.size(); ++k) {
@@ -306,7 +317,8 @@ Json tail_json(const RequestTable& t, const PairErrors& e, const TokenFigure& cu
   j["skipped"] = Json{{"small", t.skipped_small},
                       {"reset", t.skipped_reset},
                       {"model_switch", t.skipped_model_switch},
-                      {"no_usage", t.skipped_no_usage}};
+                      {"no_usage", t.skipped_no_usage},
+                      {"shared_prefix", t.skipped_shared_prefix}};
   j["summary"] = summary_json(t, e);
   j["current"] = current.to_json();
   return j;

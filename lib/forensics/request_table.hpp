@@ -51,12 +51,15 @@ ErrorStats error_stats(std::vector<double> xs);
 /// at the state it was made), and the growth pairs. Pairs are skipped and counted when the
 /// measured growth is below min_growth ("small"), negative ("reset": a compaction), or the model
 /// changed between the two requests ("model_switch"); requests without usable usage are not
-/// rows ("no_usage" counts the assistant nodes skipped for missing or zero usage).
+/// rows ("no_usage" counts the assistant nodes skipped for missing or zero usage), nor are the
+/// requests a fork or resumed copy replays from its parent ("shared_prefix", lineage.hpp).
 struct RequestTable {
   std::string session;
   std::vector<RequestRow> requests;
   std::vector<GrowthPair> pairs;     ///< kept pairs only
   std::int64_t skipped_small = 0, skipped_reset = 0, skipped_model_switch = 0, skipped_no_usage = 0;
+  /// Requests in the session's shared prefix (lineage.hpp): the parent's, reported with it.
+  std::int64_t skipped_shared_prefix = 0;
 };
 RequestTable request_table(Store& store, const std::string& session, std::int64_t min_growth = 200);
 

@@ -51,6 +51,19 @@ UsageTokens normalize_usage(const std::string& format, const Json& u) {
     t.reasoning = num(u, "reasoning_output_tokens");
     return t;
   }
+  if (!u.contains("input_tokens") && (u.contains("prompt_tokens") || u.contains("completion_tokens"))) {
+    // OpenAI chat-completions usage (also what LiteLLM reports for other providers, as OpenHands
+    // records it): prompt_tokens includes the cached part (prompt_tokens_details.cached_tokens, or
+    // LiteLLM's cache_read_input_tokens) and LiteLLM's cache_creation_input_tokens.
+    std::int64_t cached = num(u, "cache_read_input_tokens");
+    if (cached == 0 && u.contains("prompt_tokens_details")) cached = num(u["prompt_tokens_details"], "cached_tokens");
+    t.cache_read = cached;
+    t.cache_write_5m = num(u, "cache_creation_input_tokens");
+    t.input = std::max<std::int64_t>(0, num(u, "prompt_tokens") - cached - t.cache_write_5m);
+    t.output = num(u, "completion_tokens");
+    if (u.contains("completion_tokens_details")) t.reasoning = num(u["completion_tokens_details"], "reasoning_tokens");
+    return t;
+  }
   // Anthropic Messages usage.
   t.input = num(u, "input_tokens");
   t.cache_read = num(u, "cache_read_input_tokens");
@@ -65,29 +78,67 @@ UsageTokens normalize_usage(const std::string& format, const Json& u) {
   return t;
 }
 
-std::vector<UsageMessage> usage_messages(Store& store) {
-  Db& db = store.db();
-  // Codex names the model in turn_context records, written before every request.
+namespace {
+
+/// Codex names the model in turn_context records, written before every request.
+std::map<std::string, std::vector<std::pair<std::int64_t, std::string>>> codex_turn_models(Db& db) {
   std::map<std::string, std::vector<std::pair<std::int64_t, std::string>>> turn_models;
-  {
-    Stmt q = db.prepare(
-        "SELECT session, line, json_extract(raw,'$.payload.model') FROM source_records "
-        "WHERE type='turn_context' AND json_valid(raw) ORDER BY session, line");
-    while (q.step())
-      if (!q.is_null(2)) turn_models[q.text(0)].emplace_back(q.int64(1), q.text(2));
+  Stmt q = db.prepare(
+      "SELECT session, line, json_extract(raw,'$.payload.model') FROM source_records "
+      "WHERE type='turn_context' AND json_valid(raw) ORDER BY session, line");
+  while (q.step())
+    if (!q.is_null(2)) turn_models[q.text(0)].emplace_back(q.int64(1), q.text(2));
+  return turn_models;
+}
+
+/// The node a replayed node stands for, followed up the lineage (bounded: lineage is loop-free
+/// where shared prefixes are taken, the bound guards the rest).
+std::string original_node(std::string id, const std::string& session,
+                          const std::map<std::string, SessionLineage>& lineage,
+                          const std::map<std::string, std::string>& node_session) {
+  std::string s = session;
+  for (int guard = 0; guard < 1000; ++guard) {
+    auto l = lineage.find(s);
+    if (l == lineage.end()) break;
+    auto it = l->second.shared.find(id);
+    if (it == l->second.shared.end()) break;
+    id = it->second;
+    auto ns = node_session.find(id);
+    if (ns == node_session.end()) break;
+    s = ns->second;
   }
+  return id;
+}
+
+}  // namespace
+
+std::vector<UsageMessage> usage_messages(Store& store) { return usage_messages(store, session_lineage(store)); }
+
+std::vector<UsageMessage> usage_messages(Store& store, const std::map<std::string, SessionLineage>& lineage) {
+  Db& db = store.db();
+  const auto turn_models = codex_turn_models(db);
+  std::map<std::string, std::size_t> rank;  // lineage order: the first holder counts a response
+  {
+    std::vector<std::string> order = lineage_order(store.sessions(), lineage);
+    for (std::size_t i = 0; i < order.size(); ++i) rank[order[i]] = i;
+  }
+  std::map<std::string, std::string> node_session;  // the targets of shared prefixes
+  for (const auto& [sid, l] : lineage)
+    for (const auto& [node, orig] : l.shared) node_session.emplace(orig, "");
+  for (auto& [id, sess] : node_session)
+    if (auto n = store.node(id, false)) sess = n->session;
   struct Row {
     UsageMessage m;
     std::int64_t line = 0;
   };
   std::vector<Row> rows;
-  std::map<std::pair<std::string, std::string>, std::size_t> by_message;  // (session, message id) -> row
+  std::map<std::string, std::size_t> by_key;  // response identity -> row
   Stmt q = db.prepare(
       "SELECT n.session, coalesce(s.format,''), json_extract(n.metadata,'$.message_id'), "
       "json_extract(n.metadata,'$.usage'), json_extract(n.metadata,'$.model'), "
       "json_extract(n.metadata,'$.timestamp'), "
       "coalesce((SELECT max(json_extract(p.value,'$.line')) FROM json_each(n.metadata,'$.source.parts') p), "
-      "json_extract(n.metadata,'$.source.line'), 0) "
+      "json_extract(n.metadata,'$.source.line'), 0), n.id, json_extract(n.metadata,'$.response_id') "
       "FROM nodes n JOIN sessions s ON s.id = n.session "
       "WHERE n.role='assistant' AND json_type(n.metadata,'$.usage')='object' ORDER BY n.seq");
   while (q.step()) {
@@ -108,18 +159,37 @@ std::vector<UsageMessage> usage_messages(Store& store) {
           r.m.model = model;
         }
     }
-    if (!q.is_null(2)) {
-      auto key = std::make_pair(r.m.session, q.text(2));
-      auto it = by_message.find(key);
-      if (it != by_message.end()) {
-        // The same response again (streamed lines split over nodes, a duplicated exchange):
-        // keep the usage of its last source line.
-        if (r.line >= rows[it->second].line) rows[it->second] = std::move(r);
-        continue;
-      }
-      by_message.emplace(key, rows.size());
+    // The response's identity: the provider's id where the record has one, else its node (a
+    // replayed node standing for the node it replays).
+    std::string key = !q.is_null(2)   ? "m:" + q.text(2)
+                      : !q.is_null(8) ? "r:" + q.text(8)
+                                      : "n:" + original_node(q.text(7), r.m.session, lineage, node_session);
+    auto it = by_key.find(key);
+    if (it == by_key.end()) {
+      by_key.emplace(key, rows.size());
+      rows.push_back(std::move(r));
+      continue;
     }
-    rows.push_back(std::move(r));
+    Row& have = rows[it->second];
+    if (have.m.session == r.m.session) {
+      // The same response again in one session (streamed lines split over nodes, a duplicated
+      // exchange): keep the usage of its last source line.
+      if (r.line >= have.line) {
+        r.m.replayed_in = std::move(have.m.replayed_in);
+        have = std::move(r);
+      }
+      continue;
+    }
+    auto rank_of = [&](const std::string& s) { auto k = rank.find(s); return k == rank.end() ? rank.size() : k->second; };
+    if (rank_of(r.m.session) < rank_of(have.m.session)) {
+      // Counted in the earlier session of the lineage order; the other holds a replay.
+      r.m.replayed_in = std::move(have.m.replayed_in);
+      r.m.replayed_in.push_back(have.m.session);
+      have = std::move(r);
+    } else if (std::find(have.m.replayed_in.begin(), have.m.replayed_in.end(), r.m.session) ==
+               have.m.replayed_in.end()) {
+      have.m.replayed_in.push_back(r.m.session);
+    }
   }
   std::vector<UsageMessage> out;
   out.reserve(rows.size());

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "forensics/lineage.hpp"
 #include "store/store.hpp"
 
 namespace ctxfold {
@@ -24,21 +25,32 @@ struct UsageTokens {
 /// Claude message.usage (input_tokens, cache_creation_input_tokens with cache_creation.ephemeral_5m/1h,
 /// cache_read_input_tokens, output_tokens), Codex token_count.last_token_usage (input_tokens
 /// includes cached_input_tokens, output_tokens includes reasoning_output_tokens), Gemini tokens
-/// (input includes cached; thoughts are billed as output; tool is prompt input).
+/// (input includes cached; thoughts are billed as output; tool is prompt input), OpenAI
+/// chat-completions usage as OpenHands records it through LiteLLM (prompt_tokens includes the cached
+/// and cache-creation parts; completion_tokens includes reasoning).
 UsageTokens normalize_usage(const std::string& format, const Json& usage);
 
 /// One model response: Claude streamed lines that share message.id are one response
 /// (docs/import.md "Claude Code": usage from the last line, never summed per line); the usage of
 /// the node holding the message's last source line is taken.
 struct UsageMessage {
+  /// The session it is counted in: of the sessions holding the response (a fork, resumed copy or
+  /// sub-agent replays its parent's), the first in lineage order (docs/forensics.md "Lineage").
   std::string session;
   std::string model;   ///< "" when the record names none
   std::string day;     ///< YYYY-MM-DD of the record timestamp (UTC), "" when absent
   UsageTokens tokens;
+  /// The other sessions holding the same response in their shared prefix (not counted there).
+  std::vector<std::string> replayed_in;
 };
 
-/// Every recorded response of every session (deduplicated per session by message id).
+/// Every provider-measured response of the store exactly once (docs/forensics.md "Lineage"): one
+/// response is one Claude message.id, one Codex response_id, or else one node together with the
+/// nodes of descendant sessions that replay it (lineage.hpp SessionLineage::shared). In the order
+/// the responses were stored.
 std::vector<UsageMessage> usage_messages(Store& store);
+/// The same over a lineage already read (session_lineage).
+std::vector<UsageMessage> usage_messages(Store& store, const std::map<std::string, SessionLineage>& lineage);
 
 /// A price table (share/prices.json): per model, USD micro-units (1e-6 USD) per million tokens
 /// for input, cache_write_5m, cache_write_1h, cache_read and output, each entry with its source

@@ -3,6 +3,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -130,6 +131,9 @@ struct GrepOptions {
   /// Index hits that must each be read and matched (not IndexQuery::exact) above which grep scans
   /// instead; negative: max(1000, indexed nodes / 512).
   std::int64_t max_verified = -1;
+  /// Seqs of nodes neither counted nor reported: `grep --all-sessions` passes the shared prefixes
+  /// of forked and resumed sessions (docs/forensics.md "Lineage"), found once with their parent.
+  std::set<std::int64_t> skip;
 };
 
 /// One matching node (one record per matching node; offset/snippet describe its first match).

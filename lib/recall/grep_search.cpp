@@ -176,6 +176,7 @@ void Search::index_hits(const std::function<void(std::int64_t)>& fn) {
 // falls inside the page. `text` is computed from `content` when empty.
 void Search::report(std::int64_t seq, std::string_view id, std::string_view session, std::string_view k,
                     std::string_view role, std::string_view content, std::string text) {
+  if (o.skip.count(seq)) return;
   const bool raw = !kind::is_view(k);
   std::int64_t& count = raw ? totals.raw_matches : totals.summary_matches;
   const std::int64_t index = count++;
@@ -205,6 +206,7 @@ void Search::emit(std::int64_t seq, std::string_view id, std::string_view sessio
 // A match of the pack scan: one placed while its pack's text was at hand is counted and, inside
 // the page, printed from the node's row without its content; any other is read as an exact hit.
 void Search::on_pack_match(const grep_detail::PackMatch& pm) {
+  if (o.skip.count(pm.seq)) return;
   if (!pm.located) return on_hit(pm.seq, pm.view, true, true);
   if (pm.view ? !want_views : !want_raw) return;
   std::int64_t& count = pm.view ? totals.summary_matches : totals.raw_matches;
@@ -231,6 +233,7 @@ void Search::consider(std::int64_t seq, std::string_view id, std::string_view se
 // An index hit: exact ones are reported without reading the text unless they are in the page.
 void Search::on_hit(std::int64_t seq, bool view, bool exact, bool from_pack) {
   if (view ? !want_views : !want_raw) return;
+  if (o.skip.count(seq)) return;
   if (exact) {
     std::int64_t& count = view ? totals.summary_matches : totals.raw_matches;
     if (!in_page(count)) {
@@ -301,6 +304,7 @@ void Search::tri_hits_all_sessions() {
   // Trigram hits carry their view flag and are exact: outside the page they are only counted.
   for_each_tri_hit(st, iq->tri, through, [&](std::int64_t seq, bool view) {
     if (view ? !want_views : !want_raw) return;
+    if (o.skip.count(seq)) return;
     std::int64_t& count = view ? totals.summary_matches : totals.raw_matches;
     if (!in_page(count)) {
       ++count;

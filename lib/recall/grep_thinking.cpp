@@ -46,7 +46,7 @@ GrepTotals grep_thinking(Store& st, const GrepOptions& o, const std::function<vo
     std::string text = thinking_text(content);
     if (text.empty()) continue;
     ++totals.nodes_scanned;
-    if (!m.matches(text)) continue;
+    if (!m.matches(text) || o.skip.count(q.int64(0))) continue;
     const std::int64_t k = n++;
     ++totals.raw_matches;
     if (k < o.offset || (o.limit >= 0 && k >= o.offset + o.limit)) continue;

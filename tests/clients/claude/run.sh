@@ -5,7 +5,8 @@
 # the one right after each compaction, a sub-agent's last one), and checks the client's own record
 # of every request (`ctxfold tokens --client-requests`). Scenarios: plain, tools (Bash, Read),
 # parallel, failing, thinking (signed), subagent, image (Read of a PNG), resume (--resume,
-# --continue, --resume), compact (`-p /compact` on a resumed session), autocompact (the mock
+# --continue, --resume), fork (--fork-session: usage counts each response once, the fork under its
+# parent), compact (`-p /compact` on a resumed session), autocompact (the mock
 # reports input usage near the window mid-turn), queue (a message sent on stream-json stdin while a
 # tool runs, which the client queues and delivers mid-turn). Exit: report.py's status, or 1 when a recorded
 # request differs.
@@ -157,6 +158,24 @@ scenario() {
       || { echo "queue: Claude Code recorded no queue operation for the second message" >&2; FIDELITY_FAILED=1; }
     [ "$(grep -o 'CC-QUEUE-B' "$WORK/$S/last.render.json" | wc -l)" = 1 ] \
       || { echo "queue: the render does not hold the queued message once" >&2; FIDELITY_FAILED=1; } ;;
+  fork)
+    # --fork-session: a new session whose file begins with copies of the parent's records; usage
+    # counts every response the files record once (docs/forensics.md "Lineage").
+    setup fork
+    cc -p "CC-FORK-A first turn"
+    local parent; parent=$(session_id)
+    cc --resume "$parent" --fork-session -p "CC-FORK-B forked turn"
+    local child; child=$(session_id)
+    sleep 1
+    cc --resume "$parent" -p "CC-FORK-C the parent goes on"
+    import_all; check last "$(last_main "$REC")"
+    local distinct counted lineage
+    distinct=$(cat "$SH/.claude/projects/"*/*.jsonl | jq -r 'select(.type=="assistant") | .message.id' | sort -u | wc -l)
+    counted=$("$CTXFOLD" --db "$DB" usage | jq -s '[.[] | select(.type=="usage") | .messages] | add')
+    [ "$distinct" -gt 2 ] && [ "$counted" = "$distinct" ] \
+      || { echo "fork: usage counts $counted responses, the files hold $distinct distinct ones" >&2; FIDELITY_FAILED=1; }
+    lineage=$("$CTXFOLD" --db "$DB" sessions | jq -r --arg c "$child" 'select(.id==$c) | "\(.lineage.parent) \(.lineage.relation)"')
+    [ "$lineage" = "$parent fork" ] || { echo "fork: lineage of $child is '$lineage', not '$parent fork'" >&2; FIDELITY_FAILED=1; } ;;
   autocompact)
     setup autocompact
     cc -p "CC-AUTO do the steps"
@@ -167,7 +186,7 @@ scenario() {
   stop_mock
 }
 
-ALL="plain tools parallel failing thinking subagent image resume compact autocompact queue"
+ALL="plain tools parallel failing thinking subagent image resume fork compact autocompact queue"
 for s in ${@:-$ALL}; do scenario "$s"; done
 python3 "$CLIENTS_DIR/report.py" --client "$CLIENT"
 rc=$?

@@ -84,6 +84,22 @@ TEST(Usage, NormalizesEachProvider) {
   UsageTokens g = normalize_usage("gemini", Json::parse(R"({"input":15493,"output":32,"cached":8153,"thoughts":537,"tool":0})"));
   EXPECT_EQ(g.input, 15493 - 8153);
   EXPECT_EQ(g.output, 32 + 537);
+  // OpenAI chat-completions usage; through LiteLLM (OpenHands) prompt_tokens also holds the
+  // cache reads and writes: the total is total_tokens either way.
+  UsageTokens o = normalize_usage("openai", Json::parse(R"({"prompt_tokens":100,"completion_tokens":10,"total_tokens":110,
+      "prompt_tokens_details":{"cached_tokens":40},"completion_tokens_details":{"reasoning_tokens":4}})"));
+  EXPECT_EQ(o.input, 60);
+  EXPECT_EQ(o.cache_read, 40);
+  EXPECT_EQ(o.output, 10);
+  EXPECT_EQ(o.reasoning, 4);
+  EXPECT_EQ(o.total(), 110);
+  UsageTokens l = normalize_usage("openhands", Json::parse(R"({"completion_tokens":177,"prompt_tokens":4646,"total_tokens":4823,
+      "completion_tokens_details":null,"prompt_tokens_details":{"audio_tokens":null,"cached_tokens":3482},
+      "cache_creation_input_tokens":1158,"cache_read_input_tokens":3482})"));
+  EXPECT_EQ(l.input, 6);
+  EXPECT_EQ(l.cache_read, 3482);
+  EXPECT_EQ(l.cache_write_5m, 1158);
+  EXPECT_EQ(l.total(), 4823);
 }
 
 TEST(Prices, MatchCostAndUnknown) {
