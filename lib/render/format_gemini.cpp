@@ -23,7 +23,7 @@ std::string result_text(const Json& content) {
   return content.is_array() ? out : dump_json(content);
 }
 
-struct Encoder {
+struct GeminiEncoder {
   Json system = Json::array();
   Json contents = Json::array();
   std::map<std::string, std::string> call_names;  // tool_use id -> name
@@ -101,7 +101,7 @@ struct Encoder {
 }  // namespace
 
 Json gemini_request_body(const Rendered& r) {
-  Encoder e;
+  GeminiEncoder e;
   for (const Node& n : r.items) e.node(n);
   Json body = Json::object();
   if (!e.system.empty()) body["systemInstruction"] = Json{{"parts", e.system}};

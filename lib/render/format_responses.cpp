@@ -63,9 +63,9 @@ void put_id(Json& item, const Json& entry_or_extra) {
     item["id"] = entry_or_extra["id"];
 }
 
-class Encoder {
+class ResponsesEncoder {
  public:
-  explicit Encoder(const Rendered& r) : r_(r) {
+  explicit ResponsesEncoder(const Rendered& r) : r_(r) {
     for (const auto& n : r.items) {
       by_id_.emplace(n.id, &n);
       if (!n.content.is_array()) continue;
@@ -280,6 +280,6 @@ class Encoder {
 
 }  // namespace
 
-Json responses_body(const Rendered& r) { return Encoder(r).run(); }
+Json responses_body(const Rendered& r) { return ResponsesEncoder(r).run(); }
 
 }  // namespace ctxfold::render_detail

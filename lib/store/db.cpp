@@ -58,9 +58,6 @@ std::string db_path_of(sqlite3* db) {
   return f && *f ? f : ":memory:";
 }
 
-constexpr const char* kDamagedHint =
-    "`ctxfold verify-invariants` reports what is wrong; restore the database from a backup";
-
 /// The Error for a statement that names a schema object the file lacks (SQLite's "no such table:
 /// X", "no such column: C", "no such index: I"), or nullopt for another message.
 std::optional<Error> missing_object(sqlite3* db, const std::string& msg, std::string_view sql) {
@@ -72,7 +69,7 @@ std::optional<Error> missing_object(sqlite3* db, const std::string& msg, std::st
     if (std::string_view(what) == "column")
       if (auto t = tables_phrase(sql); !t.empty()) detail = fmt::format("{} has no column {}", t, name);
     return Error(Exit::bad_input, "db.damaged", fmt::format("'{}' is damaged: {}", db_path_of(db), detail),
-                 kDamagedHint);
+                 kDamagedDatabaseHint);
   }
   return std::nullopt;
 }
@@ -92,7 +89,7 @@ std::optional<Error> missing_object(sqlite3* db, const std::string& msg, std::st
     std::string where = tables_phrase(sql);
     throw Error(Exit::bad_input, "db.corrupt",
                 fmt::format("'{}' is damaged: {}{}", db_path_of(db), msg, where.empty() ? "" : " (reading " + where + ")"),
-                kDamagedHint);
+                kDamagedDatabaseHint);
   }
   if (code == SQLITE_ERROR)
     if (auto e = missing_object(db, msg, sql)) throw *e;

@@ -10,6 +10,11 @@
 
 namespace ctxfold {
 
+/// The hint of every error that finds the database file damaged (a missing table or column, a
+/// stored JSON column that does not parse): docs/invariants.md says what verify reports.
+inline constexpr const char* kDamagedDatabaseHint =
+    "`ctxfold verify-invariants` reports what is wrong; restore the database from a backup";
+
 /// Move-only prepared statement. Bind by 1-based index; reads of NULL columns give nullopt.
 /// step() returns true while a row is available; errors throw Error (exit codes and names: db.cpp fail).
 class Stmt {

@@ -27,9 +27,6 @@ constexpr const char* kNodeColumns =
     "seq, id, session, predecessor, kind, role, content, metadata, covers_first, covers_last, covers_count, tokens, "
     "digest";
 
-constexpr const char* kDamagedHint =
-    "`ctxfold verify-invariants` reports what is wrong; restore the database from a backup";
-
 /// A JSON column of a stored row, parsed; a value that is not JSON (a damaged file: the store
 /// only writes dump_json's output) is Error(bad_input, "db.bad_json") naming the file, the table,
 /// the column and the row (`row`, e.g. "node seq 17 (id 'u3')").
@@ -41,7 +38,7 @@ Json stored_json(std::string_view text, const std::string& path, const char* tab
     throw Error(Exit::bad_input, "db.bad_json",
                 fmt::format("'{}' is damaged: column {} of {} in table {} is not valid JSON ({})", path, column, row(),
                             table, e.what()),
-                kDamagedHint);
+                kDamagedDatabaseHint);
   }
 }
 
@@ -115,7 +112,7 @@ void require_ledger(Db& db, const std::string& path) {
   for (const char* t : kLedgerTables)
     if (!db.has_schema_object(t))
       throw Error(Exit::bad_input, "db.damaged", fmt::format("'{}' is damaged: table {} is missing", path, t),
-                  kDamagedHint);
+                  kDamagedDatabaseHint);
 }
 
 [[noreturn]] void throw_newer(const std::string& path, std::int64_t v) {

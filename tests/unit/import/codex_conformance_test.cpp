@@ -16,6 +16,7 @@
 #include "store/store.hpp"
 #include "session/open.hpp"
 #include "temp_dir.hpp"
+#include "import/warnings_text.hpp"
 
 namespace ctxfold {
 namespace {
@@ -37,12 +38,6 @@ struct Fixture {
     return out;
   }
 };
-
-std::string warnings_text(const ImportResult& r) {
-  std::string s;
-  for (const auto& w : r.warnings) s += w.file + ":" + std::to_string(w.line) + " " + w.code + " " + w.message + "\n";
-  return s;
-}
 
 // A Codex 0.171 exec session: base_instructions {text, provenance}, a developer message and the
 // environment context, world_state, turn_context, the prompt; a response with text and a call

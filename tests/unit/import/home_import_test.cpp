@@ -17,7 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string user(const std::string& id, const std::string& parent, const std::string& text) {
+std::string home_user(const std::string& id, const std::string& parent, const std::string& text) {
   return R"({"type":"user","uuid":")" + id + R"(","parentUuid":)" + (parent.empty() ? "null" : "\"" + parent + "\"") +
          R"(,"sessionId":"S1","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":")" + text +
          "\"}}\n";
@@ -80,7 +80,7 @@ class HomeImport : public ::testing::Test {
 
 TEST_F(HomeImport, AppendedLinesAreReadFromTheLastOffset) {
   // A streamed assistant message over two lines (one node), two parallel tool calls, one result.
-  const std::string first = user("u1", "", "list it") + assistant("a1", "u1", "m1", text("looking")) +
+  const std::string first = home_user("u1", "", "list it") + assistant("a1", "u1", "m1", text("looking")) +
                             assistant("a1b", "a1", "m1", call("T1") + "," + call("T2")) + result("r1", "a1b", "T1");
   write(first);
   Store st = open();
@@ -88,7 +88,7 @@ TEST_F(HomeImport, AppendedLinesAreReadFromTheLastOffset) {
   EXPECT_EQ(only(r1).outcome, "new");
   EXPECT_EQ(only(r1).bytes_read, static_cast<std::int64_t>(first.size()));
   // The second result names the merged line; the conversation goes on.
-  const std::string more = result("r2", "a1b", "T2") + assistant("a2", "r2", "m2", text("done")) + user("u2", "a2", "thanks");
+  const std::string more = result("r2", "a1b", "T2") + assistant("a2", "r2", "m2", text("done")) + home_user("u2", "a2", "thanks");
   write(more, "sess.jsonl", true);
   HomeResult r2 = run(st);
   const HomeFile& f = only(r2);
@@ -111,7 +111,7 @@ TEST_F(HomeImport, AppendedLinesAreReadFromTheLastOffset) {
 }
 
 TEST_F(HomeImport, AStreamedMessageSplitAtTheOffsetIsReadWhole) {
-  const std::string first = user("u1", "", "go") + assistant("a1", "u1", "m1", text("part one"));
+  const std::string first = home_user("u1", "", "go") + assistant("a1", "u1", "m1", text("part one"));
   write(first);
   Store st = open();
   run(st);
@@ -125,11 +125,11 @@ TEST_F(HomeImport, AStreamedMessageSplitAtTheOffsetIsReadWhole) {
 }
 
 TEST_F(HomeImport, ARewrittenFileIsReadWholeAndDeduplicated) {
-  write(user("u1", "", "aaaa") + user("u2", "u1", "bbbb"));
+  write(home_user("u1", "", "aaaa") + home_user("u2", "u1", "bbbb"));
   Store st = open();
   run(st);
   // Other bytes before the resume point (within the 64 KiB the tail digest covers), then more lines.
-  write(user("u1", "", "AAAA") + user("u2", "u1", "bbbb") + user("u3", "u2", "cccc"));
+  write(home_user("u1", "", "AAAA") + home_user("u2", "u1", "bbbb") + home_user("u3", "u2", "cccc"));
   HomeResult r = run(st);
   EXPECT_EQ(only(r).outcome, "rewritten");
   EXPECT_EQ(only(r).bytes_read, static_cast<std::int64_t>(fs::file_size(file())));
@@ -137,8 +137,8 @@ TEST_F(HomeImport, ARewrittenFileIsReadWholeAndDeduplicated) {
 }
 
 TEST_F(HomeImport, AFileThatVanishesIsReportedAndTheRestImported) {
-  write(user("u1", "", "kept"), "a.jsonl");
-  write(user("v1", "", "gone"), "b.jsonl");
+  write(home_user("u1", "", "kept"), "a.jsonl");
+  write(home_user("v1", "", "gone"), "b.jsonl");
   Store st = open();
   HomeResult r = run(st, [&](const std::string& path) {
     if (path.find("b.jsonl") != std::string::npos) fs::remove(path);
@@ -152,9 +152,9 @@ TEST_F(HomeImport, AFileThatVanishesIsReportedAndTheRestImported) {
 }
 
 TEST_F(HomeImport, AFileThatGrowsWhileReadIsResumedWithinWhatWasStatted) {
-  const std::string first = user("u1", "", "one") + user("u2", "u1", "two");
+  const std::string first = home_user("u1", "", "one") + home_user("u2", "u1", "two");
   write(first);
-  const std::string grown = user("u3", "u2", "three");
+  const std::string grown = home_user("u3", "u2", "three");
   Store st = open();
   HomeResult r1 = run(st, [&](const std::string&) { write(grown, "sess.jsonl", true); });
   // The importer read the grown line too; the resume point stays within the stat'ed size.

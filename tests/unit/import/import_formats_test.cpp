@@ -17,6 +17,7 @@
 #include "temp_dir.hpp"
 #include "util/error.hpp"
 #include "session/open.hpp"
+#include "import/warnings_text.hpp"
 
 namespace ctxfold {
 namespace {
@@ -34,7 +35,7 @@ const std::string kMiniSwe = kDir + "/interchange/openai_chat_messages_miniswe_g
 const std::string kOpenHands = kDir + "/interchange/openhands_trajectory_basic.json";
 
 
-struct Fixture {
+struct FormatsFixture {
   TempDir dir;
   Store store = open_store(dir.path("test.db"), Store::Mode::read_write);
 
@@ -107,12 +108,6 @@ std::pair<std::set<std::string>, std::set<std::string>> unpaired(const std::vect
   return {open, orphan};
 }
 
-std::string warnings_text(const ImportResult& r) {
-  std::string s;
-  for (const auto& w : r.warnings) s += w.file + ":" + std::to_string(w.line) + " " + w.code + " " + w.message + "\n";
-  return s;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Detection
 
@@ -179,7 +174,7 @@ TEST(FormatsDetect, SyntheticShapes) {
 // Codex
 
 TEST(FormatsCodex, RealCompactedRollout) {
-  Fixture f;
+  FormatsFixture f;
   ImportResult r = f.import(kCodex);
   ASSERT_EQ(r.sessions.size(), 1u);
   EXPECT_EQ(r.sessions[0].session, kCodexSession);  // session_meta.payload.id
@@ -263,7 +258,7 @@ TEST(FormatsCodex, RealCompactedRollout) {
 }
 
 TEST(FormatsCodex, SyntheticItemsAndLegacyCompaction) {
-  Fixture f;
+  FormatsFixture f;
   std::string rollout =
       R"({"timestamp":"t0","type":"session_meta","payload":{"id":"s-codex","instructions":null}})" "\n"
       R"({"timestamp":"t1","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"look"},{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="}]}})" "\n"
@@ -305,7 +300,7 @@ TEST(FormatsCodex, SyntheticItemsAndLegacyCompaction) {
 // Gemini
 
 TEST(FormatsGemini, ErrorsInfoAndToolStatuses) {
-  Fixture f;
+  FormatsFixture f;
   ImportResult r = f.import(kGeminiErrors);
   EXPECT_TRUE(r.warnings.empty()) << warnings_text(r);
   const std::string s = "session-2025-12-13T19-01-049d9bb6";
@@ -339,7 +334,7 @@ TEST(FormatsGemini, ErrorsInfoAndToolStatuses) {
 }
 
 TEST(FormatsGemini, SameSessionIdTwoFilesAndSummary) {
-  Fixture f;
+  FormatsFixture f;
   ImportResult r1 = f.import(kGemini0724);
   ImportResult r2 = f.import(kGemini0744);
   EXPECT_TRUE(r1.warnings.empty() && r2.warnings.empty()) << warnings_text(r1) << warnings_text(r2);
@@ -365,7 +360,7 @@ TEST(FormatsGemini, SameSessionIdTwoFilesAndSummary) {
 // OpenAI / Anthropic messages
 
 TEST(FormatsOpenAI, MiniSweTrajectory) {
-  Fixture f;
+  FormatsFixture f;
   ImportResult r = f.import(kMiniSwe);
   EXPECT_TRUE(r.warnings.empty()) << warnings_text(r);
   const std::string s = "openai_chat_messages_miniswe_github_issue";
@@ -383,7 +378,7 @@ TEST(FormatsOpenAI, MiniSweTrajectory) {
 }
 
 TEST(FormatsOpenAI, SyntheticToolCalls) {
-  Fixture f;
+  FormatsFixture f;
   std::string path = f.dir.write("chat.json", R"({"model":"gpt-x","messages":[
   {"role":"system","content":"you are terse"},
   {"role":"user","content":[{"type":"text","text":"what is here?"},{"type":"image_url","image_url":{"url":"data:image/jpeg;base64,/9j/4AAQ"}}]},
@@ -419,7 +414,7 @@ TEST(FormatsOpenAI, SyntheticToolCalls) {
 }
 
 TEST(FormatsAnthropic, SyntheticToolUseAndResult) {
-  Fixture f;
+  FormatsFixture f;
   std::string path = f.dir.write("cline.json", R"([
   {"role":"user","content":[{"type":"text","text":"read it"}]},
   {"role":"assistant","content":[{"type":"thinking","thinking":"hmm","signature":"sig"},
@@ -451,7 +446,7 @@ TEST(FormatsAnthropic, SyntheticToolUseAndResult) {
 }
 
 TEST(FormatsAnthropic, MalformedDocumentWarnsWithLine) {
-  Fixture f;
+  FormatsFixture f;
   std::string path = f.dir.write("broken.json", "[\n  {\"role\":\"user\",\"content\":\"a\"},\n  {\"role\":\"assistant\" \"content\":\"b\"}\n]\n");
   ImportResult r = f.import(path, "anthropic");
   ASSERT_EQ(r.warnings.size(), 1u) << warnings_text(r);
@@ -462,7 +457,7 @@ TEST(FormatsAnthropic, MalformedDocumentWarnsWithLine) {
 }
 
 TEST(FormatsAnthropic, DeepNestingIsRefusedWithoutCrash) {
-  Fixture f;
+  FormatsFixture f;
   std::string deep = "[{\"role\":\"user\",\"content\":" + std::string(100000, '[') + std::string(100000, ']') + "}]";
   ImportResult r = f.import(f.dir.write("deep.json", deep), "anthropic");
   EXPECT_EQ(count_code(r, "document.too_deep"), 1);
@@ -472,7 +467,7 @@ TEST(FormatsAnthropic, DeepNestingIsRefusedWithoutCrash) {
 // OpenHands
 
 TEST(FormatsOpenHands, BasicTrajectory) {
-  Fixture f;
+  FormatsFixture f;
   ImportResult r = f.import(kOpenHands);
   EXPECT_TRUE(r.warnings.empty()) << warnings_text(r);
   const std::string s = "openhands_trajectory_basic";
@@ -506,7 +501,7 @@ TEST(FormatsOpenHands, BasicTrajectory) {
 }
 
 TEST(FormatsOpenHands, ParallelCallsOfOneResponseFormOneNode) {
-  Fixture f;
+  FormatsFixture f;
   std::string mr = R"({"id":"resp1","model":"m","choices":[{"message":{"role":"assistant","content":"two",
      "tool_calls":[{"id":"t1","type":"function","function":{"name":"run","arguments":"{\"c\":1}"}},
                    {"id":"t2","type":"function","function":{"name":"run","arguments":"{\"c\":2}"}}]}}],"usage":{"total_tokens":9}})";
@@ -533,7 +528,7 @@ TEST(FormatsOpenHands, ParallelCallsOfOneResponseFormOneNode) {
 // ctxfold JSONL
 
 TEST(FormatsCtxfold, CanonicalNodesKeepIdsAndChain) {
-  Fixture f;
+  FormatsFixture f;
   std::string path = f.dir.write("export.jsonl",
       R"({"schema":"ctxfold.session/1","id":"cs","kind":"main","metadata":{"title":"t"}})" "\n"
       R"({"id":"u1","session":"cs","seq":1,"predecessor":null,"kind":"message","role":"user","content":[{"type":"text","text":"hi"}],"metadata":{}})" "\n"
