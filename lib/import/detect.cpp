@@ -237,8 +237,8 @@ EnvelopeFit envelope_fit(std::string_view view) {
   return fit;
 }
 
-/// claude-code when the records in Claude Code's envelope hold Claude Code's content; otherwise
-/// an Error(bad_input) naming the file, the line and the reason.
+/// claude-code or qwen when the records in Claude Code's envelope hold that client's content
+/// only; otherwise an Error(bad_input) naming the file, the line and the reason.
 std::string claim_envelope(std::string_view view, const std::string& name) {
   EnvelopeFit fit = envelope_fit(view);
   const std::string hint = "pass --format to say which importer reads it";
@@ -248,12 +248,7 @@ std::string claim_envelope(std::string_view view, const std::string& name) {
                             "line {} Gemini-style parts (message.parts, Qwen Code)",
                             name, std::max(fit.claude_line, fit.qwen_line), fit.claude_line, fit.qwen_line),
                 hint);
-  if (fit.qwen_line)
-    throw Error(Exit::bad_input, "import.unknown_format",
-                fmt::format("{}:{}: Claude Code's record envelope around Gemini-style parts (message.parts): "
-                            "Qwen Code's chat recording, which no importer reads",
-                            name, fit.qwen_line),
-                hint);
+  if (fit.qwen_line) return "qwen";
   if (!fit.claude_line && fit.misfit_line)
     throw Error(Exit::bad_input, "import.unknown_format",
                 fmt::format("{}:{}: a record in Claude Code's envelope whose message has neither content nor parts",
@@ -279,7 +274,7 @@ std::string read_prefix(const std::string& path) {
 }  // namespace
 
 std::vector<std::string> import_formats() {
-  return {"auto", "claude-code", "codex", "gemini", "openai", "anthropic", "openhands", "ctxfold"};
+  return {"auto", "claude-code", "codex", "gemini", "qwen", "openai", "anthropic", "openhands", "ctxfold"};
 }
 
 std::string detect_format(const std::string& path, const std::string& label) {
@@ -307,7 +302,7 @@ std::string detect_format(const std::string& path, const std::string& label) {
     if (auto f = classify(ls)) return *f == "claude-code" ? claim_envelope(view, name) : *f;
   }
   throw Error(Exit::bad_input, "import.unknown_format", "cannot tell the transcript format of '" + name + "'",
-              "pass --format (one of: claude-code, codex, gemini, openai, anthropic, openhands, ctxfold)");
+              "pass --format (one of: claude-code, codex, gemini, qwen, openai, anthropic, openhands, ctxfold)");
 }
 
 }  // namespace ctxfold
