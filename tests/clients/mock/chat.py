@@ -63,8 +63,9 @@ def to_items(body):
     """The request's neutral items, in order: [{"msg", "role", "kind", "value"}] (see compare.py).
 
     One msg index per message. Text parts → text (empty texts are left out: an empty content is
-    no input); image_url parts → image with a digest of the URL; an assistant's tool_calls →
-    tool_use (value = the call id) after its text; a tool message → tool_result (role tool, value =
+    no input); image_url parts → image with a digest of the URL; an assistant's reasoning_content
+    (DeepSeek / Qwen style) → reasoning after its text; its tool_calls → tool_use (value = the call
+    id) after those; a tool message → tool_result (role tool, value =
     tool_call_id); other part types → kind = the type."""
     items = []
     if not isinstance(body, dict):
@@ -89,6 +90,8 @@ def to_items(body):
             else:
                 items.append({"msg": msg, "role": role, "kind": str(pt),
                               "value": json.dumps(part, sort_keys=True)[:200]})
+        if isinstance(m.get("reasoning_content"), str) and m["reasoning_content"]:
+            items.append({"msg": msg, "role": "assistant", "kind": "reasoning", "value": m["reasoning_content"]})
         for call in m.get("tool_calls") or []:
             if isinstance(call, dict):
                 items.append({"msg": msg, "role": "assistant", "kind": "tool_use", "value": call.get("id")})

@@ -6,8 +6,9 @@
 # render --format openai --body` with the requests really sent: the last main request of every
 # scenario and the first main request after each chat compression. Scenarios (JSON beside this
 # file; PROJ in them is the project folder):
-#   tools     a shell call then a read_file call, two calls in parallel, a read of a missing file;
-#             each prompt after the first resumes the session (--continue)
+#   tools     a shell call then a read_file call, two calls in parallel, a read of a missing file,
+#             reasoning (reasoning_content deltas) before a call and before a reply; each prompt
+#             after the first resumes the session (--continue)
 #   compress  one session resumed five times and compressed twice with `/compress`; besides the
 #             render comparisons, checks.py every-turn proves from the mock's records and the
 #             client's files that every prompt and reply is in the database and that both
@@ -62,6 +63,7 @@ import_and_compare() {
     || fail "$name: import failed: $(cat "$D/import.err")"
   local warned; warned=$(jq '.warnings | length' "$D/import.json" 2>/dev/null || echo "?")
   [ "$warned" = 0 ] || fail "$name: the import warned: $(jq -c '.warnings' "$D/import.json")"
+  "$CTXFOLD" --db "$DB" verify-invariants > "$D/verify.json" 2>&1 || fail "$name: verify-invariants: $(head -c 400 "$D/verify.json")"
   SESSION=$(python3 "$HERE/checks.py" session-of "$D/home/.qwen/projects" "$marker")
   [ -n "$SESSION" ] || { fail "$name: no chat file holds the last prompt"; return; }
   local last; last=$(last_main "$D/rec")
@@ -107,7 +109,8 @@ show_logs() { [ "$FAILED" = 1 ] && for f in "$WORK"/*/client.log "$WORK"/*/impor
   [ -s "$f" ] && { echo "--- $f"; tail -20 "$f"; }; done >&2; }
 
 run_scenario tools "PROMPT-T1 run a shell command, then read notes.txt" \
-  "PROMPT-T2 read notes.txt and run a command in parallel" "PROMPT-T3 read a file that does not exist"
+  "PROMPT-T2 read notes.txt and run a command in parallel" "PROMPT-T3 read a file that does not exist" \
+  "PROMPT-T4 think, then multiply 6 by 7 in the shell"
 
 # compress: the first three turns are imported before the rest is written, so the second import
 # reads a file that grew (source_files: "appended" or re-read, nothing duplicated).
