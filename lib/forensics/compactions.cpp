@@ -83,6 +83,11 @@ std::vector<CompactionEntry> session_compactions(Store& store, const std::string
       const Json cm = m.contains("compact_metadata") ? m["compact_metadata"] : Json::object();
       if (auto pre = int_at(cm, "preTokens")) c.tokens_before = CompactionTokens{*pre, "measured"};
       if (auto post = int_at(cm, "postTokens")) c.tokens_after = CompactionTokens{*post, "measured"};
+      // Qwen Code's compression info: the client says which of its two counts it estimated.
+      auto label = [&](const char* flag) { return cm.value(flag, false) ? "estimated" : "measured"; };
+      if (auto pre = int_at(cm, "originalTokenCount"))
+        c.tokens_before = CompactionTokens{*pre, label("originalTokenCountIsEstimated")};
+      if (auto post = int_at(cm, "newTokenCount")) c.tokens_after = CompactionTokens{*post, label("newTokenCountIsEstimated")};
     } else {
       const Json prov = m.contains("provenance") ? m["provenance"] : Json::object();
       if (prov.contains("parameters") && prov["parameters"].is_object())

@@ -233,7 +233,7 @@ void classify_call(PendingCall& c) {
     add_file(c, "read", "tool", str_arg(in, {"file_path", "notebook_path", "absolute_path", "path"}), nullptr);
   } else if (name == "Write" || name == "write_file") {
     add_file(c, "write", "tool", str_arg(in, {"file_path", "path"}), content_digest(json_str(in, "content")));
-  } else if (name == "Edit" || name == "replace") {
+  } else if (name == "Edit" || name == "replace" || name == "edit") {
     Json edit = string_edit(in, "old_string", "new_string");
     if (name == "replace") {
       edit.erase("replace_all");

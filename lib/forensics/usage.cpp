@@ -33,6 +33,8 @@ UsageTokens& UsageTokens::operator+=(const UsageTokens& o) {
   return *this;
 }
 
+// Besides the shapes usage.hpp names: Qwen Code's usageMetadata (promptTokenCount includes
+// cachedContentTokenCount; candidatesTokenCount is the output).
 UsageTokens normalize_usage(const std::string& format, const Json& u) {
   UsageTokens t;
   if (format == "gemini") {
@@ -41,6 +43,16 @@ UsageTokens normalize_usage(const std::string& format, const Json& u) {
     t.cache_read = cached;
     t.reasoning = num(u, "thoughts");
     t.output = num(u, "output") + t.reasoning;
+    return t;
+  }
+  if (format == "qwen") {
+    // Qwen Code's usageMetadata (docs/formats/qwen-code.md "Usage"): promptTokenCount holds the
+    // cached part; candidatesTokenCount is the output, thoughtsTokenCount its reasoning share.
+    std::int64_t cached = num(u, "cachedContentTokenCount");
+    t.input = std::max<std::int64_t>(0, num(u, "promptTokenCount") - cached);
+    t.cache_read = cached;
+    t.output = num(u, "candidatesTokenCount");
+    t.reasoning = num(u, "thoughtsTokenCount");
     return t;
   }
   if (u.contains("cached_input_tokens") || u.contains("reasoning_output_tokens")) {  // OpenAI / Codex

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <fstream>
 #include <set>
 
@@ -204,6 +205,58 @@ std::optional<std::string> classify(const Sniff& s) {
   return std::nullopt;
 }
 
+/// What the records inside Claude Code's envelope (uuid, parentUuid, sessionId, type) hold, from
+/// the first lines of a JSON Lines file: the first line whose content fits each format, and the
+/// first `message` that fits neither (docs/import.md "Detection").
+struct EnvelopeFit {
+  std::int64_t claude_line = 0;  ///< message.content, or a record type only Claude Code writes
+  std::int64_t qwen_line = 0;    ///< message.parts (Gemini-style), type tool_result, systemPayload
+  std::int64_t misfit_line = 0;  ///< a message with neither content nor parts
+};
+
+EnvelopeFit envelope_fit(std::string_view view) {
+  static const std::set<std::string> kClaudeOnly = {"summary", "progress", "file-history-snapshot",
+                                                    "queue-operation", "custom-title", "ai-title", "attachment"};
+  EnvelopeFit fit;
+  std::size_t pos = 0;
+  for (std::int64_t line = 1; line <= kMaxItems && pos < view.size(); ++line) {
+    std::size_t end = view.find('\n', pos);
+    if (end == std::string_view::npos) end = view.size();
+    Json r = Json::parse(view.substr(pos, end - pos), nullptr, false);
+    pos = end + 1;
+    if (!r.is_object()) continue;
+    const Json* msg = r.contains("message") && r["message"].is_object() ? &r["message"] : nullptr;
+    std::string type = json_str(r, "type");
+    bool claude = (msg && msg->contains("content")) || kClaudeOnly.count(type) ||
+                  (type == "system" && r.contains("content"));
+    bool qwen = (msg && msg->contains("parts")) || type == "tool_result" || r.contains("systemPayload");
+    if (claude && !fit.claude_line) fit.claude_line = line;
+    if (qwen && !fit.qwen_line) fit.qwen_line = line;
+    if (msg && !claude && !qwen && !fit.misfit_line) fit.misfit_line = line;
+  }
+  return fit;
+}
+
+/// claude-code or qwen when the records in Claude Code's envelope hold that client's content
+/// only; otherwise an Error(bad_input) naming the file, the line and the reason.
+std::string claim_envelope(std::string_view view, const std::string& name) {
+  EnvelopeFit fit = envelope_fit(view);
+  const std::string hint = "pass --format to say which importer reads it";
+  if (fit.claude_line && fit.qwen_line)
+    throw Error(Exit::bad_input, "import.ambiguous_format",
+                fmt::format("{}:{}: records fit two formats: line {} holds Claude Code content (message.content), "
+                            "line {} Gemini-style parts (message.parts, Qwen Code)",
+                            name, std::max(fit.claude_line, fit.qwen_line), fit.claude_line, fit.qwen_line),
+                hint);
+  if (fit.qwen_line) return "qwen";
+  if (!fit.claude_line && fit.misfit_line)
+    throw Error(Exit::bad_input, "import.unknown_format",
+                fmt::format("{}:{}: a record in Claude Code's envelope whose message has neither content nor parts",
+                            name, fit.misfit_line),
+                hint);
+  return "claude-code";
+}
+
 std::string read_prefix(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw Error(Exit::environment, "io.open", fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
@@ -221,7 +274,7 @@ std::string read_prefix(const std::string& path) {
 }  // namespace
 
 std::vector<std::string> import_formats() {
-  return {"auto", "claude-code", "codex", "gemini", "openai", "anthropic", "openhands", "ctxfold"};
+  return {"auto", "claude-code", "codex", "gemini", "qwen", "openai", "anthropic", "openhands", "ctxfold"};
 }
 
 std::string detect_format(const std::string& path, const std::string& label) {
@@ -234,7 +287,7 @@ std::string detect_format(const std::string& path, const std::string& label) {
   std::string_view view(text);
   if (view.substr(0, 3) == "\xEF\xBB\xBF") view.remove_prefix(3);
   Sniff s = sniff(view);
-  if (auto f = classify(s)) return *f;
+  if (auto f = classify(s)) return *f == "claude-code" ? claim_envelope(view, name) : *f;
   // The first record is unreadable (NUL bytes, a fragment, glued records): try the next lines
   // of what may be JSON Lines.
   std::size_t pos = 0;
@@ -246,10 +299,10 @@ std::string detect_format(const std::string& path, const std::string& label) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos || line.front() != '{') continue;
     Sniff ls = sniff(line);
     if (!ls.root_object || !ls.root_done) continue;
-    if (auto f = classify(ls)) return *f;
+    if (auto f = classify(ls)) return *f == "claude-code" ? claim_envelope(view, name) : *f;
   }
   throw Error(Exit::bad_input, "import.unknown_format", "cannot tell the transcript format of '" + name + "'",
-              "pass --format (one of: claude-code, codex, gemini, openai, anthropic, openhands, ctxfold)");
+              "pass --format (one of: claude-code, codex, gemini, qwen, openai, anthropic, openhands, ctxfold)");
 }
 
 }  // namespace ctxfold

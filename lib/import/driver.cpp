@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "import/import.hpp"
+#include "import/qwen.hpp"
 #include "util/digest.hpp"
 #include "util/error.hpp"
 
@@ -146,6 +147,7 @@ ImportFn importer_for(const std::string& format) {
   if (format == "claude-code") return import_claude_code;
   if (format == "codex") return import_codex;
   if (format == "gemini") return import_gemini;
+  if (format == "qwen") return import_qwen;
   if (format == "openai") return import_openai_messages;
   if (format == "anthropic") return import_anthropic_messages;
   if (format == "openhands") return import_openhands;

@@ -34,7 +34,7 @@ std::string env_or_home(const Environment& env, const char* var, const char* hom
   return fmt::format("{}/{}", env.variable("HOME").value_or("."), home_sub);
 }
 
-bool is_agent(const std::string& a) { return a == "claude-code" || a == "codex" || a == "gemini"; }
+bool is_agent(const std::string& a) { return a == "claude-code" || a == "codex" || a == "gemini" || a == "qwen"; }
 
 /// True when the transcript file p (found under a root of `agent`) is one to import.
 bool wanted(const fs::path& p, const std::string& agent) {
@@ -42,6 +42,8 @@ bool wanted(const fs::path& p, const std::string& agent) {
   if (ext != ".jsonl" && ext != ".json") return false;
   if (agent == "claude-code" && ext != ".jsonl") return false;
   if (agent == "codex" && ext != ".jsonl") return false;
+  // Qwen Code: <project>/chats/<sessionId>.jsonl only (beside them: .runtime.json status files).
+  if (agent == "qwen" && (ext != ".jsonl" || p.parent_path().filename() != "chats")) return false;
   // Gemini: chats/<file>.json|.jsonl, and sub-agent sessions in chats/<parent sessionId>/<id>.jsonl.
   if (agent == "gemini" && p.parent_path().filename() != "chats" &&
       !(ext == ".jsonl" && p.parent_path().parent_path().filename() == "chats"))
@@ -207,7 +209,7 @@ namespace {
 void check_agent(const std::string& agent) {
   if (agent != "all" && !is_agent(agent))
     throw Error(Exit::usage, "import.from", fmt::format("unknown agent '{}'", agent),
-                "use one of: claude-code, codex, gemini, all");
+                "use one of: claude-code, codex, gemini, qwen, all");
 }
 
 }  // namespace
@@ -227,6 +229,12 @@ std::vector<std::string> agent_home_roots(const std::string& agent, const Enviro
     // is created inside it" (Gemini CLI docs, environment variables); default the user's home.
     const std::optional<std::string> g = env.variable("GEMINI_CLI_HOME");
     roots.push_back(g ? fmt::format("{}/.gemini/tmp", *g) : env_or_home(env, nullptr, ".gemini") + "/tmp");
+  }
+  if (all || agent == "qwen") {
+    // Qwen Code keeps sessions under its runtime folder: QWEN_RUNTIME_DIR, else QWEN_HOME (which
+    // replaces ~/.qwen), else ~/.qwen (docs/formats/qwen-code.md "Where").
+    const std::optional<std::string> rt = env.variable("QWEN_RUNTIME_DIR");
+    roots.push_back((rt ? *rt : env_or_home(env, "QWEN_HOME", ".qwen")) + "/projects");
   }
   return roots;
 }
@@ -266,7 +274,8 @@ std::vector<Candidate> candidates(const HomeOptions& opts, HomeResult& res) {
       throw Error(Exit::internal, "import.env", "import --from without a folder needs the environment's agent homes");
     std::vector<std::string> roots = agent_home_roots(opts.from, *opts.env);
     std::size_t r = 0;
-    for (const std::string& a : {std::string("claude-code"), std::string("codex"), std::string("gemini")}) {
+    for (const std::string& a :
+         {std::string("claude-code"), std::string("codex"), std::string("gemini"), std::string("qwen")}) {
       if (opts.from != "all" && opts.from != a) continue;
       std::size_t n = a == "codex" ? 2 : 1;
       for (std::size_t k = 0; k < n && r < roots.size(); ++k, ++r) walk(roots[r], a, opts.follow_symlinks, cands, res);

@@ -10,8 +10,8 @@
 
 namespace ctxfold {
 
-/// What `ctxfold import --from AGENT [DIR]` reads: the agent ("claude-code", "codex", "gemini"
-/// or "all"), an explicit folder replacing the agents' default roots, the environment those roots
+/// What `ctxfold import --from AGENT [DIR]` reads: the agent ("claude-code", "codex", "gemini",
+/// "qwen" or "all"), an explicit folder replacing the agents' default roots, the environment those roots
 /// come from, and who hears of the progress.
 struct HomeOptions {
   std::string from = "all";
@@ -65,8 +65,9 @@ struct HomeResult {
 /// overrides: claude-code `$CLAUDE_CONFIG_DIR/projects` (default
 /// `~/.claude/projects`); codex `$CODEX_HOME/sessions` and `$CODEX_HOME/archived_sessions`
 /// (default `~/.codex`); gemini `$GEMINI_CLI_HOME/.gemini/tmp` (default `~/.gemini/tmp`; only
-/// `<hash>/chats/` files and their `chats/<sessionId>/*.jsonl` sub-agent files are taken). "all"
-/// gives the three. Throws Error(usage, "import.from") for another agent name.
+/// `<hash>/chats/` files and their `chats/<sessionId>/*.jsonl` sub-agent files are taken); qwen
+/// `$QWEN_RUNTIME_DIR/projects`, else `$QWEN_HOME/projects` (default `~/.qwen/projects`; only
+/// `<project>/chats/*.jsonl`). "all" gives the four. Throws Error(usage, "import.from") for another agent name.
 std::vector<std::string> agent_home_roots(const std::string& agent, const Environment& env);
 
 /// Imports every transcript file under the roots (or opts.dir: each file's format detected;

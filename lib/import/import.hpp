@@ -16,7 +16,7 @@ namespace ctxfold {
 /// A recorded fact about a bad or surprising source line: file, 1-based line, a stable code
 /// (e.g. "line.nul", "line.glued", "line.truncated", "line.malformed", "utf8.invalid", "json.lone_surrogate",
 /// "parent.missing", "id.duplicate_conflict", "id.duplicate", "cycle", "image.undecodable",
-/// "record.unknown_type") and a message.
+/// "record.unknown_type", "node.empty") and a message.
 struct ImportWarning {
   std::string file;
   std::int64_t line = 0;
@@ -114,14 +114,16 @@ class ImportSink {
   std::uint64_t max_record_bytes_ = JsonlReader::kDefaultMaxRecord;
 };
 
-/// Importer names accepted by --format: auto, claude-code, codex, gemini, openai, anthropic,
+/// Importer names accepted by --format: auto, claude-code, codex, gemini, qwen, openai, anthropic,
 /// openhands, ctxfold.
 std::vector<std::string> import_formats();
 
 /// Detects the format of a file from its name and first bytes. `label` names the input in errors
 /// (for stdin, which is read from a spooled temporary file). Throws Error(bad_input,
 /// "import.empty") for a file with nothing but whitespace and Error(bad_input,
-/// "import.unknown_format") when nothing matches.
+/// "import.unknown_format") when nothing matches, Error(bad_input, "import.ambiguous_format") when
+/// records of Claude Code's envelope fit two formats (docs/import.md "Detection"); both name the
+/// file and line.
 std::string detect_format(const std::string& path, const std::string& label = {});
 
 struct ImportOptions {

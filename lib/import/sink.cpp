@@ -85,6 +85,11 @@ std::string ImportSink::add(Node n, std::int64_t line) {
       n.predecessor.reset();
     }
   }
+  // A conversation record that converted to nothing is reported, never passed over in silence
+  // (docs/import.md "What every import guarantees").
+  if (n.kind == kind::kMessage && !n.role.empty() && n.content.is_array() && n.content.empty())
+    warn(line, "node.empty",
+         fmt::format("node '{}' ({}) has no content: the record holds nothing this importer reads", n.id, n.role));
   std::string id = n.id;
   switch (store_.append(n)) {
     case AppendResult::added:

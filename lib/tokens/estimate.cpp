@@ -292,6 +292,7 @@ Provider provider_of(const Node& n) {
   if (fmt == "claude-code" || fmt == "anthropic") return Provider::anthropic;
   if (fmt == "codex" || fmt == "openai" || fmt == "openhands") return Provider::openai;
   if (fmt == "gemini") return Provider::gemini;
+  if (fmt == "qwen") return Provider::openai;  // Qwen Code speaks OpenAI Chat Completions
   return Provider::generic;
 }
 

@@ -4,10 +4,11 @@
 Usage: server.py --scenario FILE --record DIR [--port-file FILE] [--idle SECONDS] [--watch-stdin]
 
 Binds 127.0.0.1 on an ephemeral port (written to --port-file, and printed on stdout), and speaks
-the wire protocols of the three clients, one module each beside this file:
+the wire protocols of the clients, one module each beside this file:
   anthropic.py   Anthropic Messages (POST /v1/messages, SSE when "stream": true)
   responses.py   OpenAI Responses (POST /v1/responses, SSE)
   gemini.py      Gemini (POST /v1beta/models/M:generateContent and :streamGenerateContent?alt=sse)
+  chat.py        OpenAI Chat Completions (POST /v1/chat/completions, SSE when "stream": true)
 Every request is recorded before it is answered, as DIR/NNNN.json:
   {"seq": N, "method", "path", "query", "protocol", "main": bool, "headers": {...}, "body": ...}
 with lowercase header names and credentials replaced by "<redacted>".
@@ -36,10 +37,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import anthropic  # noqa: E402
+import chat  # noqa: E402
 import gemini  # noqa: E402
 import responses  # noqa: E402
 
-PROTOCOLS = [anthropic, responses, gemini]
+# chat before gemini, whose routes take anything under /v1/.
+PROTOCOLS = [anthropic, chat, responses, gemini]
 SECRET_HEADERS = {"authorization", "x-api-key", "x-goog-api-key", "cookie"}
 
 lock = threading.Lock()

@@ -167,7 +167,65 @@ TEST(FormatsDetect, SyntheticShapes) {
     EXPECT_EQ(e.exit(), Exit::bad_input);
   }
   EXPECT_EQ(import_formats().front(), "auto");
-  EXPECT_EQ(import_formats().size(), 8u);
+  EXPECT_EQ(import_formats().size(), 9u);
+}
+
+// Claude Code's envelope (uuid, parentUuid, sessionId, type) is claimed only when the records'
+// content fits (docs/import.md "Detection"): Qwen Code wears the same envelope around
+// Gemini-style parts.
+constexpr const char* kEnvelopeUser =
+    R"({"uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"t","type":"user","message":)";
+
+std::string detect_error(const std::string& path, std::string* message = nullptr) {
+  try {
+    detect_format(path);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit(), Exit::bad_input);
+    if (message) *message = e.what();
+    return e.code();
+  }
+  return "claimed";
+}
+
+TEST(FormatsDetect, EnvelopeAloneClaimsNothing) {
+  TempDir d;
+  const std::string parts = std::string(kEnvelopeUser) + R"({"role":"user","parts":[{"text":"hi"}]}})" + "\n";
+  const std::string content = std::string(kEnvelopeUser) + R"({"role":"user","content":"hi"}})" + "\n";
+  const std::string neither = std::string(kEnvelopeUser) + R"({"role":"user"}})" + "\n";
+  EXPECT_EQ(detect_format(d.write("claude.jsonl", content + content)), "claude-code");
+  std::string msg;
+  // Gemini-style parts in the envelope: Qwen Code's file, not Claude Code's.
+  const std::string qwen = d.write("qwen.jsonl", R"({"uuid":"x","parentUuid":null,"sessionId":"s","type":"user"})"
+                                                 "\n" + parts);
+  EXPECT_EQ(detect_format(qwen), "qwen");
+  // Both kinds of content in one file: two formats could claim it.
+  EXPECT_EQ(detect_error(d.write("both.jsonl", content + parts), &msg), "import.ambiguous_format");
+  EXPECT_NE(msg.find("both.jsonl:2"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("line 1"), std::string::npos) << msg;
+  // A message that holds neither: no format fits.
+  EXPECT_EQ(detect_error(d.write("none.jsonl", neither + neither), &msg), "import.unknown_format");
+  EXPECT_NE(msg.find("none.jsonl:1"), std::string::npos) << msg;
+  // A Claude Code file whose first records carry no message (a title, a snapshot) stays Claude Code's.
+  EXPECT_EQ(detect_format(d.write("title.jsonl", R"({"type":"summary","summary":"t","leafUuid":"u1"})" "\n" + content)),
+            "claude-code");
+}
+
+TEST(FormatsDetect, EmptyNodeIsAWarningWithItsLine) {
+  Fixture f;
+  // Forced through the Claude Code importer, a record holding parts converts to an empty node.
+  const std::string path = f.dir.write(
+      "forced.jsonl", std::string(kEnvelopeUser) + R"({"role":"user","content":"hi"}})" "\n" +
+                          R"({"uuid":"u2","parentUuid":"u1","sessionId":"s","timestamp":"t","type":"assistant",)"
+                          R"("message":{"role":"model","parts":[{"text":"hello"}]}})" "\n");
+  ImportResult r = f.import(path, "claude-code");
+  int empty = 0;
+  for (const auto& w : r.warnings)
+    if (w.code == "node.empty") {
+      ++empty;
+      EXPECT_EQ(w.line, 2);
+      EXPECT_EQ(w.file, path);
+    }
+  EXPECT_EQ(empty, 1) << warnings_text(r);
 }
 
 // ---------------------------------------------------------------------------------------------
