@@ -2,7 +2,8 @@
 # The unit and end-to-end tests built with AddressSanitizer + UndefinedBehaviorSanitizer (gcc's
 # runtimes, which come with g++): -DCTXFOLD_SANITIZE=ON in build-asan/, at -O1 -g1 (ASan's
 # recommended level, and a shorter build than -O2 -g; warnings are the normal build's to gate).
-# .ci/run runs it after the normal suite with CTXFOLD_CI_SANITIZE=1. Any sanitizer report fails the run, even from a test that expects ctxfold to fail:
+# .ci/run runs it after the normal suite (a unity build, CTXFOLD_UNITY, to fit CI's time). Any
+# sanitizer report fails the run, even from a test that expects ctxfold to fail:
 # reports go to files under build-asan/sanitizer-logs/, which must stay empty, and sanitizer exits
 # use code 86, which no ctxfold exit code shares. Left out: the client conformance tests (clients.*),
 # which spend their time in the Node.js clients, and the peak-RSS bounds (e2e.memory_*), which hold
@@ -15,8 +16,8 @@ build=${SANITIZE_BUILD:-build-asan}
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  -DCTXFOLD_SANITIZE=ON -DCTXFOLD_WERROR=OFF "${launcher[@]}" >/dev/null
-cmake --build "$build" -j"$(nproc)"
+  -DCTXFOLD_SANITIZE=ON -DCTXFOLD_WERROR=OFF -DCTXFOLD_UNITY=ON "${launcher[@]}" >/dev/null
+cmake --build "$build" -j"$(nproc)" --target ctxfold ctxfold-gen ctxfold_tests   # what the tests run; no benchmarks
 logs=$PWD/$build/sanitizer-logs
 rm -rf "$logs"
 mkdir -p "$logs"

@@ -27,7 +27,7 @@ std::string assistant(const std::string& id, const std::string& parent, const st
          R"(","sessionId":"S1","timestamp":"2026-01-01T00:00:01Z","message":{"id":")" + msg +
          R"(","role":"assistant","model":"claude-x","content":[)" + block + "]}}\n";
 }
-std::string text(const std::string& t) { return R"({"type":"text","text":")" + t + "\"}"; }
+std::string home_text(const std::string& t) { return R"({"type":"text","text":")" + t + "\"}"; }
 std::string call(const std::string& id) {
   return R"({"type":"tool_use","id":")" + id + R"(","name":"Bash","input":{"command":"ls"}})";
 }
@@ -80,7 +80,7 @@ class HomeImport : public ::testing::Test {
 
 TEST_F(HomeImport, AppendedLinesAreReadFromTheLastOffset) {
   // A streamed assistant message over two lines (one node), two parallel tool calls, one result.
-  const std::string first = home_user("u1", "", "list it") + assistant("a1", "u1", "m1", text("looking")) +
+  const std::string first = home_user("u1", "", "list it") + assistant("a1", "u1", "m1", home_text("looking")) +
                             assistant("a1b", "a1", "m1", call("T1") + "," + call("T2")) + result("r1", "a1b", "T1");
   write(first);
   Store st = open();
@@ -88,7 +88,7 @@ TEST_F(HomeImport, AppendedLinesAreReadFromTheLastOffset) {
   EXPECT_EQ(only(r1).outcome, "new");
   EXPECT_EQ(only(r1).bytes_read, static_cast<std::int64_t>(first.size()));
   // The second result names the merged line; the conversation goes on.
-  const std::string more = result("r2", "a1b", "T2") + assistant("a2", "r2", "m2", text("done")) + home_user("u2", "a2", "thanks");
+  const std::string more = result("r2", "a1b", "T2") + assistant("a2", "r2", "m2", home_text("done")) + home_user("u2", "a2", "thanks");
   write(more, "sess.jsonl", true);
   HomeResult r2 = run(st);
   const HomeFile& f = only(r2);
@@ -111,11 +111,11 @@ TEST_F(HomeImport, AppendedLinesAreReadFromTheLastOffset) {
 }
 
 TEST_F(HomeImport, AStreamedMessageSplitAtTheOffsetIsReadWhole) {
-  const std::string first = home_user("u1", "", "go") + assistant("a1", "u1", "m1", text("part one"));
+  const std::string first = home_user("u1", "", "go") + assistant("a1", "u1", "m1", home_text("part one"));
   write(first);
   Store st = open();
   run(st);
-  write(assistant("a1b", "a1", "m1", text("part two")), "sess.jsonl", true);
+  write(assistant("a1b", "a1", "m1", home_text("part two")), "sess.jsonl", true);
   HomeResult r = run(st);
   const HomeFile& f = only(r);
   EXPECT_EQ(f.outcome, "appended");

@@ -211,7 +211,7 @@ TEST(FormatsDetect, EnvelopeAloneClaimsNothing) {
 }
 
 TEST(FormatsDetect, EmptyNodeIsAWarningWithItsLine) {
-  Fixture f;
+  FormatsFixture f;
   // Forced through the Claude Code importer, a record holding parts converts to an empty node.
   const std::string path = f.dir.write(
       "forced.jsonl", std::string(kEnvelopeUser) + R"({"role":"user","content":"hi"}})" "\n" +
