@@ -13,6 +13,10 @@ HookArchive archive_transcript(Store& store, const HookPayload& p, const std::st
   HomeOptions opts;
   opts.from = agent;
   opts.files = {p.transcript_path};
+  // The open turn waits for the next call; on Stop and SessionEnd the reply is complete and only
+  // what follows it waits (docs/formats/claude-code.md "Read while it is written").
+  opts.hold_open_turn = true;
+  opts.reply_done = p.event == "Stop" || p.event == "SessionEnd";
   HomeResult res = import_home(store, opts);
   HookArchive a;
   // Claude Code names a session by its file's stem, which is its session_id; Codex's importer

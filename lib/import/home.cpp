@@ -305,6 +305,7 @@ struct FileImport {
   std::int64_t size = 0, mtime = 0;
   std::optional<Known> k{};
   std::size_t first_session = 0, first_warning = 0;
+  std::optional<ResumePoint> held{};  ///< where the importer held the open turn back
 
   void fail(const std::string& code, const std::string& msg) {
     hf.outcome = "failed";
@@ -339,12 +340,17 @@ std::string classify(FileImport& f, File& file, const std::string& agent, bool b
   const std::optional<Known>& k = f.k;
   if (agent == "ignored") return "ignored";
   if (!k || k->agent == "ignored") return "new";
-  if (grew) return f.size == k->size ? "touched" : "appended";
+  // A file whose open turn a hook call held back (whole lines after the resume point, not a line
+  // still being written) is read from there when this run may store more of it: appended.
+  const bool open_left = (!f.opts.hold_open_turn || f.opts.reply_done) && agent == "claude-code" &&
+                         k->resume_offset < f.size &&
+                         read_span(file.f, f.c.path, k->resume_offset, f.size).newlines > 0;
+  if (grew) return f.size == k->size && !open_left ? "touched" : "appended";
   if (!by_tail) {
     // Recorded before resume points (or no newline read yet): the full prefix digest decides.
     Span prefix = read_span(file.f, f.c.path, 0, k->read_bytes);
     return prefix.bytes == k->read_bytes && prefix.digest == k->digest
-               ? (f.size == k->read_bytes ? "touched" : "appended")
+               ? (f.size == k->read_bytes && !open_left ? "touched" : "appended")
                : "rewritten";
   }
   return "rewritten";
@@ -357,8 +363,11 @@ void run_importer(FileImport& f, const std::string& agent, std::optional<ResumeP
   auto run = [&](const std::optional<ResumePoint>& at) {
     ImportSink sink(f.store, res.import, f.c.path);
     sink.set_max_record_bytes(f.opts.max_record_bytes);
+    sink.set_hold_open_turn(f.opts.hold_open_turn);
+    sink.set_reply_done(f.opts.reply_done);
     if (at) sink.set_resume(*at);
     importer_for(agent)(f.c.path, sink);
+    f.held = sink.held();
   };
   if (resume) {
     try {
@@ -399,6 +408,12 @@ Seen what_was_read(FileImport& f, File& file, const std::string& outcome, bool g
     seen.read_bytes = whole.bytes;
     seen.digest = whole.digest;
     f.hf.bytes_read = whole.bytes;
+  }
+  if (f.held && static_cast<std::int64_t>(f.held->offset) < seen.resume_offset) {
+    // The open turn is read again next time (docs/formats/claude-code.md "Read while it is written").
+    seen.resume_offset = static_cast<std::int64_t>(f.held->offset);
+    seen.read_lines = f.held->lines;
+    seen.tail_digest = tail_digest(file.f, f.c.path, seen.resume_offset);
   }
   return seen;
 }
@@ -452,8 +467,11 @@ HomeFile import_file(Store& store, const HomeOptions& opts, const Candidate& c, 
   f.k = known(store, c.path);
   if (opts.after_stat) opts.after_stat(c.path);
   // A file an earlier run ignored is looked at again: this run may take its format (--from all
-  // takes every importable one) and otherwise names it and why.
-  if (f.k && f.k->size == f.size && f.k->mtime_ns == f.mtime && f.k->agent != "ignored") {
+  // takes every importable one) and otherwise names it and why. A Claude Code file whose open
+  // turn a hook call held back is read again when this run may store more of it
+  // (docs/formats/claude-code.md "Read while it is written").
+  if (f.k && f.k->size == f.size && f.k->mtime_ns == f.mtime && f.k->agent != "ignored" &&
+      ((opts.hold_open_turn && !opts.reply_done) || f.k->agent != "claude-code" || f.k->resume_offset >= f.size)) {
     f.hf.agent = f.k->agent;
     f.hf.outcome = "unchanged";
     return std::move(f.hf);

@@ -33,6 +33,15 @@ struct HomeOptions {
   bool follow_symlinks = false;
   /// The record limit in bytes (ImportOptions::max_record_bytes).
   std::uint64_t max_record_bytes = JsonlReader::kDefaultMaxRecord;
+  /// Hold a Claude Code file's open turn back for the next run (docs/formats/claude-code.md
+  /// "Read while it is written"): for a transcript its agent is still writing (the hook path).
+  /// Off (the default, `import --from`): every file is read as it
+  /// is, and one whose last run held an open turn back is read again from there even when it did
+  /// not change since.
+  bool hold_open_turn = false;
+  /// With hold_open_turn: the agent's last reply is complete (Stop, SessionEnd), so only what
+  /// follows the last assistant message is held back.
+  bool reply_done = false;
   /// Fault injection for tests: called with a file's path after it was listed and stat'ed,
   /// before it is opened (to make it vanish or grow while it is being read).
   std::function<void(const std::string& path)> after_stat;

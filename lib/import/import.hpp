@@ -81,6 +81,21 @@ class ImportSink {
   void set_resume(ResumePoint r) { resume_ = r; }
   const std::optional<ResumePoint>& resume() const { return resume_; }
 
+  /// Incremental import (import_home, docs/formats/claude-code.md "Read while it is written"):
+  /// the importer stores only what appended lines cannot change, and leaves the open turn at the
+  /// end of the file (see held()) for the next run. Off: every record is stored (a one-off import
+  /// of a finished file). Only the Claude Code importer honours it.
+  void set_hold_open_turn(bool on) { hold_open_turn_ = on; }
+  bool hold_open_turn() const { return hold_open_turn_; }
+  /// With hold_open_turn: the agent's last reply is complete (its turn ended: Claude Code's Stop
+  /// and SessionEnd hooks), so only what follows the last assistant message is held back.
+  void set_reply_done(bool on) { reply_done_ = on; }
+  bool reply_done() const { return reply_done_; }
+  /// Set by an importer that held records back: where the first of them starts (the byte offset
+  /// of its physical line and the number of physical lines before it). The next run resumes there.
+  void hold_from(ResumePoint r) { held_ = r; }
+  const std::optional<ResumePoint>& held() const { return held_; }
+
   /// The record limit in bytes (docs/import.md "Bad input, by class"): a JSONL line or a whole
   /// JSON document longer than this is reported and skipped. ImportOptions::max_record_bytes.
   std::uint64_t max_record_bytes() const { return max_record_bytes_; }
@@ -92,6 +107,13 @@ class ImportSink {
   /// Proposes node_id as the session's HEAD after import: applied when the session has no HEAD or
   /// when node_id descends from the current HEAD (the chain grew). Otherwise HEAD stays.
   void propose_head(const std::string& session, const std::string& node_id);
+
+  /// For a file read while it grows (the Claude Code importer): the newest leaf in file order is
+  /// HEAD, as one import of the whole file makes it. When node_id was added by this import and
+  /// the session's HEAD was last moved by an import (not by append, checkout, rewind or fork),
+  /// HEAD moves to node_id even off the current HEAD's chain (a resumed client session that starts
+  /// a new root, a branch). Otherwise as propose_head.
+  void follow_file(const std::string& session, const std::string& node_id);
 
   /// For a source that rewrites its own history (Gemini CLI's `$set.messages`): when node_id was
   /// added by this import and the current HEAD is one of `source_nodes` (a node the same source
@@ -111,6 +133,9 @@ class ImportSink {
   std::map<std::string, std::size_t> index_;
   std::int64_t start_seq_;  // append boundary when this import began: newer nodes are its own
   std::optional<ResumePoint> resume_;
+  bool hold_open_turn_ = false;
+  bool reply_done_ = false;
+  std::optional<ResumePoint> held_;
   std::uint64_t max_record_bytes_ = JsonlReader::kDefaultMaxRecord;
 };
 

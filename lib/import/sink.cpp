@@ -139,6 +139,19 @@ void ImportSink::follow_rewrite(const std::string& session, const std::string& n
   propose_head(session, node_id);
 }
 
+void ImportSink::follow_file(const std::string& session, const std::string& node_id) {
+  auto current = store_.head(session);
+  if (current && *current != node_id && added_here(node_id)) {
+    const std::vector<HeadMove> moves = store_.head_moves(session);
+    if (!moves.empty() && moves.back().cause == "import") {
+      store_.move_head(session, node_id, "import");
+      entry(session).head = store_.head(session);
+      return;
+    }
+  }
+  propose_head(session, node_id);
+}
+
 void ImportSink::propose_head(const std::string& session, const std::string& node_id) {
   SessionImport& e = entry(session);
   auto current = store_.head(session);

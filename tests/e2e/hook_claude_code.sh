@@ -20,10 +20,16 @@ hook() { # hook PAYLOAD [FLAGS...]: one hook call, its payload on stdin
 }
 nodes() { sqlite3 "$1" 'SELECT count(*) FROM nodes' 2>/dev/null || echo 0; }
 
-# PreCompact: the whole transcript archived, as `import` would.
+# PreCompact: the transcript archived as `import` would, but for the open turn of each sub-agent
+# file (their last reply, held back for the next call: docs/formats/claude-code.md "Read while it
+# is written"; the main file ends its last turn with turn_duration).
 hook "$(payload PreCompact "$f" trigger auto)"; expect_eq "PreCompact exit" 0 $?
 expect_eq "PreCompact prints nothing" "" "$(cat "$WORK/out")"
 expect_rc "import reference" 0 "$CTXFOLD" --db "$WORK/ref.db" import "$f"
+main_nodes() { sqlite3 "$1" "SELECT count(*) FROM nodes WHERE session='$sid'"; }
+expect_eq "PreCompact: the main session whole" "$(main_nodes "$WORK/ref.db")" "$(main_nodes "$db")"
+# Stop: the turn is over, the open turns are stored too.
+hook "$(payload Stop "$f" stop_hook_active false)"; expect_eq "Stop exit" 0 $?
 n1=$(nodes "$db")
 expect_eq "archive holds the session's nodes" "$(nodes "$WORK/ref.db")" "$n1"
 [ "$n1" -gt 1000 ] && ok || fail "only $n1 nodes archived"
@@ -79,18 +85,24 @@ hook "$(payload PreCompact "$live" trigger auto)"; expect_eq "live PreCompact" 0
 hook "$(payload SessionStart "$live" source compact)"; expect_eq "live SessionStart compact" 0 $?
 jq -r .hookSpecificOutput.additionalContext "$WORK/out" > "$WORK/live.txt"
 grep -q 'history just compacted' "$WORK/live.txt" && ok || fail "compact before the summary: $(head -c 300 "$WORK/live.txt")"
-# The boundary and summary arrive, and a record is still being written: its cut half is not glued.
-sed -n "${bline},$((bline + 1))p" "$f" >> "$live"
-next=$(sed -n "$((bline + 2))p" "$f")
+# The boundary and summary arrive with the next reply's first line (which settles the summary:
+# attachments after it would fold into it), and a record is still being written: its cut half is
+# not glued.
+a=$(awk -v b="$bline" 'NR > b && /"type":"assistant"/ {print NR; exit}' "$f")
+sed -n "${bline},${a}p" "$f" >> "$live"
+next=$(sed -n "$((a + 1))p" "$f")
 printf '%s' "${next:0:40}" >> "$live"
-before=$(nodes "$db")
 hook "$(payload SessionStart "$live" source compact)"; expect_eq "compact with a cut line" 0 $?
 jq -r .hookSpecificOutput.additionalContext "$WORK/out" | grep -qF "expand $(sed -n "$((bline + 1))p" "$f" | jq -r .uuid)" && ok \
   || fail "after the summary arrived: $(head -c 300 "$WORK/out")"
-expect_eq "boundary and summary archived" $((before + 2)) "$(nodes "$db")"
+have() { sqlite3 "$db" "SELECT count(*) FROM nodes WHERE id='$(sed -n "$1p" "$f" | jq -r .uuid)'"; }
+expect_eq "boundary and summary archived" "1 1" "$(have "$bline") $(have $((bline + 1)))"
+expect_eq "the open reply held back" "0" "$(have "$a")"
 printf '%s\n' "${next:40}" >> "$live"
 hook "$(payload Stop "$live")"; expect_eq "the rest of the line" 0 $?
-expect_eq "the completed record archived once" $((before + 3)) "$(nodes "$db")"
+mkdir -p "$WORK/ref2"; head -n $((a + 1)) "$f" > "$WORK/ref2/$sid.jsonl"
+"$CTXFOLD" --db "$WORK/ref2.db" import "$WORK/ref2/$sid.jsonl" >/dev/null 2>&1
+expect_eq "the completed record archived once: as one import" "$(nodes "$WORK/ref2.db")" "$(nodes "$db")"
 expect_rc "verify live" 0 "$CTXFOLD" --db "$db" verify-invariants --all-sessions
 
 # Bad payloads: exit 3 with a clear message, the archive unchanged; never exit 2.

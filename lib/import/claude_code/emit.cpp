@@ -133,12 +133,23 @@ void Importer::read_request_shapes() {
       if (is_obj(v, "shape")) {
         Json m = shape_metadata(v["shape"]);
         m["system_prompt_source"] = Json{{"file", base_}, {"line", ln.line}, {"shape", hash}};
-        shapes_[hash] = std::move(m);
+        shapes_[hash] = std::make_shared<const Json>(std::move(m));
         newest = hash;
       }
     } else {
-      shape_of_request_[str_at(v, "id")] = hash;
+      auto known = shapes_.find(hash);
+      shape_of_request_[str_at(v, "id")] = {hash, known == shapes_.end() ? nullptr : known->second};
     }
+  }
+  if (resume_) {
+    // Resumed: the shape the newest stored request of the session named, as a whole read would
+    // have it when it reaches this run's first request.
+    auto& q = sink_.store().db().cached(
+        "SELECT json_extract(metadata, '$.request_shape') FROM nodes WHERE session=?1 AND "
+        "json_extract(metadata, '$.request_shape') IS NOT NULL ORDER BY seq DESC LIMIT 1");
+    ResetOnExit r(q);
+    q.bind(1, sessions_[0].info.id);
+    if (q.step()) last_shape_ = q.text(0);
   }
   if (newest.empty()) {
     // No shape recorded: the newest prompt_snapshot attachment (its systemPrompt sections are the
@@ -167,7 +178,7 @@ void Importer::read_request_shapes() {
   // The session starts with the newest shape its file holds (each assistant node also names its
   // request's shape, with the prompt in full where it changed).
   if (!newest.empty())
-    for (auto it = shapes_[newest].begin(); it != shapes_[newest].end(); ++it)
+    for (auto it = shapes_[newest]->begin(); it != shapes_[newest]->end(); ++it)
       sessions_[0].info.metadata[it.key()] = it.value();
 }
 
@@ -242,11 +253,11 @@ void Importer::note_assistant_line(const Line& ln, const Json& v, const Json& ms
     meta["request_ref"] = v["requestRef"];
     auto sh = shape_of_request_.find(v["requestRef"].get<std::string>());
     if (sh != shape_of_request_.end()) {
-      meta["request_shape"] = sh->second;
-      auto full = shapes_.find(sh->second);
-      if (sh->second != last_shape_ && full != shapes_.end())
-        for (auto it = full->second.begin(); it != full->second.end(); ++it) meta[it.key()] = it.value();
-      last_shape_ = sh->second;
+      meta["request_shape"] = sh->second.first;
+      const Json* full = sh->second.second.get();
+      if (sh->second.first != last_shape_ && full)
+        for (auto it = full->begin(); it != full->end(); ++it) meta[it.key()] = it.value();
+      last_shape_ = sh->second.first;
     }
   }
 }
@@ -423,6 +434,7 @@ void Importer::run() {
   sk_ = scan(
       path_, [&](std::int64_t line, const std::string& code, const std::string& msg) { sink_.warn(line, code, msg); },
       true, sink_.resume(), sink_.max_record_bytes());
+  real_lines_ = static_cast<int>(sk_.lines.size());
   reader_ = std::make_unique<JsonlReader>(
       path_, JsonlReader::Warn([](std::int64_t, const std::string&, const std::string&) {}), JsonlReader::Bad(),
       sink_.max_record_bytes());
@@ -436,6 +448,7 @@ void Importer::run() {
   plan_compactions();
   break_cycles();
   compute_covers();
+  hold_open_turn();
   // Pass 2 needs the lines (offsets, interned ids) and the plans only.
   release(sk_.by_uuid);
   release(sk_.tool_use_line);
@@ -445,11 +458,13 @@ void Importer::run() {
 
   begin(0);
   const std::string& main_id = sessions_[0].info.id;
-  for (const auto& [line, raw] : sk_.bad) sink_.keep_record(main_id, line, "unparseable", raw);
+  for (const auto& [line, raw] : sk_.bad)
+    if (held_line_ < 0 || line < sk_.lines[held_line_].line) sink_.keep_record(main_id, line, "unparseable", raw);
   sk_.bad.clear();
 
   for (int i = 0; i < static_cast<int>(sk_.lines.size()); ++i) {
     const Line& ln = sk_.lines[i];
+    if (held_line_ >= 0 && i >= held_line_ && !ln.injected) continue;  // read again next run
     if (ln.kind == LineKind::keep) {
       std::string raw;
       if (!ln.glued) {
@@ -462,20 +477,21 @@ void Importer::run() {
     }
     if (ln.kind != LineKind::node) continue;
     int p = node_of_[i];
-    if (p >= 0 && plans_[p].first == i) emit(p);
+    if (p >= 0 && plans_[p].first == i && !held_[p]) emit(p);
   }
   for (int p = 0; p < static_cast<int>(plans_.size()); ++p)
-    if (!plans_[p].emitted) emit(p);
+    if (!plans_[p].emitted && !held_[p]) emit(p);
 
-  // HEAD: per session, the newest leaf in file order (docs/import.md "Claude Code").
+  // HEAD: per session, the newest leaf in file order (docs/import.md "Claude Code"), of the
+  // nodes written.
   std::vector<char> has_child(plans_.size(), 0);
-  for (const auto& pl : plans_)
-    if (pl.pred >= 0) has_child[pl.pred] = 1;
+  for (int p = 0; p < static_cast<int>(plans_.size()); ++p)
+    if (plans_[p].pred >= 0 && !held_[p]) has_child[plans_[p].pred] = 1;
   std::vector<int> best(sessions_.size(), -1);
   std::vector<int> best_line(sessions_.size(), -1);
   for (int p = 0; p < static_cast<int>(plans_.size()); ++p) {
     const Plan& pl = plans_[p];
-    if (has_child[p] || pl.kind == PlanKind::summary) continue;
+    if (held_[p] || has_child[p] || pl.kind == PlanKind::summary) continue;
     int last = pl.last;
     if (sk_.lines[pl.first].injected && pl.pred >= 0) last = plans_[pl.pred].last;  // file position of its record
     if (last > best_line[pl.session]) {
@@ -484,7 +500,7 @@ void Importer::run() {
     }
   }
   for (std::size_t s = 0; s < sessions_.size(); ++s)
-    if (best[s] >= 0) sink_.propose_head(sessions_[s].info.id, final_id(best[s]));
+    if (best[s] >= 0) sink_.follow_file(sessions_[s].info.id, final_id(best[s]));
 }
 
 }  // namespace ctxfold::cc_import

@@ -531,4 +531,67 @@ void Importer::compute_covers() {
   }
 }
 
+// Read while it is written (docs/formats/claude-code.md "Read while it is written"). A node's
+// content may depend on lines after it: streamed lines of one assistant message merge into one
+// node, attachments after a user prompt or a tool result fold into it, a user record followed by
+// another ends its text with a newline (seam_). Everything before the last assistant message's
+// first line is settled: what Claude Code appends next hangs off that message or later records,
+// and every such look-back stops at an assistant message. A turn_duration / stop_hook_summary
+// record right after an assistant message (only unrendered events between) ends the turn: then
+// everything up to it is settled; so is everything before a compaction boundary. When the reply
+// is known to be complete (ImportSink::reply_done), the last assistant message is settled too.
+// The rest is the open turn.
+int Importer::open_turn_start() const {
+  for (int i = real_lines_ - 1; i >= 0; --i) {
+    const Line& ln = sk_.lines[i];
+    if (ln.turn_end) {
+      int j = i - 1;
+      while (j >= 0 && (sk_.lines[j].kind != LineKind::node || (sk_.lines[j].event && !sk_.lines[j].rendered))) --j;
+      if (j >= 0 && sk_.lines[j].type == sk_.t_assistant && sk_.lines[j].kind == LineKind::node) return i + 1;
+      continue;
+    }
+    if (ln.boundary) return i;  // every look-back stops at a compaction boundary
+    if (ln.kind == LineKind::node && ln.type == sk_.t_assistant && node_of_[i] >= 0) {
+      if (sink_.reply_done()) return i + 1;  // the reply is complete: what follows it is open
+      // with the records written just before the reply (its request's shape and id: kept, not nodes)
+      int first = plans_[node_of_[i]].first;
+      while (first > 0 && sk_.lines[first - 1].kind != LineKind::node) --first;
+      return first;
+    }
+  }
+  return 0;  // no assistant message yet: all of it is one open turn
+}
+
+void Importer::hold_open_turn() {
+  held_.assign(plans_.size(), 0);
+  if (!sink_.hold_open_turn()) return;
+  int hold = open_turn_start();
+  // A plan with lines on both sides of the cut is held whole (a message merged across it).
+  for (bool moved = true; moved && hold < real_lines_;) {
+    moved = false;
+    for (const Plan& pl : plans_)
+      if (!sk_.lines[pl.first].injected && pl.first < hold && pl.last >= hold) {
+        hold = pl.first;
+        moved = true;
+      }
+  }
+  if (hold >= real_lines_) return;
+  held_line_ = hold;
+  // Held: plans read from the cut on, and whatever hangs off or summarizes a held plan.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (int p = 0; p < static_cast<int>(plans_.size()); ++p) {
+      if (held_[p]) continue;
+      const Plan& pl = plans_[p];
+      const bool own = !first_line(p).injected && pl.first >= hold;
+      if (own || (pl.pred >= 0 && held_[pl.pred]) || (pl.cover_last >= 0 && held_[pl.cover_last])) {
+        held_[p] = 1;
+        grew = true;
+      }
+    }
+  }
+  const Line& cut = sk_.lines[hold];
+  sink_.hold_from(ResumePoint{cut.offset, cut.line - 1});
+}
+
 }  // namespace ctxfold::cc_import

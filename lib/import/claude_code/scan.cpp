@@ -367,6 +367,8 @@ void note_event(Skeleton& sk, Line& ln, const ScanSax& v) {
         !v.rendered_role.empty() && v.rendered_role != "user" && v.rendered_role != "system";
     ln.rendered_beside = v.rendered_beside;
   }
+  if (ln.type == sk.t_system && (v.subtype == "turn_duration" || v.subtype == "stop_hook_summary"))
+    ln.turn_end = true;
   if (ln.type == sk.t_system && v.subtype == "compact_boundary") {
     ln.boundary = true;
     ln.logical_parent = sk.ids.intern(v.logical_parent);

@@ -82,6 +82,7 @@ struct Line {
   bool rendered_user : 1 = false;     ///< ... whose renderedRole is "user" (else "system")
   bool rendered_unknown : 1 = false;  ///< ... whose renderedRole is neither
   bool rendered_beside : 1 = false;   ///< ... renderedBesideToolResult: a block beside a tool result
+  bool turn_end : 1 = false;  ///< a system turn_duration / stop_hook_summary record: the turn is over
 };
 
 struct Skeleton {
@@ -214,6 +215,14 @@ class Importer {
   void compute_covers();
   void place_attachments();
   void read_request_shapes();
+  /// Incremental import (ImportSink::hold_open_turn): marks the plans appended lines may still
+  /// change (held_) and tells the sink where the first of their lines starts
+  /// (docs/formats/claude-code.md "Read while it is written").
+  void hold_open_turn();
+  /// The first line of the open turn at the end of the read: the first line of the plan holding
+  /// the last assistant line, or the line after a turn_end record that follows it; size() when
+  /// nothing is open.
+  int open_turn_start() const;
   /// A compact_boundary plan's compactMetadata (read once).
   const Json& boundary_metadata(int boundary);
   /// The compact_boundary plan of a compact-summary plan: its predecessor, or the first one
@@ -302,10 +311,16 @@ class Importer {
   std::unordered_set<int> seam_;  ///< user plans a user record joins on the wire (their text ends "\n")
   /// The client's request records (read_request_shapes): api-request-shape records by shapeHash
   /// ({system, tools} as sent, without cache markers) and each api-request id's shapeHash.
-  std::unordered_map<std::string, Json> shapes_;
-  std::unordered_map<std::string, std::string> shape_of_request_;
+  /// A request's shape is the newest api-request-shape record of its hash written before the
+  /// request record (not a later rewrite of it), so a read that ends or resumes anywhere between
+  /// them gives every node the same metadata (docs/formats/claude-code.md "Read while it is written").
+  std::unordered_map<std::string, std::shared_ptr<const Json>> shapes_;
+  std::unordered_map<std::string, std::pair<std::string, std::shared_ptr<const Json>>> shape_of_request_;
   std::string last_shape_;  ///< the shapeHash of the newest assistant node built (file order)
   std::optional<ResumePoint> resume_;  ///< set: read from there, earlier records are stored
+  std::vector<char> held_;             ///< plan -> held back for the next run (hold_open_turn)
+  int held_line_ = -1;                 ///< the first line held back (-1: none)
+  int real_lines_ = 0;                 ///< lines read from the file (injected ones follow them)
 };
 
 }  // namespace ctxfold::cc_import

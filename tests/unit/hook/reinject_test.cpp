@@ -46,8 +46,9 @@ class HookPath : public ::testing::Test {
     for (const Json& r : records) out << dump_json(r) << "\n";
     out << tail;
   }
-  HookArchive hook() {
-    HookPayload p{"PreCompact", "sess", transcript, "/p", "manual"};
+  /// One hook call; Stop stores the open turn too, the other events hold it back.
+  HookArchive hook(const std::string& event = "Stop") {
+    HookPayload p{event, "sess", transcript, "/p", event == "PreCompact" ? "manual" : ""};
     return archive_transcript(store, p, "claude-code");
   }
   std::vector<Json> before() {
@@ -73,10 +74,37 @@ TEST_F(HookPath, ImportsIncrementallyAndIdempotently) {
   a = hook();
   EXPECT_EQ(a.nodes_added, 0);
   append({}, next.substr(next.size() / 2) + "\n");
+  // The whole line is a prompt after the last reply: it waits for its reply (attachments written
+  // after it would fold into it).
+  a = hook();
+  EXPECT_EQ(a.nodes_added, 0);
+  append({record("assistant", "a3", "u3", text("On it."))});
   a = hook();
   EXPECT_EQ(a.outcome, "appended");
-  EXPECT_EQ(a.nodes_added, 1);
+  EXPECT_EQ(a.nodes_added, 2);
   EXPECT_EQ(store.node("u3")->predecessor, "a2");
+}
+
+// docs/formats/claude-code.md "Read while it is written": before Stop, the open turn (the last
+// reply and what follows it) waits for the next call; what is stored is what one import stores.
+TEST_F(HookPath, TheOpenTurnWaitsForTheNextCall) {
+  append(before());
+  HookArchive a = hook("PreCompact");
+  EXPECT_EQ(a.nodes_added, 3);
+  EXPECT_FALSE(store.node("a2", false));
+  // The reply streams on: a second line of the same message joins its node.
+  Json more = record("assistant", "a2b", "a2", text("Also fixed the test."));
+  more["message"]["id"] = "m-a2";
+  append({more});
+  a = hook("PreCompact");
+  EXPECT_EQ(a.nodes_added, 0);
+  a = hook("Stop");
+  EXPECT_EQ(a.nodes_added, 1);
+  ASSERT_TRUE(store.node("a2", false));
+  EXPECT_EQ(store.node("a2")->content.size(), 2u);
+  EXPECT_FALSE(store.node("a2b", false));
+  a = hook("Stop");
+  EXPECT_EQ(a.outcome, "unchanged");
 }
 
 TEST_F(HookPath, AMissingTranscriptWritesNothing) {
@@ -93,7 +121,11 @@ TEST_F(HookPath, AfterTheSummaryIsWrittenItsDroppedIdentifiersAreListed) {
   summary["isCompactSummary"] = true;
   all.push_back(summary);
   append(all);
-  hook();
+  hook("PreCompact");
+  // The summary is held back until the next reply: attachments written after it would fold into it.
+  EXPECT_FALSE(store.node("s1", false));
+  append({record("assistant", "a3", "s1", text("Continuing."))});
+  hook("PreCompact");
   ReinjectOptions o;
   o.db = "/arch/a.db";
   o.just_compacted = true;

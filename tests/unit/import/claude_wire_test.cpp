@@ -334,8 +334,15 @@ TEST_F(ClaudeWireTest, ReimportAfterGrowthMovesHeadPastASideRecord) {
   write("s7.jsonl", records);
   auto res = import(f);
   EXPECT_EQ(store_->head("s7"), "m2");
-  // A real branch (a message off the chain) still keeps HEAD where it is.
+  // A branch the client wrote (a message off the chain): HEAD is its newest leaf, as one import
+  // of the file makes it (docs/formats/claude-code.md "Read while it is written").
   records.push_back(user("u3", "m1", "another branch"));
+  write("s7.jsonl", records);
+  import(f);
+  EXPECT_EQ(store_->head("s7"), "u3");
+  // A HEAD a person moved (checkout) stays where it is when the file grows off its chain.
+  store_->move_head("s7", "m2", "checkout");
+  records.push_back(user("u4", "m1", "a third branch"));
   write("s7.jsonl", records);
   import(f);
   EXPECT_EQ(store_->head("s7"), "m2");
