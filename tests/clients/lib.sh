@@ -18,11 +18,11 @@ MOCK_PID=""
 cleanup() { [ -n "$MOCK_PID" ] && kill "$MOCK_PID" 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
 
-# need_clients: exit 77 (ctest's skip code) when `npm ci` has not been run in tests/clients.
+# need_clients: exit 77 (ctest's skip code) when the clients are not installed in tests/clients.
 need_clients() {
   if [ ! -x "$NODE_BIN/codex" ] || [ ! -x "$NODE_BIN/gemini" ] \
      || [ ! -x "$CLIENTS_DIR/node_modules/@anthropic-ai/claude-code-linux-x64/claude" ]; then
-    echo "SKIP: the clients are not installed (cd tests/clients && npm ci)" >&2; exit 77
+    echo "SKIP: the clients are not installed (cd tests/clients && npm install --no-save)" >&2; exit 77
   fi
 }
 

@@ -12,7 +12,7 @@ These are the windows the clients themselves compact against, so they are the fa
 records. `--check` (the default) exits 1 and lists every model a client knows that the catalog
 lacks or describes differently: after a client bump, the catalog is stale until `--write` merges
 the clients' facts in (entries of models the clients do not list are kept as they are).
-Exits 77 when the clients are not installed (npm ci in tests/clients).
+Exits 77 when the clients are not installed (npm install --no-save in tests/clients).
 """
 import argparse
 import json
@@ -178,7 +178,7 @@ def main():
     try:
         clients = [claude_models(), codex_models(), gemini_models()]
     except FileNotFoundError as e:
-        print(f"models.py: the pinned clients are not installed ({e}); run npm ci in tests/clients", file=sys.stderr)
+        print(f"models.py: the pinned clients are not installed ({e}); run npm install --no-save in tests/clients", file=sys.stderr)
         return 77
     for name, ver, models in clients:
         if not models:

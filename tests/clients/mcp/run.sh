@@ -14,7 +14,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/../lib.sh"
 need_clients
 INSPECTOR="$CLIENTS_DIR/node_modules/@modelcontextprotocol/inspector-cli/build/index.js"
-[ -f "$INSPECTOR" ] || { echo "SKIP: the MCP Inspector CLI is not installed (cd tests/clients && npm ci)" >&2; exit 77; }
+[ -f "$INSPECTOR" ] || { echo "SKIP: the MCP Inspector CLI is not installed (cd tests/clients && npm install --no-save)" >&2; exit 77; }
 TRANSCRIPTS=${CTXFOLD_TRANSCRIPTS:-$CLIENTS_DIR/../../../shared/data/transcripts}
 T="$TRANSCRIPTS/claude-code/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
 [ -f "$T" ] || { echo "SKIP: no transcript at $T" >&2; exit 77; }

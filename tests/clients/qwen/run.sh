@@ -18,7 +18,7 @@
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib.sh
 source "$HERE/../lib.sh"
-[ -x "$NODE_BIN/qwen" ] || { echo "SKIP: Qwen Code is not installed (cd tests/clients && npm ci)" >&2; exit 77; }
+[ -x "$NODE_BIN/qwen" ] || { echo "SKIP: Qwen Code is not installed (cd tests/clients && npm install --no-save)" >&2; exit 77; }
 CTXFOLD=$(cd "$(dirname "$CTXFOLD")" && pwd)/$(basename "$CTXFOLD")
 CLIENT=qwen
 MODEL=mock-model
