@@ -2,7 +2,7 @@
 # The unit and end-to-end tests built with AddressSanitizer + UndefinedBehaviorSanitizer (gcc's
 # runtimes, which come with g++): -DCTXFOLD_SANITIZE=ON in build-asan/, at -O1 -g1 (ASan's
 # recommended level, and a shorter build than -O2 -g; warnings are the normal build's to gate).
-# .ci/run runs it after the normal suite (a unity build, CTXFOLD_UNITY, to fit CI's time). Any
+# .ci/run runs it after the normal suite with CTXFOLD_CI_SANITIZE=1 (a unity build, CTXFOLD_UNITY). Any
 # sanitizer report fails the run, even from a test that expects ctxfold to fail:
 # reports go to files under build-asan/sanitizer-logs/, which must stay empty, and sanitizer exits
 # use code 86, which no ctxfold exit code shares. Left out: the client conformance tests (clients.*),
