@@ -1,4 +1,4 @@
-// `ctxfold hook AGENT`: the command an agent's hooks run (docs/hooks.md). It reads the hook
+// `ctxfold hook AGENT`: the command an agent's hooks run (docs/commands.md "hook"). It reads the hook
 // payload on stdin, imports the transcript it names into the archive (incremental, idempotent)
 // and, on SessionStart after a compaction or on resume, prints the context Claude Code injects:
 // the identifiers its summary left out, each with the ctxfold command that recalls it.
@@ -39,10 +39,9 @@ struct HookOptions {
 
 constexpr std::size_t kDefaultMaxBytes = 4000;
 
-void check_agent(const std::string& agent, bool installing) {
-  if (agent == "claude-code" || (agent == "codex" && !installing)) return;
-  throw Error(Exit::usage, "hook.agent", fmt::format("unknown agent '{}'", agent),
-              installing ? "install knows claude-code" : "use claude-code or codex");
+void check_agent(const std::string& agent) {
+  if (agent == "claude-code" || agent == "codex") return;
+  throw Error(Exit::usage, "hook.agent", fmt::format("unknown agent '{}'", agent), "use claude-code or codex");
 }
 
 /// The archive and the context bound: --db / CTXFOLD_DB, else the configuration's "hook" then
@@ -114,11 +113,20 @@ int run_agent_hook(Context& ctx, HookOptions& o, const std::string& agent) {
   return 0;
 }
 
-/// The settings file: --settings, else the scope's (user: $CLAUDE_CONFIG_DIR/settings.json, by
-/// default ~/.claude/settings.json; project: .claude/settings.json; local:
-/// .claude/settings.local.json, both in the working directory).
-std::string settings_path(const Context& ctx, const HookOptions& o) {
+/// The settings file: --settings, else the scope's. Claude Code: user $CLAUDE_CONFIG_DIR/settings.json,
+/// by default ~/.claude/settings.json; project .claude/settings.json; local
+/// .claude/settings.local.json (both in the working directory). Codex: user $CODEX_HOME/hooks.json,
+/// by default ~/.codex/hooks.json; project .codex/hooks.json; it has no local scope (usage error).
+std::string settings_path(const Context& ctx, const HookOptions& o, const std::string& agent) {
   if (o.settings) return *o.settings;
+  if (agent == "codex") {
+    if (o.scope == "project") return ".codex/hooks.json";
+    if (o.scope == "local")
+      throw Error(Exit::usage, "hook.scope", "Codex reads hooks from user and project layers only",
+                  "use --scope user or --scope project, or name the file with --settings");
+    if (auto dir = ctx.env->variable("CODEX_HOME")) return *dir + "/hooks.json";
+    return ctx.env->variable("HOME").value_or(".") + "/.codex/hooks.json";
+  }
   if (o.scope == "project") return ".claude/settings.json";
   if (o.scope == "local") return ".claude/settings.local.json";
   if (auto dir = ctx.env->variable("CLAUDE_CONFIG_DIR")) return *dir + "/settings.json";
@@ -149,7 +157,7 @@ std::string read_text(const std::string& path, bool& exists) {
 
 int run_install(Context& ctx, HookOptions& o, bool install, const std::string& agent) {
   apply_config(ctx, o);
-  const std::string path = settings_path(ctx, o);
+  const std::string path = settings_path(ctx, o, agent);
   bool exists = false;
   const std::string text = read_text(path, exists);
   const Json before = parse_settings_text(text, path);
@@ -167,6 +175,10 @@ int run_install(Context& ctx, HookOptions& o, bool install, const std::string& a
               {"written", o.write && changed}, {"backup", backup ? Json(*backup) : Json(nullptr)},
               {"removed", removed},       {"hooks", install ? hook_fragment(command) : Json::object()}};
   emit(out);
+  // Codex runs a hook someone added to hooks.json only once it is trusted (docs/commands.md "hook").
+  if (install && agent == "codex" && o.write && changed)
+    std::fprintf(stderr, "ctxfold: Codex runs new hooks only once trusted: open /hooks in Codex and trust them "
+                         "(or pass --dangerously-bypass-hook-trust to a run you vet yourself)\n");
   return 0;
 }
 
@@ -174,13 +186,13 @@ int run_hook(Context& ctx, HookOptions o) {
   const std::vector<std::string>& w = o.words;
   const bool manage = w[0] == "install" || w[0] == "uninstall";
   if (manage) {
-    if (w.size() != 2) throw Error(Exit::usage, "hook.usage", fmt::format("{} takes one agent: ctxfold hook {} claude-code", w[0], w[0]));
-    check_agent(w[1], true);
+    if (w.size() != 2) throw Error(Exit::usage, "hook.usage", fmt::format("{} takes one agent: ctxfold hook {} claude-code|codex", w[0], w[0]));
+    check_agent(w[1]);
     return run_install(ctx, o, w[0] == "install", w[1]);
   }
   try {
     if (w.size() != 1) throw Error(Exit::usage, "hook.usage", "ctxfold hook takes one agent (claude-code, codex), or install|uninstall AGENT");
-    check_agent(w[0], false);
+    check_agent(w[0]);
     return run_agent_hook(ctx, o, w[0]);
   } catch (const Error& e) {
     // Exit 2 would block the agent's compaction or stop: a usage error of a hook call is reported as bad input.
@@ -201,8 +213,9 @@ std::function<int(Context&)> setup_hook(CLI::App& sub) {
   sub.add_flag("--write", o->write, "install/uninstall: merge into the settings file (a backup is written first) instead of only printing");
   sub.add_option("--settings", o->settings, "install/uninstall: the settings file (default: the --scope's)");
   sub.add_option("--scope", o->scope,
-                 "install/uninstall: user ($CLAUDE_CONFIG_DIR or ~/.claude/settings.json), project (.claude/settings.json) "
-                 "or local (.claude/settings.local.json)")
+                 "install/uninstall: user ($CLAUDE_CONFIG_DIR or ~/.claude/settings.json; Codex: $CODEX_HOME or "
+                 "~/.codex/hooks.json), project (.claude/settings.json; .codex/hooks.json) or local "
+                 "(.claude/settings.local.json; Claude Code only)")
       ->check(CLI::IsMember({"user", "project", "local"}));
   sub.add_option("--config", o->config,
                  R"(JSON file whose "hook" (else "mcp") section may name the archive ("db", used when neither --db nor CTXFOLD_DB does); "hook.maxBytes" (default: $CTXFOLD_CONFIG, then ~/.config/ctxfold/config.json))");

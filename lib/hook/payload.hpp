@@ -1,6 +1,6 @@
 #pragma once
 // An agent's hook payload: the JSON object Claude Code (and Codex, whose hooks take the same
-// fields) writes on a hook command's stdin (docs/hooks.md "The payload").
+// fields) writes on a hook command's stdin (docs/commands.md "hook").
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,7 +9,7 @@
 namespace ctxfold {
 
 /// The events `ctxfold hook AGENT` acts on: PreCompact, PostCompact, SessionStart, SessionEnd,
-/// Stop, SubagentStop (docs/hooks.md "Events").
+/// Stop, SubagentStop (docs/commands.md "hook").
 const std::vector<std::string>& hook_events();
 
 /// The fields ctxfold reads of a payload; the others are ignored.

@@ -1,7 +1,7 @@
 #pragma once
 // What `ctxfold hook` hands an agent after a compaction: the identifiers its own summary left out,
-// each with the ctxfold command that recalls it from the archive (docs/hooks.md "The context
-// re-injected").
+// each with the ctxfold command that recalls it from the archive (docs/commands.md "hook",
+// "Re-injected context").
 #include <cstdint>
 #include <optional>
 #include <string>

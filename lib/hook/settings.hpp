@@ -1,7 +1,8 @@
 #pragma once
 // The hooks `ctxfold hook install AGENT` adds to an agent's settings file and `uninstall` takes
-// out again (docs/hooks.md "Installing"): Claude Code's settings.json, a strict JSON object whose
-// "hooks" maps an event name to a list of {"matcher", "hooks": [{"type": "command", ...}]} groups.
+// out again (docs/commands.md "hook"): Claude Code's settings.json or Codex's hooks.json, both a
+// strict JSON object whose "hooks" maps an event name to a list of {"matcher", "hooks": [{"type":
+// "command", ...}]} groups (Codex accepts only "description" and "hooks" at the top of hooks.json).
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,7 +11,8 @@
 
 namespace ctxfold {
 
-/// The events install wires, in order: PreCompact, SessionStart, SessionEnd, Stop.
+/// The events install wires, in order: PreCompact, SessionStart, SessionEnd, Stop (both agents
+/// send them; Codex 0.171 also starts SessionStart with source "compact" after a compaction).
 const std::vector<std::string>& installed_events();
 
 /// The hooks fragment install adds: per event of installed_events() one group

@@ -166,4 +166,25 @@ expect_rc "commented settings" 3 "$CTXFOLD" --db "$WORK/archive.db" hook install
 grep -q 'settings.json:2:' "$WORK/err" && ok || fail "no line named: $(cat "$WORK/err")"
 cmp -s "$s" "$WORK/commented.json" && ok || fail "a settings file it could not parse was changed"
 expect_rc "install of an unknown agent is a usage error" 2 "$CTXFOLD" hook install gemini
+
+# Codex: the same hooks in $CODEX_HOME/hooks.json (else ~/.codex/hooks.json), kept beside the
+# user's own hooks; the trust step is named on stderr; no local scope.
+c="$WORK/codexhome/hooks.json"
+mkdir -p "$(dirname "$c")"
+printf '{"description": "mine", "hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit.sh"}]}]}}\n' > "$c"
+cp "$c" "$WORK/codex-orig.json"
+export CODEX_HOME="$WORK/codexhome"
+expect_rc "install codex --write" 0 "$CTXFOLD" --db "$WORK/archive.db" hook install codex --write
+expect_eq "codex settings path" "$c" "$(jq -r .settings "$WORK/out")"
+expect_eq "codex four events beside the user's" "PostToolUse PreCompact SessionEnd SessionStart Stop" "$(jq -r '.hooks | keys | join(" ")' "$c")"
+expect_eq "codex hook command" "hook codex" "$(jq -r '.hooks.SessionStart[0].hooks[0].command' "$c" | awk '{print $(NF-1), $NF}')"
+expect_eq "codex description kept" "mine" "$(jq -r .description "$c")"
+grep -q 'trust' "$WORK/err" && ok || fail "install codex did not name the trust step: $(cat "$WORK/err")"
+expect_rc "codex uninstall" 0 "$CTXFOLD" --db "$WORK/archive.db" hook uninstall codex --write
+expect_eq "codex uninstall removed four" 4 "$(jq .removed "$WORK/out")"
+expect_eq "codex uninstall restores hooks.json" "$(jq -S . "$WORK/codex-orig.json")" "$(jq -S . "$c")"
+unset CODEX_HOME
+expect_rc "codex default path" 0 "$CTXFOLD" --db "$WORK/archive.db" hook install codex
+expect_eq "codex default is ~/.codex/hooks.json" "$HOME/.codex/hooks.json" "$(jq -r .settings "$WORK/out")"
+expect_rc "codex has no local scope" 2 "$CTXFOLD" --db "$WORK/archive.db" hook install codex --scope local
 finish

@@ -10,9 +10,10 @@
 #   autocompact  the mock reports the window nearly full mid-turn; Claude Code compacts and goes
 #                on in the same process: its next request holds what SessionStart (source
 #                compact) injected, the identifiers of the history just compacted.
-# `ctxfold hook uninstall claude-code --write` then leaves the settings as they were.
+#   codex        the same under the real Codex CLI (codex_scenario below).
+# `ctxfold hook uninstall AGENT --write` then leaves the settings as they were.
 # Exit 1 on any failed check; 77 (skipped) without the clients.
-# Usage: CTXFOLD=build/ctxfold bash tests/clients/hooks/run.sh [compact] [autocompact]
+# Usage: CTXFOLD=build/ctxfold bash tests/clients/hooks/run.sh [compact] [autocompact] [codex]
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/../lib.sh"
 need_clients
@@ -118,5 +119,60 @@ autocompact_scenario() {
   check_uninstall
 }
 
-for s in ${@:-compact autocompact}; do "${s}_scenario"; done
+# codex: `hook install codex --write` into $CODEX_HOME/hooks.json beside a hook of the user's; a
+# `codex exec` turn that auto-compacts mid-turn (SessionStart with source compact), then a resumed
+# turn (source resume). Codex runs hooks added to hooks.json only once trusted; the runs pass
+# --dangerously-bypass-hook-trust (this suite installed them itself). Checked: the first request
+# after the compaction holds the injected identifiers, the archive holds exactly what one import of
+# the rollout gives and verifies, and uninstall restores hooks.json.
+codex_scenario() {
+  S=codex
+  local CX="$WORK/$S/codex" rollout sid
+  SH="$WORK/$S/home"; CWD="$WORK/$S/proj"; REC="$WORK/$S/rec"; DB="$WORK/$S/archive.db"
+  mkdir -p "$SH" "$CX" "$CWD/plans" "$REC"
+  printf '# plan\nstep one\n' > "$CWD/plans/codex-plan.md"
+  printf '{"description": "the user'"'"'s own", "hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}}\n' > "$CX/hooks.json"
+  cp "$CX/hooks.json" "$WORK/$S/hooks.orig.json"
+  HOME="$SH" CODEX_HOME="$CX" "$CTXFOLD_ABS" --db "$DB" hook install codex --write \
+    > "$WORK/$S/install.json" 2>"$WORK/$S/install.err" || failure "$S: hook install codex failed: $(cat "$WORK/$S/install.err")"
+  start_mock "$HERE/codex.json" "$REC"
+  write_config "$CX" "$HERE/codex.json"
+  local step prompt args
+  for step in 1 2; do
+    args=(exec)
+    if [ $step = 1 ]; then prompt="HKX-ONE read the plan"; else prompt="HKX-TWO keep going"; args+=(resume --last); fi
+    args+=(--skip-git-repo-check --json --dangerously-bypass-hook-trust "$prompt")
+    (cd "$CWD" && HOME="$SH" CODEX_HOME="$CX" MOCK_API_KEY=sk-mock-not-a-secret \
+       timeout 120 "$NODE_BIN/codex" "${args[@]}" </dev/null >>"$WORK/$S/client.out" 2>>"$WORK/$S/client.err") \
+      || failure "$S: codex step $step exited $?: $(tail -3 "$WORK/$S/client.err")"
+  done
+  stop_mock
+  rollout=$(find "$CX/sessions" -name 'rollout-*.jsonl' | head -1)
+  [ -n "$rollout" ] || { failure "$S: Codex wrote no rollout"; return 0; }
+  "$CTXFOLD_ABS" --db "$WORK/$S/ref.db" import "$rollout" >/dev/null 2>&1
+  sid=$(sqlite3 "$WORK/$S/ref.db" "SELECT session FROM nodes LIMIT 1")
+  # (Codex writes the compacted record before SessionStart runs, so the hook names what that
+  # summary left out)
+  if req=$(python3 "$HERE/check_request.py" "$REC" --after "HKX-SUMMARY" "compaction summary left out" \
+             "plans/codex-plan.md" "--session $sid grep -- plans/codex-plan.md"); then
+    echo "$S: the identifiers Codex's summary dropped reached the first request after the compaction ($(basename "$req"))"
+  else failure "$S: $(tail -3 "$WORK/$S/client.err")"; fi
+  local hits
+  hits=$("$CTXFOLD_ABS" --db "$DB" --session "$sid" grep -- plans/codex-plan.md 2>/dev/null | grep -c '"type":"match"')
+  [ "${hits:-0}" -gt 0 ] && echo "$S: the injected recall command finds its identifier ($hits hits)" \
+    || failure "$S: the injected recall command finds nothing"
+  sqlite3 "$WORK/$S/ref.db" "SELECT id||' '||digest FROM nodes" | sort > "$WORK/$S/ref.dig"
+  sqlite3 "$DB" "SELECT id||' '||digest FROM nodes" 2>/dev/null | sort > "$WORK/$S/archive.dig"
+  if [ -s "$WORK/$S/ref.dig" ] && cmp -s "$WORK/$S/ref.dig" "$WORK/$S/archive.dig"; then
+    echo "$S: the hooks archived exactly the $(wc -l < "$WORK/$S/ref.dig") nodes one import of the rollout gives"
+  else failure "$S: the archive ($(wc -l < "$WORK/$S/archive.dig") nodes) differs from one import ($(wc -l < "$WORK/$S/ref.dig"))"; fi
+  "$CTXFOLD_ABS" --db "$DB" verify-invariants --all-sessions >"$WORK/$S/verify.json" 2>&1 \
+    && echo "$S: the archive verifies" || failure "$S: the archive does not verify"
+  HOME="$SH" CODEX_HOME="$CX" "$CTXFOLD_ABS" --db "$DB" hook uninstall codex --write >/dev/null 2>&1
+  [ "$(jq -S . "$CX/hooks.json")" = "$(jq -S . "$WORK/$S/hooks.orig.json")" ] \
+    && echo "$S: uninstall restored hooks.json" || failure "$S: uninstall left $(cat "$CX/hooks.json")"
+}
+
+source "$CLIENTS_DIR/codex/config.sh"
+for s in ${@:-compact autocompact codex}; do "${s}_scenario"; done
 exit $FAILED
