@@ -3,7 +3,8 @@
 # build (scripts/demo.sh builds only `ctxfold`); none builds every target (tests, benchmarks).
 # CTXFOLD_WERROR=ON (as CI sets it) makes warnings in the project's own code errors. ccache is
 # used when it is installed; without it (a fresh clone, CI) the sources are compiled as a unity
-# build (CTXFOLD_UNITY, about a third of the cold build time); CTXFOLD_UNITY=ON|OFF overrides.
+# build (CTXFOLD_UNITY: headers parsed once per folder, a shorter cold build; docs/architecture.md
+# "Building"); CTXFOLD_UNITY=ON|OFF overrides.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 launcher=()
