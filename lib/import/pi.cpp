@@ -110,16 +110,11 @@ std::string bash_text(const Json& m) {
 
 class PiImporter {
  public:
-  PiImporter(const std::string& path, ImportSink& sink) : path_(path), file_(file_name(path)), sink_(sink) {}
+  PiImporter(const std::string& path, ImportSink& sink)
+      : path_(path), file_(file_name(path)), sink_(sink), bad_(sink) {}
 
   void run() {
-    JsonlReader reader(
-        path_, [&](std::int64_t line, const std::string& code, const std::string& msg) { sink_.warn(line, code, msg); },
-        [&](std::int64_t line, const std::string& raw) {
-          if (!session_.empty()) sink_.keep_record(session_, line, "line.bad", raw);
-          else early_bad_.emplace_back(line, raw);
-        },
-        sink_.max_record_bytes());
+    JsonlReader reader(path_, bad_.warn(), bad_.keep(), sink_.max_record_bytes());
     JsonlRecord rec;
     while (reader.next(rec)) {
       if (!rec.value.is_object()) continue;
@@ -128,7 +123,7 @@ class PiImporter {
       handle(rec);
     }
     if (session_.empty()) {
-      if (early_bad_.empty()) {
+      if (!bad_.holding()) {
         sink_.warn(0, "document.empty", "no records in the pi session file");
         return;
       }
@@ -154,8 +149,7 @@ class PiImporter {
     sink_.begin_session(std::move(info));
     if (header) sink_.keep_record(session_, line, "session", dump_json(first));
     else sink_.warn(line, "record.no_header", "the pi session file does not start with its session header");
-    for (auto& [l, raw] : early_bad_) sink_.keep_record(session_, l, "line.bad", raw);
-    early_bad_.clear();
+    bad_.begin(session_);
   }
 
   std::string qualified(const std::string& entry) const { return session_ + ":" + entry; }
@@ -313,7 +307,8 @@ class PiImporter {
     n.metadata["origin"] = "import";
     n.metadata["format"] = kFormat;
     n.metadata["recap"] = false;
-    n.metadata["trigger"] = v.value("fromHook", false) == true ? "extension" : "pi";
+    // pi records no trigger (manual /compact or automatic), only whether an extension wrote it.
+    if (v.value("fromHook", false) == true) n.metadata["trigger"] = "extension";
     n.metadata["first_kept_entry"] = first_kept;
     if (v.contains("tokensBefore") && v["tokensBefore"].is_number_integer()) {
       const std::int64_t before = v["tokensBefore"].get<std::int64_t>();
@@ -330,7 +325,7 @@ class PiImporter {
   std::string path_, file_;
   ImportSink& sink_;
   std::string session_;
-  std::vector<std::pair<std::int64_t, std::string>> early_bad_;
+  import_detail::BadLines bad_;
   std::map<std::string, std::string> parent_of_;                // entry id -> parentId
   std::map<std::string, std::optional<std::string>> at_;        // entry id -> the chain node there
   std::map<std::string, std::string> node_of_;                  // entry id -> its node
