@@ -118,3 +118,18 @@ show_logs() {
     [ -s "$f" ] && { echo "--- $f"; tail -20 "$f"; }
   done >&2
 }
+
+# suite_start: a client's run begins (CLIENT set): its results file afresh, FAILED=0; fail MESSAGE
+# reports a failure naming the client and marks the run failed.
+suite_start() { rm -f "$RESULTS_DIR/$CLIENT.jsonl"; FAILED=0; }
+fail() { echo "$CLIENT: $*" >&2; FAILED=1; }
+
+# suite_end: the logs of a failed run, the client's figures (report.py), and the run's exit code:
+# report.py's, or 1 after any fail.
+suite_end() {
+  show_logs
+  python3 "$CLIENTS_DIR/report.py" --client "$CLIENT"
+  local rc=$?
+  [ "$FAILED" = 0 ] || rc=1
+  exit $rc
+}

@@ -18,8 +18,10 @@ import os
 import sqlite3
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mock"))
 import gemini  # noqa: E402
+import records as shared  # noqa: E402
 
 SNAP = "<state_snapshot>"
 
@@ -64,20 +66,7 @@ def cmd_compactions(rec_dir):
             seen |= snaps
 
 
-def texts_of_block(b):
-    if not isinstance(b, dict):
-        return []
-    out = []
-    for k in ("text", "thinking"):
-        if isinstance(b.get(k), str):
-            out.append(b[k])
-    c = b.get("content")
-    if isinstance(c, str):
-        out.append(c)
-    elif isinstance(c, list):
-        for x in c:
-            out.extend(texts_of_block(x))
-    return out
+texts_of_block = shared.texts_of_block
 
 
 def cmd_node_for(rec_path, db, session):

@@ -29,9 +29,7 @@ PI="$NODE_BIN/pi"
 PKG="$CLIENTS_DIR/node_modules/@mariozechner/pi-coding-agent"
 PI_TIMEOUT=${PI_TIMEOUT:-120}
 export PI_OFFLINE=1 PI_SKIP_VERSION_CHECK=1 PI_TELEMETRY=0
-rm -f "$RESULTS_DIR/$CLIENT.jsonl"
-FAILED=0
-fail() { echo "pi: $*" >&2; FAILED=1; }
+suite_start
 
 # scenario NAME: a fresh HOME and project folder under $WORK (sets D), the mock started on the
 # scenario, and pi's provider settings pointing at it.
@@ -123,10 +121,6 @@ head=$("$CTXFOLD" --db "$DB" --session "$SESSION" log | jq -r 'select(.type=="no
 "$CTXFOLD" --db "$DB" --session "$SESSION" log | jq -e --arg id "$SESSION:$b2" 'select(.id == $id)' > /dev/null \
   && fail "branch: the first branch's reply is on HEAD's spine"
 
-show_logs
 # PI_KEEP=DIR keeps every scenario's HOME, records, database and renders for a look.
 [ -n "${PI_KEEP:-}" ] && { rm -rf "$PI_KEEP"; cp -r "$WORK" "$PI_KEEP"; }
-python3 "$CLIENTS_DIR/report.py" --client "$CLIENT"
-rc=$?
-[ "$FAILED" = 0 ] || rc=1
-exit $rc
+suite_end

@@ -24,9 +24,7 @@ CLIENT=qwen
 MODEL=mock-model
 QWEN="$NODE_BIN/qwen"
 QWEN_TIMEOUT=${QWEN_TIMEOUT:-120}
-rm -f "$RESULTS_DIR/$CLIENT.jsonl"
-FAILED=0
-fail() { echo "qwen: $*" >&2; FAILED=1; }
+suite_start
 
 # new_home NAME: a fresh HOME (settings: usage statistics, telemetry and update checks off; the
 # background memory agents off, whose requests carry tools but are no turn of the conversation)
@@ -107,10 +105,6 @@ else
   echo "qwen compress: every turn kept: $(cat "$D/every-turn.json")"
 fi
 
-show_logs
 # QWEN_KEEP=DIR keeps every scenario's HOME, records, database and renders for a look.
 [ -n "${QWEN_KEEP:-}" ] && { rm -rf "$QWEN_KEEP"; cp -r "$WORK" "$QWEN_KEEP"; }
-python3 "$CLIENTS_DIR/report.py" --client "$CLIENT"
-rc=$?
-[ "$FAILED" = 0 ] || rc=1
-exit $rc
+suite_end
