@@ -43,6 +43,17 @@ def carrying(rec_dir, marker):
     return out
 
 
+def largest_with(paths, marker):
+    """The largest of the files PATHS whose text holds MARKER (a client's session file), or None."""
+    best = None
+    for p in paths:
+        with open(p, encoding="utf-8", errors="replace") as f:
+            data = f.read()
+        if marker in data and (best is None or len(data) > best[1]):
+            best = (p, len(data))
+    return best[0] if best else None
+
+
 def texts_of_block(b):
     """Every text a stored content block holds (text, thinking, a tool result's content)."""
     if not isinstance(b, dict):

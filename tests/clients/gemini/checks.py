@@ -45,15 +45,9 @@ def snapshot_texts(body):
 
 
 def cmd_session_of(chats, marker):
-    best = None
-    for p in glob.glob(os.path.join(chats, "**", "*.json*"), recursive=True):
-        with open(p, encoding="utf-8", errors="replace") as f:
-            data = f.read()
-        if marker in data and (best is None or len(data) > best[1]):
-            best = (p, len(data))
-    if best:
-        name = os.path.basename(best[0])
-        print(name.rsplit(".", 1)[0])
+    found = shared.largest_with(glob.glob(os.path.join(chats, "**", "*.json*"), recursive=True), marker)
+    if found:
+        print(os.path.basename(found).rsplit(".", 1)[0])
 
 
 def cmd_compactions(rec_dir):

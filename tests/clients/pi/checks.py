@@ -54,14 +54,9 @@ def file_of(sessions, session):
 
 
 def cmd_session_of(sessions, marker):
-    best = None
-    for p in session_files(sessions):
-        with open(p, encoding="utf-8", errors="replace") as f:
-            data = f.read()
-        if marker in data and (best is None or len(data) > best[1]):
-            best = (p, len(data))
-    if best:
-        print(header_id(best[0]))
+    found = records.largest_with(session_files(sessions), marker)
+    if found:
+        print(header_id(found))
 
 
 def cmd_leaf(sessions, session):

@@ -31,14 +31,9 @@ def chat_files(projects):
 
 
 def cmd_session_of(projects, marker):
-    best = None
-    for p in chat_files(projects):
-        with open(p, encoding="utf-8", errors="replace") as f:
-            data = f.read()
-        if marker in data and (best is None or len(data) > best[1]):
-            best = (p, len(data))
-    if best:
-        print(os.path.basename(best[0]).rsplit(".", 1)[0])
+    found = records.largest_with(chat_files(projects), marker)
+    if found:
+        print(os.path.basename(found).rsplit(".", 1)[0])
 
 
 texts_of_block = records.texts_of_block
