@@ -13,6 +13,7 @@
 #include <cstring>
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <set>
 
 #include "import/import.hpp"
@@ -220,17 +221,23 @@ struct EnvelopeFit {
   std::int64_t misfit_line = 0;  ///< a message with neither content nor parts
 };
 
-EnvelopeFit envelope_fit(std::string_view view) {
-  static const std::set<std::string> kClaudeOnly = {"summary", "progress", "file-history-snapshot",
-                                                    "queue-operation", "custom-title", "ai-title", "attachment"};
-  EnvelopeFit fit;
+/// Calls fn(line, record) for each JSON object among the first kMaxItems lines of view.
+void each_record(std::string_view view, const std::function<void(std::int64_t, const Json&)>& fn) {
   std::size_t pos = 0;
   for (std::int64_t line = 1; line <= kMaxItems && pos < view.size(); ++line) {
     std::size_t end = view.find('\n', pos);
     if (end == std::string_view::npos) end = view.size();
     Json r = Json::parse(view.substr(pos, end - pos), nullptr, false);
     pos = end + 1;
-    if (!r.is_object()) continue;
+    if (r.is_object()) fn(line, r);
+  }
+}
+
+EnvelopeFit envelope_fit(std::string_view view) {
+  static const std::set<std::string> kClaudeOnly = {"summary", "progress", "file-history-snapshot",
+                                                    "queue-operation", "custom-title", "ai-title", "attachment"};
+  EnvelopeFit fit;
+  each_record(view, [&](std::int64_t line, const Json& r) {
     const Json* msg = r.contains("message") && r["message"].is_object() ? &r["message"] : nullptr;
     std::string type = json_str(r, "type");
     bool claude = (msg && msg->contains("content")) || kClaudeOnly.count(type) ||
@@ -239,7 +246,7 @@ EnvelopeFit envelope_fit(std::string_view view) {
     if (claude && !fit.claude_line) fit.claude_line = line;
     if (qwen && !fit.qwen_line) fit.qwen_line = line;
     if (msg && !claude && !qwen && !fit.misfit_line) fit.misfit_line = line;
-  }
+  });
   return fit;
 }
 
@@ -266,11 +273,20 @@ std::string claim_envelope(std::string_view view, const std::string& name) {
 /// pi when every record of the first lines is one pi writes; otherwise an Error(bad_input) naming
 /// the file, the line and the reason (docs/import.md "Detection").
 std::string claim_pi(std::string_view view, const std::string& name) {
-  PiFit fit = pi_fit(view, kMaxItems);
-  if (fit.misfit_line)
-    throw Error(Exit::bad_input, fit.pi_line ? "import.ambiguous_format" : "import.unknown_format",
-                fmt::format("{}:{}: records in pi's session envelope, but {} (line {} fits pi)", name, fit.misfit_line,
-                            fit.misfit, fit.pi_line),
+  std::int64_t pi_line = 0, misfit_line = 0;
+  std::string misfit;
+  each_record(view, [&](std::int64_t line, const Json& r) {
+    std::string why = pi_misfit(r);
+    if (why.empty() && !pi_line) pi_line = line;
+    if (!why.empty() && !misfit_line) {
+      misfit_line = line;
+      misfit = std::move(why);
+    }
+  });
+  if (misfit_line)
+    throw Error(Exit::bad_input, pi_line ? "import.ambiguous_format" : "import.unknown_format",
+                fmt::format("{}:{}: records in pi's session envelope, but {} (line {} fits pi)", name, misfit_line, misfit,
+                            pi_line),
                 "pass --format to say which importer reads it");
   return "pi";
 }

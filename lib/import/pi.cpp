@@ -334,8 +334,11 @@ class PiImporter {
   std::string last_entry_;
 };
 
-/// The reason a record is not one pi writes, or "" when it fits.
-std::string misfit_of(const Json& r) {
+}  // namespace
+
+void import_pi(const std::string& path, ImportSink& sink) { PiImporter(path, sink).run(); }
+
+std::string pi_misfit(const Json& r) {
   const std::string type = json_str(r, "type");
   if (type == "session" && !r.contains("parentId")) return "";
   if (!r.contains("id") || !r.contains("parentId")) return "a record without pi's entry id and parentId";
@@ -350,29 +353,6 @@ std::string misfit_of(const Json& r) {
       if (!block_types().count(json_str(b, "type")))
         return fmt::format("content block type '{}' is not one pi writes", json_str(b, "type"));
   return "";
-}
-
-}  // namespace
-
-void import_pi(const std::string& path, ImportSink& sink) { PiImporter(path, sink).run(); }
-
-PiFit pi_fit(std::string_view text, int max_lines) {
-  PiFit fit;
-  std::size_t pos = 0;
-  for (std::int64_t line = 1; line <= max_lines && pos < text.size(); ++line) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    Json r = Json::parse(text.substr(pos, end - pos), nullptr, false);
-    pos = end + 1;
-    if (!r.is_object()) continue;
-    std::string why = misfit_of(r);
-    if (why.empty() && !fit.pi_line) fit.pi_line = line;
-    if (!why.empty() && !fit.misfit_line) {
-      fit.misfit_line = line;
-      fit.misfit = std::move(why);
-    }
-  }
-  return fit;
 }
 
 }  // namespace ctxfold

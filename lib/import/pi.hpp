@@ -1,9 +1,7 @@
 // pi coding agent session files (docs/formats/pi.md).
 #pragma once
 
-#include <cstdint>
 #include <string>
-#include <string_view>
 
 #include "import/import.hpp"
 
@@ -19,16 +17,10 @@ namespace ctxfold {
 /// Error(environment) when the file cannot be read.
 void import_pi(const std::string& path, ImportSink& sink);
 
-/// How the first lines of a JSON Lines file fit pi's session format (docs/formats/pi.md,
-/// docs/import.md "Detection"): the first record that is pi's (a `session` header with a version
-/// and cwd, or an entry with id, parentId and one of pi's entry types), and the first record that
-/// is not (another envelope, an entry type or message role pi never writes, a content block type
-/// outside text, image, thinking and toolCall) with the reason.
-struct PiFit {
-  std::int64_t pi_line = 0;
-  std::int64_t misfit_line = 0;
-  std::string misfit;
-};
-PiFit pi_fit(std::string_view text, int max_lines);
+/// Why a JSON Lines record is not one pi writes (docs/formats/pi.md, docs/import.md "Detection"):
+/// another envelope (no id and parentId), an entry type or message role pi never writes, a content
+/// block type outside text, image, thinking and toolCall; "" when it fits (pi's `session` header,
+/// or one of its entries).
+std::string pi_misfit(const Json& record);
 
 }  // namespace ctxfold
