@@ -145,6 +145,10 @@ class PiImporter {
     if (header) {
       for (const char* k : {"cwd", "version", "parentSession", "timestamp"})
         if (first.contains(k)) info.metadata[k] = first[k];
+      // /fork, /clone: parentSession is the parent's file, "<timestamp>_<session id>.jsonl".
+      const std::string parent = file_stem(json_str(first, "parentSession"));
+      if (auto cut = parent.rfind('_'); cut != std::string::npos && cut + 1 < parent.size())
+        info.metadata["forked_from_id"] = parent.substr(cut + 1);
     }
     sink_.begin_session(std::move(info));
     if (header) sink_.keep_record(session_, line, "session", dump_json(first));

@@ -18,8 +18,9 @@ namespace {
 
 const std::string kPiSession = "0a1b2c3d-0000-7000-8000-000000000001";
 
-std::string pi_header(const std::string& id = kPiSession) {
-  return R"({"type":"session","version":3,"id":")" + id + R"(","timestamp":"2026-12-05T10:00:00.000Z","cwd":"/p"})" "\n";
+std::string pi_header(const std::string& id = kPiSession, const std::string& parent_file = "") {
+  return R"({"type":"session","version":3,"id":")" + id + R"(","timestamp":"2026-12-05T10:00:00.000Z","cwd":"/p")" +
+         (parent_file.empty() ? "" : R"(,"parentSession":")" + parent_file + "\"") + "}\n";
 }
 
 std::string pi_entry(const std::string& id, const std::string& parent, const std::string& type, const std::string& rest) {
@@ -138,15 +139,20 @@ TEST(PiImport, TreeToolsAndCompaction) {
   EXPECT_EQ(again.sessions[0].nodes_added, 0);
 }
 
-// Entry ids are unique only inside one file: a fork's copy of the same entries is another session.
+// Entry ids are unique only inside one file: a fork's copy of the same entries is another session,
+// which names its parent (the session id in parentSession's file name).
 TEST(PiImport, SameEntryIdsInTwoSessions) {
   PiFixture f;
   const std::string body = pi_message("u1", "", R"({"role":"user","content":"hello"})") + pi_message("a1", "u1", pi_reply("hi", 10));
   ImportResult r1 = f.import(f.dir.write("one.jsonl", pi_header("s-one") + body));
-  ImportResult r2 = f.import(f.dir.write("two.jsonl", pi_header("s-two") + body));
+  ImportResult r2 =
+      f.import(f.dir.write("two.jsonl", pi_header("s-two", "/h/.pi/agent/sessions/--p--/2026-12-05T10-00-00-000Z_s-one.jsonl") + body));
   EXPECT_EQ(r1.sessions[0].nodes_added, 2);
   EXPECT_EQ(r2.sessions[0].nodes_added, 2);
   EXPECT_EQ(f.store.head("s-two").value_or(""), "s-two:a1");
+  auto two = f.store.session("s-two");
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->metadata.value("forked_from_id", ""), "s-one");
 }
 
 TEST(PiImport, WarnsWithTheLine) {
