@@ -54,6 +54,7 @@ const std::vector<std::pair<std::string, Target>>& targets();
 int import_claude_code(const std::uint8_t* data, std::size_t size);
 int import_codex(const std::uint8_t* data, std::size_t size);
 int import_gemini(const std::uint8_t* data, std::size_t size);
+int import_pi(const std::uint8_t* data, std::size_t size);
 int import_openai_messages(const std::uint8_t* data, std::size_t size);
 int import_anthropic_messages(const std::uint8_t* data, std::size_t size);
 int import_openhands(const std::uint8_t* data, std::size_t size);

@@ -8,6 +8,7 @@
 
 #include "common.hpp"
 #include "import/jsonl_reader.hpp"
+#include "import/pi.hpp"
 #include "session/append.hpp"
 #include "session/snapshot.hpp"
 #include "strategies/rolling.hpp"
@@ -32,6 +33,12 @@ int import_codex(const std::uint8_t* data, std::size_t size) {
 // verify-invariants over what it wrote (fuzz/common.hpp).
 int import_gemini(const std::uint8_t* data, std::size_t size) {
   return run_importer(data, size, "session.json", ctxfold::import_gemini);
+}
+
+// the pi importer (lib/import) on arbitrary bytes, then render and
+// verify-invariants over what it wrote (fuzz/common.hpp).
+int import_pi(const std::uint8_t* data, std::size_t size) {
+  return run_importer(data, size, "session.jsonl", ctxfold::import_pi);
 }
 
 // the openai_messages importer (lib/import) on arbitrary bytes, then render and
@@ -209,6 +216,7 @@ const std::vector<std::pair<std::string, Target>>& targets() {
       {"import_claude_code", import_claude_code},
       {"import_codex", import_codex},
       {"import_gemini", import_gemini},
+      {"import_pi", import_pi},
       {"import_openai_messages", import_openai_messages},
       {"import_anthropic_messages", import_anthropic_messages},
       {"import_openhands", import_openhands},

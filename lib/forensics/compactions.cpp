@@ -88,6 +88,8 @@ std::vector<CompactionEntry> session_compactions(Store& store, const std::string
       if (auto pre = int_at(cm, "originalTokenCount"))
         c.tokens_before = CompactionTokens{*pre, label("originalTokenCountIsEstimated")};
       if (auto post = int_at(cm, "newTokenCount")) c.tokens_after = CompactionTokens{*post, label("newTokenCountIsEstimated")};
+      // pi's tokensBefore (docs/formats/pi.md "Compaction"): measured when it is the usage of the reply before it.
+      if (auto pre = int_at(cm, "tokensBefore")) c.tokens_before = CompactionTokens{*pre, label("tokensBeforeIsEstimated")};
     } else {
       const Json prov = m.contains("provenance") ? m["provenance"] : Json::object();
       if (prov.contains("parameters") && prov["parameters"].is_object())

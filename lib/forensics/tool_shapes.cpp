@@ -173,11 +173,11 @@ void openhands_editor(PendingCall& c) {
   else if (cmd == "undo_edit") add_file(c, "edit", "tool", path, Json{{"undo", true}});
 }
 
-void multi_edit(PendingCall& c) {
+void multi_edit(PendingCall& c, const char* old_key, const char* new_key) {
   Json edits = Json::array();
   if (c.input.is_object() && c.input.contains("edits") && c.input["edits"].is_array())
-    for (const auto& e : c.input["edits"]) edits.push_back(string_edit(e, "old_string", "new_string"));
-  add_file(c, "edit", "tool", str_arg(c.input, {"file_path"}), Json{{"edits", edits}});
+    for (const auto& e : c.input["edits"]) edits.push_back(string_edit(e, old_key, new_key));
+  add_file(c, "edit", "tool", str_arg(c.input, {"file_path", "path"}), Json{{"edits", edits}});
 }
 
 void read_many(PendingCall& c) {
@@ -229,10 +229,12 @@ std::optional<std::string> shell_script(const Json& in) {
 void classify_call(PendingCall& c) {
   const std::string& name = c.site.tool;
   const Json& in = c.input;
-  if (name == "Read" || name == "NotebookRead" || name == "read_file") {
+  if (name == "Read" || name == "NotebookRead" || name == "read_file" || name == "read") {
     add_file(c, "read", "tool", str_arg(in, {"file_path", "notebook_path", "absolute_path", "path"}), nullptr);
-  } else if (name == "Write" || name == "write_file") {
+  } else if (name == "Write" || name == "write_file" || name == "write") {
     add_file(c, "write", "tool", str_arg(in, {"file_path", "path"}), content_digest(json_str(in, "content")));
+  } else if (name == "edit" && in.is_object() && in.contains("edits")) {
+    multi_edit(c, "oldText", "newText");  // pi: {path, edits: [{oldText, newText}]}
   } else if (name == "Edit" || name == "replace" || name == "edit") {
     Json edit = string_edit(in, "old_string", "new_string");
     if (name == "replace") {
@@ -241,7 +243,7 @@ void classify_call(PendingCall& c) {
     }
     add_file(c, "edit", "tool", str_arg(in, {"file_path", "path"}), std::move(edit));
   } else if (name == "MultiEdit") {
-    multi_edit(c);
+    multi_edit(c, "old_string", "new_string");
   } else if (name == "NotebookEdit") {
     add_file(c, "edit", "tool", str_arg(in, {"notebook_path"}),
              Json{{"cell_id", value_or_null(in, "cell_id")},

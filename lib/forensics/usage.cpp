@@ -34,7 +34,7 @@ UsageTokens& UsageTokens::operator+=(const UsageTokens& o) {
 }
 
 // Besides the shapes usage.hpp names: Qwen Code's usageMetadata (promptTokenCount includes
-// cachedContentTokenCount; candidatesTokenCount is the output).
+// cachedContentTokenCount; candidatesTokenCount is the output) and pi's usage (disjoint parts).
 UsageTokens normalize_usage(const std::string& format, const Json& u) {
   UsageTokens t;
   if (format == "gemini") {
@@ -53,6 +53,15 @@ UsageTokens normalize_usage(const std::string& format, const Json& u) {
     t.cache_read = cached;
     t.output = num(u, "candidatesTokenCount");
     t.reasoning = num(u, "thoughtsTokenCount");
+    return t;
+  }
+  if (format == "pi") {
+    // pi's usage (docs/formats/pi.md "Usage"): input, cacheRead, cacheWrite and output are
+    // disjoint (pi subtracts the cached parts from the provider's prompt count itself).
+    t.input = num(u, "input");
+    t.cache_read = num(u, "cacheRead");
+    t.cache_write_5m = num(u, "cacheWrite");
+    t.output = num(u, "output");
     return t;
   }
   if (u.contains("cached_input_tokens") || u.contains("reasoning_output_tokens")) {  // OpenAI / Codex

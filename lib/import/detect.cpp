@@ -13,9 +13,11 @@
 #include <cstring>
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <set>
 
 #include "import/import.hpp"
+#include "import/pi.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
 
@@ -190,6 +192,11 @@ std::optional<std::string> classify(const Sniff& s) {
   if (s.top_keys.count("sessionId") && s.top_keys.count("projectHash") && s.top_keys.count("startTime") &&
       !s.top_keys.count("type") && !s.top_keys.count("messages"))
     return "gemini";
+  // pi's session header ({type: "session", version, id, cwd}) or one of its tree entries (id, parentId).
+  if ((s.top_strings.count("type") && s.top_strings.at("type") == "session" && s.top_keys.count("version") &&
+       s.top_keys.count("cwd") && s.top_keys.count("id")) ||
+      (s.top_keys.count("id") && s.top_keys.count("parentId") && s.top_keys.count("type")))
+    return "pi";
   static const std::set<std::string> kClaudeTypes = {"user", "assistant", "summary", "system", "progress",
                                                      "file-history-snapshot", "queue-operation", "custom-title",
                                                      "ai-title", "attachment"};
@@ -214,17 +221,23 @@ struct EnvelopeFit {
   std::int64_t misfit_line = 0;  ///< a message with neither content nor parts
 };
 
-EnvelopeFit envelope_fit(std::string_view view) {
-  static const std::set<std::string> kClaudeOnly = {"summary", "progress", "file-history-snapshot",
-                                                    "queue-operation", "custom-title", "ai-title", "attachment"};
-  EnvelopeFit fit;
+/// Calls fn(line, record) for each JSON object among the first kMaxItems lines of view.
+void each_record(std::string_view view, const std::function<void(std::int64_t, const Json&)>& fn) {
   std::size_t pos = 0;
   for (std::int64_t line = 1; line <= kMaxItems && pos < view.size(); ++line) {
     std::size_t end = view.find('\n', pos);
     if (end == std::string_view::npos) end = view.size();
     Json r = Json::parse(view.substr(pos, end - pos), nullptr, false);
     pos = end + 1;
-    if (!r.is_object()) continue;
+    if (r.is_object()) fn(line, r);
+  }
+}
+
+EnvelopeFit envelope_fit(std::string_view view) {
+  static const std::set<std::string> kClaudeOnly = {"summary", "progress", "file-history-snapshot",
+                                                    "queue-operation", "custom-title", "ai-title", "attachment"};
+  EnvelopeFit fit;
+  each_record(view, [&](std::int64_t line, const Json& r) {
     const Json* msg = r.contains("message") && r["message"].is_object() ? &r["message"] : nullptr;
     std::string type = json_str(r, "type");
     bool claude = (msg && msg->contains("content")) || kClaudeOnly.count(type) ||
@@ -233,7 +246,7 @@ EnvelopeFit envelope_fit(std::string_view view) {
     if (claude && !fit.claude_line) fit.claude_line = line;
     if (qwen && !fit.qwen_line) fit.qwen_line = line;
     if (msg && !claude && !qwen && !fit.misfit_line) fit.misfit_line = line;
-  }
+  });
   return fit;
 }
 
@@ -257,6 +270,35 @@ std::string claim_envelope(std::string_view view, const std::string& name) {
   return "claude-code";
 }
 
+/// pi when every record of the first lines is one pi writes; otherwise an Error(bad_input) naming
+/// the file, the line and the reason (docs/import.md "Detection").
+std::string claim_pi(std::string_view view, const std::string& name) {
+  std::int64_t pi_line = 0, misfit_line = 0;
+  std::string misfit;
+  each_record(view, [&](std::int64_t line, const Json& r) {
+    std::string why = pi_misfit(r);
+    if (why.empty() && !pi_line) pi_line = line;
+    if (!why.empty() && !misfit_line) {
+      misfit_line = line;
+      misfit = std::move(why);
+    }
+  });
+  if (misfit_line)
+    throw Error(Exit::bad_input, pi_line ? "import.ambiguous_format" : "import.unknown_format",
+                fmt::format("{}:{}: records in pi's session envelope, but {} (line {} fits pi)", name, misfit_line, misfit,
+                            pi_line),
+                "pass --format to say which importer reads it");
+  return "pi";
+}
+
+/// The format a file whose first readable record classify() named: records of Claude Code's or
+/// pi's envelope are claimed only when their content fits.
+std::string claim(std::string_view view, const std::string& name, const std::string& f) {
+  if (f == "claude-code") return claim_envelope(view, name);
+  if (f == "pi") return claim_pi(view, name);
+  return f;
+}
+
 std::string read_prefix(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw Error(Exit::environment, "io.open", fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
@@ -274,7 +316,7 @@ std::string read_prefix(const std::string& path) {
 }  // namespace
 
 std::vector<std::string> import_formats() {
-  return {"auto", "claude-code", "codex", "gemini", "qwen", "openai", "anthropic", "openhands", "ctxfold"};
+  return {"auto", "claude-code", "codex", "gemini", "qwen", "pi", "openai", "anthropic", "openhands", "ctxfold"};
 }
 
 std::string detect_format(const std::string& path, const std::string& label) {
@@ -287,7 +329,7 @@ std::string detect_format(const std::string& path, const std::string& label) {
   std::string_view view(text);
   if (view.substr(0, 3) == "\xEF\xBB\xBF") view.remove_prefix(3);
   Sniff s = sniff(view);
-  if (auto f = classify(s)) return *f == "claude-code" ? claim_envelope(view, name) : *f;
+  if (auto f = classify(s)) return claim(view, name, *f);
   // The first record is unreadable (NUL bytes, a fragment, glued records): try the next lines
   // of what may be JSON Lines.
   std::size_t pos = 0;
@@ -299,10 +341,10 @@ std::string detect_format(const std::string& path, const std::string& label) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos || line.front() != '{') continue;
     Sniff ls = sniff(line);
     if (!ls.root_object || !ls.root_done) continue;
-    if (auto f = classify(ls)) return *f == "claude-code" ? claim_envelope(view, name) : *f;
+    if (auto f = classify(ls)) return claim(view, name, *f);
   }
   throw Error(Exit::bad_input, "import.unknown_format", "cannot tell the transcript format of '" + name + "'",
-              "pass --format (one of: claude-code, codex, gemini, qwen, openai, anthropic, openhands, ctxfold)");
+              "pass --format (one of: claude-code, codex, gemini, qwen, pi, openai, anthropic, openhands, ctxfold)");
 }
 
 }  // namespace ctxfold

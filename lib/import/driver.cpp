@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "import/import.hpp"
+#include "import/pi.hpp"
 #include "import/qwen.hpp"
 #include "util/digest.hpp"
 #include "util/error.hpp"
@@ -148,6 +149,7 @@ ImportFn importer_for(const std::string& format) {
   if (format == "codex") return import_codex;
   if (format == "gemini") return import_gemini;
   if (format == "qwen") return import_qwen;
+  if (format == "pi") return import_pi;
   if (format == "openai") return import_openai_messages;
   if (format == "anthropic") return import_anthropic_messages;
   if (format == "openhands") return import_openhands;

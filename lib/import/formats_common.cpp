@@ -302,4 +302,21 @@ std::optional<ItemDocument> open_item_document(const std::string& path, ImportSi
   return d;
 }
 
+JsonlReader::Warn BadLines::warn() {
+  return [this](std::int64_t line, const std::string& code, const std::string& msg) { sink_.warn(line, code, msg); };
+}
+
+JsonlReader::Bad BadLines::keep() {
+  return [this](std::int64_t line, const std::string& raw) {
+    if (!session_.empty()) sink_.keep_record(session_, line, "line.bad", raw);
+    else held_.emplace_back(line, raw);
+  };
+}
+
+void BadLines::begin(const std::string& session) {
+  session_ = session;
+  for (auto& [line, raw] : held_) sink_.keep_record(session_, line, "line.bad", raw);
+  held_.clear();
+}
+
 }  // namespace ctxfold::import_detail

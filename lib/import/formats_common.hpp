@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "import/import.hpp"
+#include "import/jsonl_reader.hpp"
 #include "util/json.hpp"
 
 namespace ctxfold::import_detail {
@@ -96,5 +97,25 @@ std::optional<ItemDocument> open_item_document(const std::string& path, ImportSi
 /// Copies every member of obj whose key is not in known into a new object (the non-API keys
 /// kept in node metadata so nothing is dropped).
 Json extra_keys(const Json& obj, std::initializer_list<const char*> known);
+
+/// The unreadable lines of a JSON Lines transcript whose session is named by one of its records
+/// (docs/import.md "What every import guarantees": nothing is dropped): each becomes a "line.bad"
+/// source record of the session; those read before the session began wait for begin().
+class BadLines {
+ public:
+  explicit BadLines(ImportSink& sink) : sink_(sink) {}
+  /// The JsonlReader callbacks: warnings to the sink, bad lines kept or held.
+  JsonlReader::Warn warn();
+  JsonlReader::Bad keep();
+  /// The session began: keeps the lines held so far, and each later one as it comes.
+  void begin(const std::string& session);
+  /// True when lines were held and no session began (a file of bad lines only).
+  bool holding() const { return !held_.empty(); }
+
+ private:
+  ImportSink& sink_;
+  std::string session_;
+  std::vector<std::pair<std::int64_t, std::string>> held_;
+};
 
 }  // namespace ctxfold::import_detail

@@ -46,16 +46,11 @@ Json as_gemini_message(const Json& content) {
 
 class QwenImporter {
  public:
-  QwenImporter(const std::string& path, ImportSink& sink) : path_(path), file_(file_name(path)), sink_(sink) {}
+  QwenImporter(const std::string& path, ImportSink& sink)
+      : path_(path), file_(file_name(path)), sink_(sink), bad_(sink) {}
 
   void run() {
-    JsonlReader reader(
-        path_, [&](std::int64_t line, const std::string& code, const std::string& msg) { sink_.warn(line, code, msg); },
-        [&](std::int64_t line, const std::string& raw) {
-          if (!session_.empty()) sink_.keep_record(session_, line, "line.bad", raw);
-          else early_bad_.emplace_back(line, raw);
-        },
-        sink_.max_record_bytes());
+    JsonlReader reader(path_, bad_.warn(), bad_.keep(), sink_.max_record_bytes());
     JsonlRecord rec;
     while (reader.next(rec)) {
       if (!rec.value.is_object()) continue;
@@ -63,7 +58,7 @@ class QwenImporter {
       handle(rec);
     }
     if (session_.empty()) {
-      if (early_bad_.empty()) {
+      if (!bad_.holding()) {
         sink_.warn(0, "document.empty", "no records in the Qwen Code chat recording");
         return;
       }
@@ -82,8 +77,7 @@ class QwenImporter {
     for (const char* k : {"cwd", "version", "gitBranch"})
       if (first.contains(k) && first[k].is_string()) info.metadata[k] = first[k];
     sink_.begin_session(std::move(info));
-    for (auto& [line, raw] : early_bad_) sink_.keep_record(session_, line, "line.bad", raw);
-    early_bad_.clear();
+    bad_.begin(session_);
   }
 
   /// The node a record's parentUuid leads to: the parent's node, or the node the parent (a
@@ -204,7 +198,7 @@ class QwenImporter {
   std::string path_, file_;
   ImportSink& sink_;
   std::string session_;
-  std::vector<std::pair<std::int64_t, std::string>> early_bad_;
+  import_detail::BadLines bad_;
   std::map<std::string, std::optional<std::string>> at_;       // record uuid -> the chain node there
   std::map<std::string, std::optional<std::string>> pred_of_;  // node id -> its predecessor
   std::optional<std::string> last_;

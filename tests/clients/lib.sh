@@ -58,3 +58,78 @@ compare_to() {
   | jq -c --arg c "$client" --arg s "$scenario" --arg k "$checkpoint" \
       '{client:$c, scenario:$s, checkpoint:$k} + .' >> "$RESULTS_DIR/$client.jsonl"
 }
+
+# The helpers below serve the clients that speak Chat Completions and keep their sessions under an
+# agent home (qwen/run.sh, pi/run.sh). They use the caller's CLIENT, D (the scenario's folder with
+# home/ and rec/), SESSION, and its fail function; they set DB.
+
+# import_home AGENT [OUT]: imports $D/home's sessions (import --from AGENT, output in
+# $D/OUT.json, default import.json) into $D/ctx.db; fails on an error or any warning, then on any
+# violation verify-invariants reports. Returns 1 when the import itself failed.
+import_home() {
+  local agent=$1 out=${2:-import} name warned
+  name=$(basename "$D")
+  DB="$D/ctx.db"
+  HOME="$D/home" "$CTXFOLD" --db "$DB" import --from "$agent" > "$D/$out.json" 2>> "$D/import.err" \
+    || { fail "$name: import failed: $(cat "$D/import.err")"; return 1; }
+  warned=$(jq '.warnings | length' "$D/$out.json" 2>/dev/null || echo "?")
+  [ "$warned" = 0 ] || fail "$name: the import warned: $(jq -c '.warnings' "$D/$out.json")"
+  "$CTXFOLD" --db "$DB" verify-invariants > "$D/verify.json" 2>&1 \
+    || fail "$name: verify-invariants: $(head -c 400 "$D/verify.json")"
+}
+
+# compare_at NAME CHECKPOINT REC.json [as-of]: renders SESSION (render --format openai --body) at
+# the node that ends the recorded request (records.py node-for), read as of that node's append
+# boundary when asked, and compares the render with the request.
+compare_at() {
+  local name=$1 checkpoint=$2 rec=$3 as_of=${4:-} id seq
+  read -r id seq < <(python3 "$CLIENTS_DIR/records.py" node-for "$rec" "$DB" "$SESSION") \
+    || { fail "$name: no node ends $(basename "$rec")"; return 1; }
+  local at=(); [ -n "$as_of" ] && at=(--as-of "$seq")
+  "$CTXFOLD" --db "$DB" --session "$SESSION" render --format openai --body --head "$id" "${at[@]}" \
+    > "$D/render-$checkpoint.json" 2>> "$D/render.err" || { fail "$name: render at $id failed"; return 1; }
+  compare_to "$CLIENT" "$name" "$checkpoint" "$rec" chat "$D/render-$checkpoint.json" chat
+}
+
+# compare_last NAME: compare_at for the newest main request of $D/rec.
+compare_last() {
+  local last; last=$(last_main "$D/rec")
+  [ -n "$last" ] || { fail "$1: the mock saw no main request"; return 1; }
+  compare_at "$1" last "$last"
+}
+
+# compare_carrying NAME MARKER N: compare_at (as of the node) for the first main request that
+# carries each new summary text holding MARKER (the client's compactions, in order); fails when
+# fewer than N were seen.
+compare_carrying() {
+  local name=$1 marker=$2 k=0 rec
+  while read -r rec; do
+    k=$((k + 1))
+    compare_at "$name" "compaction$k" "$rec" as-of
+  done < <(python3 "$CLIENTS_DIR/records.py" carrying "$D/rec" "$marker")
+  [ "$k" -ge "$3" ] || fail "$name: $k compactions seen, $3 expected"
+}
+
+# show_logs: when the run failed (FAILED=1), the tail of every scenario's client log and import errors.
+show_logs() {
+  [ "$FAILED" = 1 ] || return 0
+  local f
+  for f in "$WORK"/*/client.log "$WORK"/*/import.err; do
+    [ -s "$f" ] && { echo "--- $f"; tail -20 "$f"; }
+  done >&2
+}
+
+# suite_start: a client's run begins (CLIENT set): its results file afresh, FAILED=0; fail MESSAGE
+# reports a failure naming the client and marks the run failed.
+suite_start() { rm -f "$RESULTS_DIR/$CLIENT.jsonl"; FAILED=0; }
+fail() { echo "$CLIENT: $*" >&2; FAILED=1; }
+
+# suite_end: the logs of a failed run, the client's figures (report.py), and the run's exit code:
+# report.py's, or 1 after any fail.
+suite_end() {
+  show_logs
+  python3 "$CLIENTS_DIR/report.py" --client "$CLIENT"
+  local rc=$?
+  [ "$FAILED" = 0 ] || rc=1
+  exit $rc
+}

@@ -4,11 +4,22 @@
   records.py last-main DIR         the path of the newest main-agent request
   records.py main DIR              the paths of every main-agent request, oldest first
   records.py after DIR MARKER      the first main-agent request whose body contains MARKER
+  records.py carrying DIR MARKER   for each new text item holding MARKER (a compaction's summary as
+                                   the client sends it), the first main-agent request carrying it
+  records.py node-for REC.json DB SESSION
+                                   "ID SEQ": the stored node that ends a Chat Completions request
+                                   (its last message: a tool result by its call id, else a user
+                                   text; the first placed, lowest seq)
+The functions are also imported by the clients' checks.py.
 """
 import glob
 import json
 import os
+import sqlite3
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "mock"))
+import chat  # noqa: E402
 
 
 def mains(d):
@@ -21,8 +32,77 @@ def mains(d):
     return out
 
 
+def carrying(rec_dir, marker):
+    """For each new Chat Completions text item holding MARKER, the first main request with it."""
+    seen, out = set(), []
+    for p, r in mains(rec_dir):
+        found = {it["value"] for it in chat.to_items(r["body"]) if it["kind"] == "text" and marker in it["value"]}
+        if found - seen:
+            out.append(p)
+            seen |= found
+    return out
+
+
+def largest_with(paths, marker):
+    """The largest of the files PATHS whose text holds MARKER (a client's session file), or None."""
+    best = None
+    for p in paths:
+        with open(p, encoding="utf-8", errors="replace") as f:
+            data = f.read()
+        if marker in data and (best is None or len(data) > best[1]):
+            best = (p, len(data))
+    return best[0] if best else None
+
+
+def texts_of_block(b):
+    """Every text a stored content block holds (text, thinking, a tool result's content)."""
+    if not isinstance(b, dict):
+        return []
+    out = [b[k] for k in ("text", "thinking") if isinstance(b.get(k), str)]
+    c = b.get("content")
+    if isinstance(c, str):
+        out.append(c)
+    elif isinstance(c, list):
+        for x in c:
+            out.extend(texts_of_block(x))
+    return out
+
+
+def node_for(rec_path, db, session):
+    """(id, seq) of the stored node that ends the Chat Completions request REC_PATH, or None."""
+    with open(rec_path) as f:
+        body = json.load(f)["body"]
+    last = body["messages"][-1]
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    rows = con.execute("SELECT id, seq, content FROM nodes WHERE session=? AND kind='message' ORDER BY seq",
+                       (session,)).fetchall()
+    want_text = None
+    if last.get("role") != "tool":
+        c = last.get("content")
+        texts = [c] if isinstance(c, str) else [x.get("text") for x in c or [] if isinstance(x, dict)]
+        want_text = texts[-1] if texts else None
+    for nid, seq, content in rows:
+        for b in json.loads(content):
+            if last.get("role") == "tool":
+                if b.get("type") == "tool_result" and b.get("tool_use_id") == last.get("tool_call_id"):
+                    return nid, seq
+            elif b.get("type") == "text" and b.get("text") == want_text:
+                return nid, seq
+    return None
+
+
 def main():
     cmd, d = sys.argv[1], sys.argv[2]
+    if cmd == "node-for":
+        found = node_for(d, sys.argv[3], sys.argv[4])
+        if not found:
+            sys.exit("no stored node ends %s" % d)
+        print(*found)
+        return
+    if cmd == "carrying":
+        for p in carrying(d, sys.argv[3]):
+            print(p)
+        return
     ms = mains(d)
     if cmd == "last-main":
         if ms:
@@ -37,7 +117,7 @@ def main():
                 print(p)
                 break
     else:
-        sys.exit("usage: records.py last-main|main|after DIR [MARKER]")
+        sys.exit("usage: records.py last-main|main|after|carrying|node-for DIR [MARKER]")
 
 
 if __name__ == "__main__":

@@ -18,8 +18,10 @@ import os
 import sqlite3
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mock"))
 import gemini  # noqa: E402
+import records as shared  # noqa: E402
 
 SNAP = "<state_snapshot>"
 
@@ -43,15 +45,9 @@ def snapshot_texts(body):
 
 
 def cmd_session_of(chats, marker):
-    best = None
-    for p in glob.glob(os.path.join(chats, "**", "*.json*"), recursive=True):
-        with open(p, encoding="utf-8", errors="replace") as f:
-            data = f.read()
-        if marker in data and (best is None or len(data) > best[1]):
-            best = (p, len(data))
-    if best:
-        name = os.path.basename(best[0])
-        print(name.rsplit(".", 1)[0])
+    found = shared.largest_with(glob.glob(os.path.join(chats, "**", "*.json*"), recursive=True), marker)
+    if found:
+        print(os.path.basename(found).rsplit(".", 1)[0])
 
 
 def cmd_compactions(rec_dir):
@@ -64,20 +60,7 @@ def cmd_compactions(rec_dir):
             seen |= snaps
 
 
-def texts_of_block(b):
-    if not isinstance(b, dict):
-        return []
-    out = []
-    for k in ("text", "thinking"):
-        if isinstance(b.get(k), str):
-            out.append(b[k])
-    c = b.get("content")
-    if isinstance(c, str):
-        out.append(c)
-    elif isinstance(c, list):
-        for x in c:
-            out.extend(texts_of_block(x))
-    return out
+texts_of_block = shared.texts_of_block
 
 
 def cmd_node_for(rec_path, db, session):

@@ -1,13 +1,9 @@
 #!/usr/bin/env python3
 """Helpers of the Qwen Code conformance run (run.sh), reading the mock's records, the client's
-chat files and the ctxfold database directly (sqlite3), independently of ctxfold's own output.
+chat files and the ctxfold database directly (sqlite3), independently of ctxfold's own output. The
+request-side helpers (node-for, carrying) are records.py's.
 
   checks.py session-of PROJECTS_DIR MARKER      the sessionId of the chat file holding MARKER
-  checks.py compactions REC_DIR                 for each chat compression, in order, the first main
-                                                request that carries its <state_snapshot>
-  checks.py node-for REC.json DB SESSION        "ID SEQ": the stored node that ends the request (the
-                                                last message: a tool result by its call id, else a
-                                                user text; the first placed, lowest seq)
   checks.py every-turn REC_DIR PROJECTS_DIR DB SESSION COMPACTIONS
       every user prompt and model reply the mock saw or the client wrote appears in the db, and the
       session holds at least COMPACTIONS imported summary nodes whose text is a <state_snapshot>;
@@ -19,20 +15,15 @@ import os
 import sqlite3
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mock"))
 import chat  # noqa: E402
+import records  # noqa: E402
 
 SNAP = "<state_snapshot>"
 
 
-def mains(d):
-    out = []
-    for p in sorted(glob.glob(os.path.join(d, "*.json"))):
-        with open(p) as f:
-            r = json.load(f)
-        if r.get("main"):
-            out.append((p, r))
-    return out
+mains = records.mains
 
 
 def chat_files(projects):
@@ -40,60 +31,12 @@ def chat_files(projects):
 
 
 def cmd_session_of(projects, marker):
-    best = None
-    for p in chat_files(projects):
-        with open(p, encoding="utf-8", errors="replace") as f:
-            data = f.read()
-        if marker in data and (best is None or len(data) > best[1]):
-            best = (p, len(data))
-    if best:
-        print(os.path.basename(best[0]).rsplit(".", 1)[0])
+    found = records.largest_with(chat_files(projects), marker)
+    if found:
+        print(os.path.basename(found).rsplit(".", 1)[0])
 
 
-def cmd_compactions(rec_dir):
-    seen = set()
-    for p, r in mains(rec_dir):
-        snaps = {it["value"] for it in chat.to_items(r["body"]) if it["kind"] == "text" and SNAP in it["value"]}
-        if snaps - seen:
-            print(p)
-            seen |= snaps
-
-
-def texts_of_block(b):
-    if not isinstance(b, dict):
-        return []
-    out = [b[k] for k in ("text", "thinking") if isinstance(b.get(k), str)]
-    c = b.get("content")
-    if isinstance(c, str):
-        out.append(c)
-    elif isinstance(c, list):
-        for x in c:
-            out.extend(texts_of_block(x))
-    return out
-
-
-def cmd_node_for(rec_path, db, session):
-    with open(rec_path) as f:
-        body = json.load(f)["body"]
-    last = body["messages"][-1]
-    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
-    rows = con.execute("SELECT id, seq, content FROM nodes WHERE session=? AND kind='message' ORDER BY seq",
-                       (session,)).fetchall()
-    want_text = None
-    if last.get("role") != "tool":
-        c = last.get("content")
-        texts = [c] if isinstance(c, str) else [x.get("text") for x in c or [] if isinstance(x, dict)]
-        want_text = texts[-1] if texts else None
-    for nid, seq, content in rows:
-        for b in json.loads(content):
-            if last.get("role") == "tool":
-                if b.get("type") == "tool_result" and b.get("tool_use_id") == last.get("tool_call_id"):
-                    print(nid, seq)
-                    return
-            elif b.get("type") == "text" and b.get("text") == want_text:
-                print(nid, seq)
-                return
-    sys.exit("no stored node ends %s" % rec_path)
+texts_of_block = records.texts_of_block
 
 
 def cmd_every_turn(rec_dir, projects, db, session, want_compactions):
@@ -140,8 +83,7 @@ def cmd_every_turn(rec_dir, projects, db, session, want_compactions):
 
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
-    {"session-of": cmd_session_of, "compactions": cmd_compactions, "node-for": cmd_node_for,
-     "every-turn": cmd_every_turn}[cmd](*args)
+    {"session-of": cmd_session_of, "every-turn": cmd_every_turn}[cmd](*args)
 
 
 if __name__ == "__main__":

@@ -24,9 +24,7 @@ CLIENT=qwen
 MODEL=mock-model
 QWEN="$NODE_BIN/qwen"
 QWEN_TIMEOUT=${QWEN_TIMEOUT:-120}
-rm -f "$RESULTS_DIR/$CLIENT.jsonl"
-FAILED=0
-fail() { echo "qwen: $*" >&2; FAILED=1; }
+suite_start
 
 # new_home NAME: a fresh HOME (settings: usage statistics, telemetry and update checks off; the
 # background memory agents off, whose requests carry tools but are no turn of the conversation)
@@ -58,22 +56,10 @@ qwen_run() {
 # import_and_compare NAME LAST_PROMPT: imports the HOME's chats and compares the last main request.
 import_and_compare() {
   local name=$1 marker=$2
-  DB="$D/ctx.db"
-  HOME="$D/home" "$CTXFOLD" --db "$DB" import --from qwen > "$D/import.json" 2> "$D/import.err" \
-    || fail "$name: import failed: $(cat "$D/import.err")"
-  local warned; warned=$(jq '.warnings | length' "$D/import.json" 2>/dev/null || echo "?")
-  [ "$warned" = 0 ] || fail "$name: the import warned: $(jq -c '.warnings' "$D/import.json")"
-  "$CTXFOLD" --db "$DB" verify-invariants > "$D/verify.json" 2>&1 || fail "$name: verify-invariants: $(head -c 400 "$D/verify.json")"
+  import_home qwen
   SESSION=$(python3 "$HERE/checks.py" session-of "$D/home/.qwen/projects" "$marker")
   [ -n "$SESSION" ] || { fail "$name: no chat file holds the last prompt"; return; }
-  local last; last=$(last_main "$D/rec")
-  [ -n "$last" ] || { fail "$name: the mock saw no main request"; return; }
-  local id seq
-  read -r id seq < <(python3 "$HERE/checks.py" node-for "$last" "$DB" "$SESSION") \
-    || { fail "$name: no node ends $(basename "$last")"; return; }
-  "$CTXFOLD" --db "$DB" --session "$SESSION" render --format openai --body --head "$id" > "$D/render-last.json" \
-    2> "$D/render.err" || fail "$name: render failed: $(cat "$D/render.err")"
-  compare_to "$CLIENT" "$name" last "$last" chat "$D/render-last.json" chat
+  compare_last "$name"
 }
 
 # run_scenario NAME PROMPT...: the first prompt starts the session, each later one resumes it.
@@ -89,24 +75,6 @@ run_scenario() {
   stop_mock
   import_and_compare "$name" "${*: -1}"
 }
-
-# compare_compactions NAME N: the render at the node that ends the first request after each chat
-# compression (read as of that node's append boundary) against that request.
-compare_compactions() {
-  local name=$1 k=0 rec id seq
-  while read -r rec; do
-    k=$((k + 1))
-    read -r id seq < <(python3 "$HERE/checks.py" node-for "$rec" "$DB" "$SESSION") \
-      || { fail "$name: no node ends $(basename "$rec")"; continue; }
-    "$CTXFOLD" --db "$DB" --session "$SESSION" render --format openai --body --head "$id" --as-of "$seq" \
-      > "$D/render-compaction$k.json" 2>> "$D/render.err" || { fail "$name: render at $id failed"; continue; }
-    compare_to "$CLIENT" "$name" "compaction$k" "$rec" chat "$D/render-compaction$k.json" chat
-  done < <(python3 "$HERE/checks.py" compactions "$D/rec")
-  [ "$k" -ge "${2:-0}" ] || fail "$name: $k chat compressions seen, ${2:-0} expected"
-}
-
-show_logs() { [ "$FAILED" = 1 ] && for f in "$WORK"/*/client.log "$WORK"/*/import.err; do
-  [ -s "$f" ] && { echo "--- $f"; tail -20 "$f"; }; done >&2; }
 
 run_scenario tools "PROMPT-T1 run a shell command, then read notes.txt" \
   "PROMPT-T2 read notes.txt and run a command in parallel" "PROMPT-T3 read a file that does not exist" \
@@ -130,17 +98,13 @@ stop_mock
 import_and_compare compress "PROMPT-C5"
 outcome=$(jq -r '[.files[]?.outcome] | join(",")' "$D/import.json" 2>/dev/null)
 case "$outcome" in appended|rewritten) ;; *) fail "compress: the grown file's outcome is '$outcome', not appended" ;; esac
-compare_compactions compress 2
+compare_carrying compress "<state_snapshot>" 2
 if ! python3 "$HERE/checks.py" every-turn "$D/rec" "$D/home/.qwen/projects" "$D/ctx.db" "$SESSION" 2 > "$D/every-turn.json"; then
   fail "compress: a turn is missing from the database or a compression is not a summary: $(cat "$D/every-turn.json")"
 else
   echo "qwen compress: every turn kept: $(cat "$D/every-turn.json")"
 fi
 
-show_logs
 # QWEN_KEEP=DIR keeps every scenario's HOME, records, database and renders for a look.
 [ -n "${QWEN_KEEP:-}" ] && { rm -rf "$QWEN_KEEP"; cp -r "$WORK" "$QWEN_KEEP"; }
-python3 "$CLIENTS_DIR/report.py" --client "$CLIENT"
-rc=$?
-[ "$FAILED" = 0 ] || rc=1
-exit $rc
+suite_end

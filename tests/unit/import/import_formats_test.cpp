@@ -167,7 +167,7 @@ TEST(FormatsDetect, SyntheticShapes) {
     EXPECT_EQ(e.exit(), Exit::bad_input);
   }
   EXPECT_EQ(import_formats().front(), "auto");
-  EXPECT_EQ(import_formats().size(), 9u);
+  EXPECT_EQ(import_formats().size(), 10u);
 }
 
 // Claude Code's envelope (uuid, parentUuid, sessionId, type) is claimed only when the records'
@@ -208,6 +208,29 @@ TEST(FormatsDetect, EnvelopeAloneClaimsNothing) {
   // A Claude Code file whose first records carry no message (a title, a snapshot) stays Claude Code's.
   EXPECT_EQ(detect_format(d.write("title.jsonl", R"({"type":"summary","summary":"t","leafUuid":"u1"})" "\n" + content)),
             "claude-code");
+}
+
+// pi's envelope (a session header, entries with id and parentId) is claimed only when every record
+// fits pi's session format (docs/formats/pi.md): a block, role or entry type pi never writes is
+// exit 3 naming the line.
+TEST(FormatsDetect, PiEnvelopeClaimsOnlyFittingContent) {
+  TempDir d;
+  const std::string header = R"({"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/p"})" "\n";
+  const std::string user = R"({"type":"message","id":"u1","parentId":null,"message":{"role":"user","content":"hi"}})" "\n";
+  EXPECT_EQ(detect_format(d.write("pi.jsonl", header + user)), "pi");
+  EXPECT_EQ(detect_format(d.write("headless.jsonl", user)), "pi");
+  std::string msg;
+  const std::string block =
+      R"({"type":"message","id":"a1","parentId":"u1","message":{"role":"assistant","content":[{"type":"tool_use"}]}})" "\n";
+  EXPECT_EQ(detect_error(d.write("block.jsonl", header + user + block), &msg), "import.ambiguous_format");
+  EXPECT_NE(msg.find("block.jsonl:3: "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("content block type 'tool_use'"), std::string::npos) << msg;
+  const std::string parts = R"({"type":"message","id":"u1","parentId":null,"message":{"role":"model","parts":[]}})" "\n";
+  EXPECT_EQ(detect_error(d.write("role.jsonl", header + parts), &msg), "import.ambiguous_format");
+  EXPECT_NE(msg.find("role 'model'"), std::string::npos) << msg;
+  const std::string typed = R"({"type":"user","id":"u1","parentId":null,"message":{"role":"user","content":"x"}})" "\n";
+  EXPECT_EQ(detect_error(d.write("type.jsonl", typed), &msg), "import.unknown_format");
+  EXPECT_NE(msg.find("entry type 'user'"), std::string::npos) << msg;
 }
 
 TEST(FormatsDetect, EmptyNodeIsAWarningWithItsLine) {
