@@ -229,12 +229,15 @@ std::optional<std::string> shell_script(const Json& in) {
 void classify_call(PendingCall& c) {
   const std::string& name = c.site.tool;
   const Json& in = c.input;
-  if (name == "Read" || name == "NotebookRead" || name == "read_file") {
+  if (name == "Read" || name == "NotebookRead" || name == "read_file" || name == "view") {
     add_file(c, "read", "tool", str_arg(in, {"file_path", "notebook_path", "absolute_path", "path"}), nullptr);
   } else if (name == "Write" || name == "write_file") {
     add_file(c, "write", "tool", str_arg(in, {"file_path", "path"}), content_digest(json_str(in, "content")));
+  } else if (name == "create") {  // Copilot CLI
+    add_file(c, "write", "tool", str_arg(in, {"path"}), content_digest(json_str(in, "file_text")));
   } else if (name == "Edit" || name == "replace" || name == "edit") {
-    Json edit = string_edit(in, "old_string", "new_string");
+    // Copilot CLI's edit names its strings old_str / new_str.
+    Json edit = in.contains("old_str") ? string_edit(in, "old_str", "new_str") : string_edit(in, "old_string", "new_string");
     if (name == "replace") {
       edit.erase("replace_all");
       edit["expected_replacements"] = value_or_null(in, "expected_replacements");

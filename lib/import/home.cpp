@@ -34,7 +34,8 @@ std::string env_or_home(const Environment& env, const char* var, const char* hom
   return fmt::format("{}/{}", env.variable("HOME").value_or("."), home_sub);
 }
 
-bool is_agent(const std::string& a) { return a == "claude-code" || a == "codex" || a == "gemini" || a == "qwen"; }
+bool is_agent(const std::string& a) { return a == "claude-code" || a == "codex" || a == "gemini" || a == "qwen" ||
+                                             a == "copilot"; }
 
 /// True when the transcript file p (found under a root of `agent`) is one to import.
 bool wanted(const fs::path& p, const std::string& agent) {
@@ -44,6 +45,8 @@ bool wanted(const fs::path& p, const std::string& agent) {
   if (agent == "codex" && ext != ".jsonl") return false;
   // Qwen Code: <project>/chats/<sessionId>.jsonl only (beside them: .runtime.json status files).
   if (agent == "qwen" && (ext != ".jsonl" || p.parent_path().filename() != "chats")) return false;
+  // Copilot CLI: <sessionId>/events.jsonl only (beside it: workspace.yaml, checkpoints, ...).
+  if (agent == "copilot" && p.filename() != "events.jsonl") return false;
   // Gemini: chats/<file>.json|.jsonl, and sub-agent sessions in chats/<parent sessionId>/<id>.jsonl.
   if (agent == "gemini" && p.parent_path().filename() != "chats" &&
       !(ext == ".jsonl" && p.parent_path().parent_path().filename() == "chats"))
@@ -209,7 +212,7 @@ namespace {
 void check_agent(const std::string& agent) {
   if (agent != "all" && !is_agent(agent))
     throw Error(Exit::usage, "import.from", fmt::format("unknown agent '{}'", agent),
-                "use one of: claude-code, codex, gemini, qwen, all");
+                "use one of: claude-code, codex, gemini, qwen, copilot, all");
 }
 
 }  // namespace
@@ -236,6 +239,8 @@ std::vector<std::string> agent_home_roots(const std::string& agent, const Enviro
     const std::optional<std::string> rt = env.variable("QWEN_RUNTIME_DIR");
     roots.push_back((rt ? *rt : env_or_home(env, "QWEN_HOME", ".qwen")) + "/projects");
   }
+  // Copilot CLI: COPILOT_HOME replaces ~/.copilot (docs/formats/copilot-cli.md "Where").
+  if (all || agent == "copilot") roots.push_back(env_or_home(env, "COPILOT_HOME", ".copilot") + "/session-state");
   return roots;
 }
 
@@ -275,7 +280,8 @@ std::vector<Candidate> candidates(const HomeOptions& opts, HomeResult& res) {
     std::vector<std::string> roots = agent_home_roots(opts.from, *opts.env);
     std::size_t r = 0;
     for (const std::string& a :
-         {std::string("claude-code"), std::string("codex"), std::string("gemini"), std::string("qwen")}) {
+         {std::string("claude-code"), std::string("codex"), std::string("gemini"), std::string("qwen"),
+          std::string("copilot")}) {
       if (opts.from != "all" && opts.from != a) continue;
       std::size_t n = a == "codex" ? 2 : 1;
       for (std::size_t k = 0; k < n && r < roots.size(); ++k, ++r) walk(roots[r], a, opts.follow_symlinks, cands, res);

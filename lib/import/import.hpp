@@ -139,7 +139,7 @@ class ImportSink {
   std::uint64_t max_record_bytes_ = JsonlReader::kDefaultMaxRecord;
 };
 
-/// Importer names accepted by --format: auto, claude-code, codex, gemini, qwen, openai, anthropic,
+/// Importer names accepted by --format: auto, claude-code, codex, gemini, qwen, copilot, openai, anthropic,
 /// openhands, ctxfold.
 std::vector<std::string> import_formats();
 
