@@ -25,6 +25,7 @@ import hashlib
 import json
 
 SNAPSHOT_MARK = "<state_snapshot>"
+MOCK_SUMMARY = "<overall_goal>mock summary "
 SUMMARY_ASK = "Please create a detailed summary of the conversation so far."
 
 
@@ -49,7 +50,9 @@ def is_compression(body):
     (Qwen Code), or the last one asks for a summary of the conversation (Copilot CLI's /compact)."""
     msgs = body.get("messages") or []
     last = [t for m in msgs[-1:] if isinstance(m, dict) for t in _texts_of(m.get("content"))]
-    return any(SNAPSHOT_MARK in t for m in msgs[-2:] if isinstance(m, dict) for t in _texts_of(m.get("content"))) \
+    # The mock's own snapshot (_snapshot), sent back inside a later request, asks for nothing.
+    return any(SNAPSHOT_MARK in t and MOCK_SUMMARY not in t
+               for m in msgs[-2:] if isinstance(m, dict) for t in _texts_of(m.get("content"))) \
         or any(t.startswith(SUMMARY_ASK) for t in last)
 
 
@@ -116,7 +119,7 @@ def _usage(body, reply):
 def _snapshot(body):
     """The compression summarizer's deterministic answer."""
     seed = _digest(json.dumps(body.get("messages") or [], sort_keys=True, ensure_ascii=False))
-    return ("<analysis>mock analysis</analysis>\n" + SNAPSHOT_MARK + "\n<overall_goal>mock summary " + seed +
+    return ("<analysis>mock analysis</analysis>\n" + SNAPSHOT_MARK + "\n" + MOCK_SUMMARY + seed +
             "</overall_goal>\n</state_snapshot>")
 
 

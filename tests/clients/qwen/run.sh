@@ -21,6 +21,11 @@ source "$HERE/../lib.sh"
 [ -x "$NODE_BIN/qwen" ] || { echo "SKIP: Qwen Code is not installed (cd tests/clients && npm install --no-save)" >&2; exit 77; }
 CTXFOLD=$(cd "$(dirname "$CTXFOLD")" && pwd)/$(basename "$CTXFOLD")
 CLIENT=qwen
+FROM=qwen
+CHECKS="$HERE/checks.py"
+# shellcheck source=../chatsuite.sh
+source "$CLIENTS_DIR/chatsuite.sh"
+client_files() { echo "$D/home/.qwen/projects"; }
 MODEL=mock-model
 QWEN="$NODE_BIN/qwen"
 QWEN_TIMEOUT=${QWEN_TIMEOUT:-120}
@@ -43,9 +48,9 @@ JSON
   echo alpha > "$D/proj/notes.txt"
 }
 
-# qwen PROMPT [resume]: one headless run of the client in $D (the project folder), resuming the
-# project's latest session with --continue when asked.
-qwen_run() {
+# client_run PROMPT [resume]: one headless run of the client in $D (the project folder), resuming
+# the project's latest session with --continue when asked.
+client_run() {
   local prompt=$1 resume=${2:-}
   local args=(--auth-type openai -m "$MODEL" --yolo)
   [ -n "$resume" ] && args+=(--continue)
@@ -54,59 +59,6 @@ qwen_run() {
       NO_COLOR=1 timeout "$QWEN_TIMEOUT" "$QWEN" "${args[@]}" "$prompt" </dev/null ) >> "$D/client.log" 2>&1 \
     || fail "$(basename "$D"): the client failed on '$prompt' (see its log below)"
 }
-
-# import_and_compare NAME LAST_PROMPT: imports the HOME's chats and compares the last main request.
-import_and_compare() {
-  local name=$1 marker=$2
-  DB="$D/ctx.db"
-  HOME="$D/home" "$CTXFOLD" --db "$DB" import --from qwen > "$D/import.json" 2> "$D/import.err" \
-    || fail "$name: import failed: $(cat "$D/import.err")"
-  local warned; warned=$(jq '.warnings | length' "$D/import.json" 2>/dev/null || echo "?")
-  [ "$warned" = 0 ] || fail "$name: the import warned: $(jq -c '.warnings' "$D/import.json")"
-  "$CTXFOLD" --db "$DB" verify-invariants > "$D/verify.json" 2>&1 || fail "$name: verify-invariants: $(head -c 400 "$D/verify.json")"
-  SESSION=$(python3 "$HERE/checks.py" session-of "$D/home/.qwen/projects" "$marker")
-  [ -n "$SESSION" ] || { fail "$name: no chat file holds the last prompt"; return; }
-  local last; last=$(last_main "$D/rec")
-  [ -n "$last" ] || { fail "$name: the mock saw no main request"; return; }
-  local id seq
-  read -r id seq < <(python3 "$HERE/checks.py" node-for "$last" "$DB" "$SESSION") \
-    || { fail "$name: no node ends $(basename "$last")"; return; }
-  "$CTXFOLD" --db "$DB" --session "$SESSION" render --format openai --body --head "$id" > "$D/render-last.json" \
-    2> "$D/render.err" || fail "$name: render failed: $(cat "$D/render.err")"
-  compare_to "$CLIENT" "$name" last "$last" chat "$D/render-last.json" chat
-}
-
-# run_scenario NAME PROMPT...: the first prompt starts the session, each later one resumes it.
-run_scenario() {
-  local name=$1; shift
-  new_home "$name"
-  sed "s#PROJ#$D/proj#g" "$HERE/$name.json" > "$D/scenario.json"
-  start_mock "$D/scenario.json" "$D/rec"
-  local first=1 p
-  for p in "$@"; do
-    if [ $first = 1 ]; then qwen_run "$p"; first=0; else qwen_run "$p" resume; fi
-  done
-  stop_mock
-  import_and_compare "$name" "${*: -1}"
-}
-
-# compare_compactions NAME N: the render at the node that ends the first request after each chat
-# compression (read as of that node's append boundary) against that request.
-compare_compactions() {
-  local name=$1 k=0 rec id seq
-  while read -r rec; do
-    k=$((k + 1))
-    read -r id seq < <(python3 "$HERE/checks.py" node-for "$rec" "$DB" "$SESSION") \
-      || { fail "$name: no node ends $(basename "$rec")"; continue; }
-    "$CTXFOLD" --db "$DB" --session "$SESSION" render --format openai --body --head "$id" --as-of "$seq" \
-      > "$D/render-compaction$k.json" 2>> "$D/render.err" || { fail "$name: render at $id failed"; continue; }
-    compare_to "$CLIENT" "$name" "compaction$k" "$rec" chat "$D/render-compaction$k.json" chat
-  done < <(python3 "$HERE/checks.py" compactions "$D/rec")
-  [ "$k" -ge "${2:-0}" ] || fail "$name: $k chat compressions seen, ${2:-0} expected"
-}
-
-show_logs() { [ "$FAILED" = 1 ] && for f in "$WORK"/*/client.log "$WORK"/*/import.err; do
-  [ -s "$f" ] && { echo "--- $f"; tail -20 "$f"; }; done >&2; }
 
 run_scenario tools "PROMPT-T1 run a shell command, then read notes.txt" \
   "PROMPT-T2 read notes.txt and run a command in parallel" "PROMPT-T3 read a file that does not exist" \
@@ -117,25 +69,20 @@ run_scenario tools "PROMPT-T1 run a shell command, then read notes.txt" \
 new_home compress
 sed "s#PROJ#$D/proj#g" "$HERE/compress.json" > "$D/scenario.json"
 start_mock "$D/scenario.json" "$D/rec"
-qwen_run "PROMPT-C1 remember: the project is called falcon"
-qwen_run "PROMPT-C2 remember: the deadline is friday" resume
+client_run "PROMPT-C1 remember: the project is called falcon"
+client_run "PROMPT-C2 remember: the deadline is friday" resume
 HOME="$D/home" "$CTXFOLD" --db "$D/ctx.db" import --from qwen > "$D/import-early.json" 2>> "$D/import.err" \
   || fail "compress: the early import failed"
-qwen_run "/compress" resume
-qwen_run "PROMPT-C3 run a check" resume
-qwen_run "PROMPT-C4 remember: the owner is dana" resume
-qwen_run "/compress" resume
-qwen_run "PROMPT-C5 summarise what you know" resume
+client_run "/compress" resume
+client_run "PROMPT-C3 run a check" resume
+client_run "PROMPT-C4 remember: the owner is dana" resume
+client_run "/compress" resume
+client_run "PROMPT-C5 summarise what you know" resume
 stop_mock
 import_and_compare compress "PROMPT-C5"
-outcome=$(jq -r '[.files[]?.outcome] | join(",")' "$D/import.json" 2>/dev/null)
-case "$outcome" in appended|rewritten) ;; *) fail "compress: the grown file's outcome is '$outcome', not appended" ;; esac
+check_grown compress
 compare_compactions compress 2
-if ! python3 "$HERE/checks.py" every-turn "$D/rec" "$D/home/.qwen/projects" "$D/ctx.db" "$SESSION" 2 > "$D/every-turn.json"; then
-  fail "compress: a turn is missing from the database or a compression is not a summary: $(cat "$D/every-turn.json")"
-else
-  echo "qwen compress: every turn kept: $(cat "$D/every-turn.json")"
-fi
+check_every_turn compress 2
 
 show_logs
 # QWEN_KEEP=DIR keeps every scenario's HOME, records, database and renders for a look.
