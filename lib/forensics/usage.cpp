@@ -55,9 +55,10 @@ UsageTokens normalize_usage(const std::string& format, const Json& u) {
     t.reasoning = num(u, "thoughtsTokenCount");
     return t;
   }
-  if (format == "copilot") {
-    // Copilot CLI's usage record (docs/formats/copilot-cli.md "Usage"): inputTokens counts the
-    // cached and cache-written parts as well, as the OpenAI prompt_tokens it is read from.
+  if (format == "copilot" || format == "cline") {
+    // Copilot CLI's usage record and Cline's message metrics (docs/formats/copilot-cli.md "Usage",
+    // cline.md "Usage"): inputTokens counts the cached and cache-written parts as well, as the
+    // OpenAI prompt_tokens it is read from.
     t.cache_read = num(u, "cacheReadTokens");
     t.cache_write_5m = num(u, "cacheWriteTokens");
     t.input = std::max<std::int64_t>(0, num(u, "inputTokens") - t.cache_read - t.cache_write_5m);

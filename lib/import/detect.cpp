@@ -197,6 +197,10 @@ std::optional<std::string> classify(const Sniff& s) {
   if (s.top_strings.count("schema") && s.top_strings.at("schema").rfind("ctxfold.", 0) == 0) return "ctxfold";
   if (s.top_keys.count("type") && s.top_keys.count("payload")) return "codex";
   if (is_copilot_event(s)) return "copilot";
+  // Cline's messages file: the messages array inside its session envelope (docs/formats/cline.md).
+  if (s.top_array_keys.count("messages") && s.top_keys.count("sessionId") &&
+      (s.top_keys.count("origin") || s.top_keys.count("agent")))
+    return "cline";
   if (s.top_array_keys.count("messages") && (s.top_keys.count("sessionId") || s.top_keys.count("projectHash")) &&
       (s.types.count("gemini") || s.types.count("user") || s.items == 0))
     return "gemini";
@@ -288,7 +292,7 @@ std::string read_prefix(const std::string& path) {
 }  // namespace
 
 std::vector<std::string> import_formats() {
-  return {"auto", "claude-code", "codex", "gemini", "qwen", "copilot", "openai", "anthropic", "openhands", "ctxfold"};
+  return {"auto", "claude-code", "codex", "gemini", "qwen", "copilot", "cline", "openai", "anthropic", "openhands", "ctxfold"};
 }
 
 std::string detect_format(const std::string& path, const std::string& label) {
@@ -316,7 +320,7 @@ std::string detect_format(const std::string& path, const std::string& label) {
     if (auto f = classify(ls)) return *f == "claude-code" ? claim_envelope(view, name) : *f;
   }
   throw Error(Exit::bad_input, "import.unknown_format", "cannot tell the transcript format of '" + name + "'",
-              "pass --format (one of: claude-code, codex, gemini, qwen, copilot, openai, anthropic, openhands, ctxfold)");
+              "pass --format (one of: claude-code, codex, gemini, qwen, copilot, cline, openai, anthropic, openhands, ctxfold)");
 }
 
 }  // namespace ctxfold

@@ -9,26 +9,17 @@ independently of ctxfold's own output. Each client's checks.py adds what reads i
                                                last message: a tool result by its call id, else a
                                                user text; the first placed, lowest seq)
 """
-import glob
 import json
 import os
 import sqlite3
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "mock"))
 import chat  # noqa: E402
+from records import mains  # noqa: E402
 
 SNAP = "<state_snapshot>"
-
-
-def mains(d):
-    out = []
-    for p in sorted(glob.glob(os.path.join(d, "*.json"))):
-        with open(p) as f:
-            r = json.load(f)
-        if r.get("main"):
-            out.append((p, r))
-    return out
 
 
 def cmd_compactions(rec_dir):

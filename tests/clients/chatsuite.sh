@@ -7,7 +7,27 @@
 #   client_files  a function printing the folder under $D/home that holds the client's session files
 #   client_run    a function running one prompt in $D/proj: client_run PROMPT [resume]
 #   new_home      a function making $D (home, proj, rec) for a scenario name
-# and fail(), FAILED as lib.sh's callers do.
+# chatsuite_begin and chatsuite_end open and close the run.
+
+# chatsuite_begin CLIENT CHECKS: sets CLIENT and FROM (the same name), CHECKS, starts the
+# client's results afresh, and defines fail (FAILED=1 with the message on stderr).
+chatsuite_begin() {
+  CLIENT=$1 FROM=$1 CHECKS=$2 FAILED=0
+  rm -f "$RESULTS_DIR/$CLIENT.jsonl"
+}
+fail() { echo "$CLIENT: $*" >&2; FAILED=1; }
+
+# chatsuite_end KEEP_DIR SCENARIO...: the logs of a failed run, a copy of the scenarios' folders
+# in KEEP_DIR when it is set, the client's figures (report.py); exits with the outcome.
+chatsuite_end() {
+  local keep=$1 s rc; shift
+  show_logs
+  if [ -n "$keep" ]; then rm -rf "$keep"; mkdir -p "$keep"; for s in "$@"; do cp -r "$WORK/$s" "$keep/"; done; fi
+  python3 "$CLIENTS_DIR/report.py" --client "$CLIENT"
+  rc=$?
+  [ "$FAILED" = 0 ] || rc=1
+  exit $rc
+}
 
 # import_and_compare NAME LAST_PROMPT: imports the HOME's sessions and compares the last main request.
 import_and_compare() {

@@ -24,11 +24,9 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/../lib.sh"
 [ -x "$NODE_BIN/copilot" ] || { echo "SKIP: Copilot CLI is not installed (cd tests/clients && npm install --no-save)" >&2; exit 77; }
 CTXFOLD=$(cd "$(dirname "$CTXFOLD")" && pwd)/$(basename "$CTXFOLD")
-CLIENT=copilot
-FROM=copilot
-CHECKS="$HERE/checks.py"
 # shellcheck source=../chatsuite.sh
 source "$CLIENTS_DIR/chatsuite.sh"
+chatsuite_begin copilot "$HERE/checks.py"
 client_files() { echo "$D/home/.copilot/session-state"; }
 MODEL=mock-model
 COPILOT="$NODE_BIN/copilot"
@@ -36,9 +34,6 @@ COPILOT_TIMEOUT=${COPILOT_TIMEOUT:-180}
 # The native binary unpacks its JavaScript bundle (~240 MB) into a package cache on first start:
 # one cache for the whole run instead of one per HOME.
 PKG_CACHE="$WORK/pkg-cache"
-rm -f "$RESULTS_DIR/$CLIENT.jsonl"
-FAILED=0
-fail() { echo "copilot: $*" >&2; FAILED=1; }
 
 # new_home NAME: a fresh HOME and project folder under $WORK; sets D.
 new_home() {
@@ -91,10 +86,5 @@ check_grown compact
 compare_compactions compact 2
 check_every_turn compact 2
 
-show_logs
 # COPILOT_KEEP=DIR keeps every scenario's HOME, records, database and renders for a look.
-[ -n "${COPILOT_KEEP:-}" ] && { rm -rf "$COPILOT_KEEP"; mkdir -p "$COPILOT_KEEP"; for s in tools compact; do cp -r "$WORK/$s" "$COPILOT_KEEP/"; done; }
-python3 "$CLIENTS_DIR/report.py" --client "$CLIENT"
-rc=$?
-[ "$FAILED" = 0 ] || rc=1
-exit $rc
+chatsuite_end "${COPILOT_KEEP:-}" tools compact

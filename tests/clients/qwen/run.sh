@@ -20,18 +20,13 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/../lib.sh"
 [ -x "$NODE_BIN/qwen" ] || { echo "SKIP: Qwen Code is not installed (cd tests/clients && npm install --no-save)" >&2; exit 77; }
 CTXFOLD=$(cd "$(dirname "$CTXFOLD")" && pwd)/$(basename "$CTXFOLD")
-CLIENT=qwen
-FROM=qwen
-CHECKS="$HERE/checks.py"
 # shellcheck source=../chatsuite.sh
 source "$CLIENTS_DIR/chatsuite.sh"
+chatsuite_begin qwen "$HERE/checks.py"
 client_files() { echo "$D/home/.qwen/projects"; }
 MODEL=mock-model
 QWEN="$NODE_BIN/qwen"
 QWEN_TIMEOUT=${QWEN_TIMEOUT:-120}
-rm -f "$RESULTS_DIR/$CLIENT.jsonl"
-FAILED=0
-fail() { echo "qwen: $*" >&2; FAILED=1; }
 
 # new_home NAME: a fresh HOME (settings: usage statistics, telemetry and update checks off; the
 # background memory agents off, whose requests carry tools but are no turn of the conversation)
@@ -84,10 +79,5 @@ check_grown compress
 compare_compactions compress 2
 check_every_turn compress 2
 
-show_logs
 # QWEN_KEEP=DIR keeps every scenario's HOME, records, database and renders for a look.
-[ -n "${QWEN_KEEP:-}" ] && { rm -rf "$QWEN_KEEP"; cp -r "$WORK" "$QWEN_KEEP"; }
-python3 "$CLIENTS_DIR/report.py" --client "$CLIENT"
-rc=$?
-[ "$FAILED" = 0 ] || rc=1
-exit $rc
+chatsuite_end "${QWEN_KEEP:-}" tools compress
