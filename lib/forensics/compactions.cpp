@@ -90,6 +90,10 @@ std::vector<CompactionEntry> session_compactions(Store& store, const std::string
       if (auto post = int_at(cm, "newTokenCount")) c.tokens_after = CompactionTokens{*post, label("newTokenCountIsEstimated")};
       // pi's tokensBefore (docs/formats/pi.md "Compaction"): measured when it is the usage of the reply before it.
       if (auto pre = int_at(cm, "tokensBefore")) c.tokens_before = CompactionTokens{*pre, label("tokensBeforeIsEstimated")};
+      // Copilot CLI's compaction_complete: its tokenAccountingBasis says how it counted.
+      const char* basis = json_str(cm, "tokenAccountingBasis").find("estimate") != std::string::npos ? "estimated" : "measured";
+      if (auto pre = int_at(cm, "preCompactionTokens")) c.tokens_before = CompactionTokens{*pre, basis};
+      if (auto post = int_at(cm, "postCompactionTokens")) c.tokens_after = CompactionTokens{*post, basis};
     } else {
       const Json prov = m.contains("provenance") ? m["provenance"] : Json::object();
       if (prov.contains("parameters") && prov["parameters"].is_object())

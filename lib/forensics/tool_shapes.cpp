@@ -173,6 +173,26 @@ void openhands_editor(PendingCall& c) {
   else if (cmd == "undo_edit") add_file(c, "edit", "tool", path, Json{{"undo", true}});
 }
 
+/// Cline's read_files {files: [{path}]}, editor {path, old_text?, new_text} (no old_text: the
+/// file is created) and run_commands {commands: [...]}, read as one script of its commands in
+/// order, joined by "; " (docs/formats/cline.md).
+void cline_call(PendingCall& c) {
+  const Json& in = c.input;
+  const std::string& name = c.site.tool;
+  if (name == "read_files" && in.contains("files") && in["files"].is_array()) {
+    for (const auto& f : in["files"]) add_file(c, "read", "tool", str_arg(f, {"path"}), nullptr);
+  } else if (name == "editor") {
+    if (in.contains("old_text")) add_file(c, "edit", "tool", str_arg(in, {"path"}), string_edit(in, "old_text", "new_text"));
+    else add_file(c, "create", "tool", str_arg(in, {"path"}), content_digest(json_str(in, "new_text")));
+  } else if (name == "run_commands" && in.contains("commands") && in["commands"].is_array()) {
+    std::string script;
+    for (const auto& cmd : in["commands"])
+      if (cmd.is_string()) script += (script.empty() ? "" : "; ") + cmd.get<std::string>();
+    c.input["command"] = script;
+    command_call(c);
+  }
+}
+
 void multi_edit(PendingCall& c, const char* old_key, const char* new_key) {
   Json edits = Json::array();
   if (c.input.is_object() && c.input.contains("edits") && c.input["edits"].is_array())
@@ -229,14 +249,17 @@ std::optional<std::string> shell_script(const Json& in) {
 void classify_call(PendingCall& c) {
   const std::string& name = c.site.tool;
   const Json& in = c.input;
-  if (name == "Read" || name == "NotebookRead" || name == "read_file" || name == "read") {
+  if (name == "Read" || name == "NotebookRead" || name == "read_file" || name == "read" || name == "view") {
     add_file(c, "read", "tool", str_arg(in, {"file_path", "notebook_path", "absolute_path", "path"}), nullptr);
   } else if (name == "Write" || name == "write_file" || name == "write") {
     add_file(c, "write", "tool", str_arg(in, {"file_path", "path"}), content_digest(json_str(in, "content")));
   } else if (name == "edit" && in.is_object() && in.contains("edits")) {
     multi_edit(c, "oldText", "newText");  // pi: {path, edits: [{oldText, newText}]}
+  } else if (name == "create") {  // Copilot CLI
+    add_file(c, "write", "tool", str_arg(in, {"path"}), content_digest(json_str(in, "file_text")));
   } else if (name == "Edit" || name == "replace" || name == "edit") {
-    Json edit = string_edit(in, "old_string", "new_string");
+    // Copilot CLI's edit names its strings old_str / new_str.
+    Json edit = in.contains("old_str") ? string_edit(in, "old_str", "new_str") : string_edit(in, "old_string", "new_string");
     if (name == "replace") {
       edit.erase("replace_all");
       edit["expected_replacements"] = value_or_null(in, "expected_replacements");
@@ -252,6 +275,9 @@ void classify_call(PendingCall& c) {
                   {"new_source", value_or_null(in, "new_source")}});
   } else if (name == "read_many_files") {
     read_many(c);
+  } else if (name == "read_files" || (name == "editor" && c.input.is_object() && c.input.contains("new_text")) ||
+             name == "run_commands") {
+    if (c.input.is_object()) cline_call(c);
   } else if (name == "str_replace_editor") {
     openhands_editor(c);
   } else if (name == "apply_patch") {

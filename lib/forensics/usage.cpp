@@ -64,6 +64,17 @@ UsageTokens normalize_usage(const std::string& format, const Json& u) {
     t.output = num(u, "output");
     return t;
   }
+  if (format == "copilot" || format == "cline") {
+    // Copilot CLI's usage record and Cline's message metrics (docs/formats/copilot-cli.md "Usage",
+    // cline.md "Usage"): inputTokens counts the cached and cache-written parts as well, as the
+    // OpenAI prompt_tokens it is read from.
+    t.cache_read = num(u, "cacheReadTokens");
+    t.cache_write_5m = num(u, "cacheWriteTokens");
+    t.input = std::max<std::int64_t>(0, num(u, "inputTokens") - t.cache_read - t.cache_write_5m);
+    t.output = num(u, "outputTokens");
+    t.reasoning = num(u, "reasoningTokens");
+    return t;
+  }
   if (u.contains("cached_input_tokens") || u.contains("reasoning_output_tokens")) {  // OpenAI / Codex
     std::int64_t cached = num(u, "cached_input_tokens");
     t.input = std::max<std::int64_t>(0, num(u, "input_tokens") - cached);

@@ -39,9 +39,11 @@ Json convert_image(const Json& b) {
   return out;
 }
 
-/// One API block → neutral block; extras receives the block's keys the neutral form has no
-/// place for.
-Json convert_block(const Json& b, Json& extras) {
+}  // namespace
+
+namespace import_detail {
+
+Json anthropic_block(const Json& b, Json& extras) {
   if (b.is_string()) return text_block(b.get<std::string>());
   std::string type = json_str(b, "type");
   if (type == "text") {
@@ -66,7 +68,7 @@ Json convert_block(const Json& b, Json& extras) {
       Json inner = Json::array();
       for (const auto& c : content) {
         Json ignored;
-        inner.push_back(convert_block(c, ignored));
+        inner.push_back(anthropic_block(c, ignored));
       }
       content = inner;
     } else if (!content.is_string()) {
@@ -84,7 +86,7 @@ Json convert_block(const Json& b, Json& extras) {
   return opaque_block("anthropic", b);
 }
 
-}  // namespace
+}  // namespace import_detail
 
 void import_anthropic_messages(const std::string& path, ImportSink& sink) {
   auto opened = import_detail::open_item_document(path, sink, kAnthropicFormat, "messages", {"messages", "system"}, "an Anthropic messages document");
@@ -105,7 +107,7 @@ void import_anthropic_messages(const std::string& path, ImportSink& sink) {
     } else if (content.is_array()) {
       for (std::size_t k = 0; k < content.size(); ++k) {
         Json extras = Json::object();
-        n.content.push_back(convert_block(content[k], extras));
+        n.content.push_back(import_detail::anthropic_block(content[k], extras));
         if (!extras.empty()) block_extras[std::to_string(k)] = extras;
       }
     } else if (!content.is_null()) {

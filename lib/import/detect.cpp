@@ -176,6 +176,19 @@ bool is_openhands_items(const Sniff& s) {
   return s.item_keys.count("action") || s.item_keys.count("observation");
 }
 
+/// GitHub Copilot CLI's event envelope (docs/formats/copilot-cli.md): exactly type, data, id,
+/// timestamp and parentId (agentId, ephemeral on some), the type a dotted event name.
+bool is_copilot_event(const Sniff& s) {
+  for (const char* k : {"type", "data", "id", "timestamp", "parentId"})
+    if (!s.top_keys.count(k)) return false;
+  for (const std::string& k : s.top_keys)
+    if (k != "type" && k != "data" && k != "id" && k != "timestamp" && k != "parentId" && k != "agentId" &&
+        k != "ephemeral")
+      return false;
+  auto t = s.top_strings.find("type");
+  return t != s.top_strings.end() && t->second.find('.') != std::string::npos;
+}
+
 std::optional<std::string> classify(const Sniff& s) {
   if (s.root_array) {
     if (is_openhands_items(s)) return "openhands";
@@ -185,6 +198,11 @@ std::optional<std::string> classify(const Sniff& s) {
   if (!s.root_object) return std::nullopt;
   if (s.top_strings.count("schema") && s.top_strings.at("schema").rfind("ctxfold.", 0) == 0) return "ctxfold";
   if (s.top_keys.count("type") && s.top_keys.count("payload")) return "codex";
+  if (is_copilot_event(s)) return "copilot";
+  // Cline's messages file: the messages array inside its session envelope (docs/formats/cline.md).
+  if (s.top_array_keys.count("messages") && s.top_keys.count("sessionId") &&
+      (s.top_keys.count("origin") || s.top_keys.count("agent")))
+    return "cline";
   if (s.top_array_keys.count("messages") && (s.top_keys.count("sessionId") || s.top_keys.count("projectHash")) &&
       (s.types.count("gemini") || s.types.count("user") || s.items == 0))
     return "gemini";
@@ -316,7 +334,7 @@ std::string read_prefix(const std::string& path) {
 }  // namespace
 
 std::vector<std::string> import_formats() {
-  return {"auto", "claude-code", "codex", "gemini", "qwen", "pi", "openai", "anthropic", "openhands", "ctxfold"};
+  return {"auto", "claude-code", "codex", "gemini", "qwen", "pi", "copilot", "cline", "openai", "anthropic", "openhands", "ctxfold"};
 }
 
 std::string detect_format(const std::string& path, const std::string& label) {
@@ -344,7 +362,7 @@ std::string detect_format(const std::string& path, const std::string& label) {
     if (auto f = classify(ls)) return claim(view, name, *f);
   }
   throw Error(Exit::bad_input, "import.unknown_format", "cannot tell the transcript format of '" + name + "'",
-              "pass --format (one of: claude-code, codex, gemini, qwen, pi, openai, anthropic, openhands, ctxfold)");
+              "pass --format (one of: claude-code, codex, gemini, qwen, pi, copilot, cline, openai, anthropic, openhands, ctxfold)");
 }
 
 }  // namespace ctxfold

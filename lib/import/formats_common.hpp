@@ -94,6 +94,11 @@ std::optional<ItemDocument> open_item_document(const std::string& path, ImportSi
                                                const std::string& key, std::initializer_list<const char*> known,
                                                const std::string& what);
 
+/// One Anthropic Messages content block → neutral block (text, image, tool_use, tool_result with
+/// its content converted, thinking; anything else opaque{provider:"anthropic"}); extras receives
+/// the block's keys the neutral form has no place for. Defined in anthropic_messages.cpp.
+Json anthropic_block(const Json& b, Json& extras);
+
 /// Copies every member of obj whose key is not in known into a new object (the non-API keys
 /// kept in node metadata so nothing is dropped).
 Json extra_keys(const Json& obj, std::initializer_list<const char*> known);

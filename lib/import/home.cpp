@@ -35,7 +35,7 @@ std::string env_or_home(const Environment& env, const char* var, const char* hom
 }
 
 bool is_agent(const std::string& a) {
-  return a == "claude-code" || a == "codex" || a == "gemini" || a == "qwen" || a == "pi";
+  return a == "claude-code" || a == "codex" || a == "gemini" || a == "qwen" || a == "pi" || a == "copilot" || a == "cline";
 }
 
 /// True when the transcript file p (found under a root of `agent`) is one to import.
@@ -47,6 +47,10 @@ bool wanted(const fs::path& p, const std::string& agent) {
   // Qwen Code: <project>/chats/<sessionId>.jsonl only (beside them: .runtime.json status files).
   if (agent == "qwen" && (ext != ".jsonl" || p.parent_path().filename() != "chats")) return false;
   if (agent == "pi" && ext != ".jsonl") return false;  // pi: <sessions>/--<cwd>--/<timestamp>_<uuid>.jsonl
+  // Copilot CLI: <sessionId>/events.jsonl only (beside it: workspace.yaml, checkpoints, ...).
+  if (agent == "copilot" && p.filename() != "events.jsonl") return false;
+  // Cline: <sessionId>/*.messages.json only (beside them: the <sessionId>.json session files).
+  if (agent == "cline" && !p.filename().string().ends_with(".messages.json")) return false;
   // Gemini: chats/<file>.json|.jsonl, and sub-agent sessions in chats/<parent sessionId>/<id>.jsonl.
   if (agent == "gemini" && p.parent_path().filename() != "chats" &&
       !(ext == ".jsonl" && p.parent_path().parent_path().filename() == "chats"))
@@ -212,7 +216,7 @@ namespace {
 void check_agent(const std::string& agent) {
   if (agent != "all" && !is_agent(agent))
     throw Error(Exit::usage, "import.from", fmt::format("unknown agent '{}'", agent),
-                "use one of: claude-code, codex, gemini, qwen, pi, all");
+                "use one of: claude-code, codex, gemini, qwen, pi, copilot, cline, all");
 }
 
 }  // namespace
@@ -244,6 +248,15 @@ std::vector<std::string> agent_home_roots(const std::string& agent, const Enviro
     // (the package's README, "Environment Variables"; docs/formats/pi.md "Where").
     const std::optional<std::string> sd = env.variable("PI_CODING_AGENT_SESSION_DIR");
     roots.push_back(sd ? *sd : env_or_home(env, "PI_CODING_AGENT_DIR", ".pi/agent") + "/sessions");
+  }
+  // Copilot CLI: COPILOT_HOME replaces ~/.copilot (docs/formats/copilot-cli.md "Where").
+  if (all || agent == "copilot") roots.push_back(env_or_home(env, "COPILOT_HOME", ".copilot") + "/session-state");
+  // Cline: CLINE_SESSION_DATA_DIR, else CLINE_DATA_DIR/sessions, else CLINE_DIR (replacing
+  // ~/.cline)/data/sessions (docs/formats/cline.md "Where").
+  if (all || agent == "cline") {
+    const std::optional<std::string> sd = env.variable("CLINE_SESSION_DATA_DIR");
+    const std::optional<std::string> dd = env.variable("CLINE_DATA_DIR");
+    roots.push_back(sd ? *sd : dd ? *dd + "/sessions" : env_or_home(env, "CLINE_DIR", ".cline") + "/data/sessions");
   }
   return roots;
 }
@@ -284,7 +297,8 @@ std::vector<Candidate> candidates(const HomeOptions& opts, HomeResult& res) {
     std::vector<std::string> roots = agent_home_roots(opts.from, *opts.env);
     std::size_t r = 0;
     for (const std::string& a :
-         {std::string("claude-code"), std::string("codex"), std::string("gemini"), std::string("qwen"), std::string("pi")}) {
+         {std::string("claude-code"), std::string("codex"), std::string("gemini"), std::string("qwen"), std::string("pi"),
+          std::string("copilot"), std::string("cline")}) {
       if (opts.from != "all" && opts.from != a) continue;
       std::size_t n = a == "codex" ? 2 : 1;
       for (std::size_t k = 0; k < n && r < roots.size(); ++k, ++r) walk(roots[r], a, opts.follow_symlinks, cands, res);

@@ -11,7 +11,7 @@
 namespace ctxfold {
 
 /// What `ctxfold import --from AGENT [DIR]` reads: the agent ("claude-code", "codex", "gemini",
-/// "qwen", "pi" or "all"), an explicit folder replacing the agents' default roots, the environment those roots
+/// "qwen", "pi", "copilot", "cline" or "all"), an explicit folder replacing the agents' default roots, the environment those roots
 /// come from, and who hears of the progress.
 struct HomeOptions {
   std::string from = "all";
@@ -77,7 +77,10 @@ struct HomeResult {
 /// `<hash>/chats/` files and their `chats/<sessionId>/*.jsonl` sub-agent files are taken); qwen
 /// `$QWEN_RUNTIME_DIR/projects`, else `$QWEN_HOME/projects` (default `~/.qwen/projects`; only
 /// `<project>/chats/*.jsonl`); pi `$PI_CODING_AGENT_SESSION_DIR`, else `$PI_CODING_AGENT_DIR/sessions`
-/// (default `~/.pi/agent/sessions`; `*.jsonl`). "all" gives the five. Throws Error(usage, "import.from") for another agent name.
+/// (default `~/.pi/agent/sessions`; `*.jsonl`); copilot `$COPILOT_HOME/session-state` (default
+/// `~/.copilot/session-state`; only `<sessionId>/events.jsonl`); cline `$CLINE_SESSION_DATA_DIR`,
+/// else `$CLINE_DATA_DIR/sessions`, else `$CLINE_DIR/data/sessions` (default
+/// `~/.cline/data/sessions`; only `*.messages.json`). "all" gives the seven. Throws Error(usage, "import.from") for another agent name.
 std::vector<std::string> agent_home_roots(const std::string& agent, const Environment& env);
 
 /// Imports every transcript file under the roots (or opts.dir: each file's format detected;

@@ -139,7 +139,7 @@ class ImportSink {
   std::uint64_t max_record_bytes_ = JsonlReader::kDefaultMaxRecord;
 };
 
-/// Importer names accepted by --format: auto, claude-code, codex, gemini, qwen, pi, openai, anthropic,
+/// Importer names accepted by --format: auto, claude-code, codex, gemini, qwen, pi, copilot, cline, openai, anthropic,
 /// openhands, ctxfold.
 std::vector<std::string> import_formats();
 
@@ -179,6 +179,9 @@ void import_codex(const std::string& path, ImportSink& sink);
 void import_gemini(const std::string& path, ImportSink& sink);
 void import_openai_messages(const std::string& path, ImportSink& sink);
 void import_anthropic_messages(const std::string& path, ImportSink& sink);
+/// Cline CLI's `<id>.messages.json` (docs/formats/cline.md): Anthropic-shaped messages with the
+/// session file beside it as session metadata; a sub-agent's file as a sidechain session.
+void import_cline(const std::string& path, ImportSink& sink);
 void import_openhands(const std::string& path, ImportSink& sink);
 void import_ctxfold_jsonl(const std::string& path, ImportSink& sink);
 

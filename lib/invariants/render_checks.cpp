@@ -253,7 +253,9 @@ RenderReads sort_reads(const RenderCheck& k) {
   for (const auto& f : r.folds) rr.views.push_back(f.id);
   std::unordered_set<std::string> view_set(rr.views.begin(), rr.views.end());
   if (r.notes) view_set.insert(*r.notes);  // the notes cover nothing: they are read, not substituted
-  if (r.system.node) view_set.insert(*r.system.node);  // a recorded system prompt: read, off the spine
+  // A recorded system prompt (an event) is read off the spine; one held in a node's metadata
+  // comes from a node the render also holds raw, which counts as that node's one raw read.
+  if (r.system.node && r.system.source == "record") view_set.insert(*r.system.node);
   for (const auto& id : r.reads) {
     if (view_set.count(id)) continue;
     if (rr.quoted.count(id)) continue;

@@ -293,6 +293,7 @@ Provider provider_of(const Node& n) {
   if (fmt == "codex" || fmt == "openai" || fmt == "openhands") return Provider::openai;
   if (fmt == "gemini") return Provider::gemini;
   if (fmt == "qwen") return Provider::openai;  // Qwen Code speaks OpenAI Chat Completions
+  if (fmt == "copilot" || fmt == "cline") return Provider::openai;  // Copilot CLI's BYOK default: OpenAI Chat Completions
   return Provider::generic;
 }
 

@@ -15,7 +15,8 @@ taken from REPLY.usage (a bytes/4 estimate of the messages when absent). Call id
 resumes see the same ids.
 
 Main vs side: a request is main when it carries tools and is not a chat compression request (a
-message asking for a <state_snapshot>, Qwen Code's compression directive). Side requests (the
+message asking for a <state_snapshot>, Qwen Code's compression directive, or a last message asking
+for a summary of the conversation, Copilot CLI's). Side requests (the
 compression summarizer, titles, next-speaker or loop checks without tools) get the scenario's
 "side" reply, except the compression summarizer, which gets a deterministic <state_snapshot> the
 client stores as the summary of its new history.
@@ -24,6 +25,8 @@ import hashlib
 import json
 
 SNAPSHOT_MARK = "<state_snapshot>"
+MOCK_SUMMARY = "<overall_goal>mock summary "
+SUMMARY_ASK = "Please create a detailed summary of the conversation so far."
 
 
 def matches(method, path):
@@ -43,9 +46,14 @@ def _texts_of(content):
 
 
 def is_compression(body):
-    """True for the chat compression summarizer: a message of the request asks for the snapshot."""
+    """True for the chat compression summarizer: a message of the request asks for the snapshot
+    (Qwen Code), or the last one asks for a summary of the conversation (Copilot CLI's /compact)."""
     msgs = body.get("messages") or []
-    return any(SNAPSHOT_MARK in t for m in msgs[-2:] if isinstance(m, dict) for t in _texts_of(m.get("content")))
+    last = [t for m in msgs[-1:] if isinstance(m, dict) for t in _texts_of(m.get("content"))]
+    # The mock's own snapshot (_snapshot), sent back inside a later request, asks for nothing.
+    return any(SNAPSHOT_MARK in t and MOCK_SUMMARY not in t
+               for m in msgs[-2:] if isinstance(m, dict) for t in _texts_of(m.get("content"))) \
+        or any(t.startswith(SUMMARY_ASK) for t in last)
 
 
 def is_main(body):
@@ -111,7 +119,7 @@ def _usage(body, reply):
 def _snapshot(body):
     """The compression summarizer's deterministic answer."""
     seed = _digest(json.dumps(body.get("messages") or [], sort_keys=True, ensure_ascii=False))
-    return ("<analysis>mock analysis</analysis>\n" + SNAPSHOT_MARK + "\n<overall_goal>mock summary " + seed +
+    return ("<analysis>mock analysis</analysis>\n" + SNAPSHOT_MARK + "\n" + MOCK_SUMMARY + seed +
             "</overall_goal>\n</state_snapshot>")
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Helpers of the Qwen Code conformance run (run.sh), reading the mock's records, the client's
-chat files and the ctxfold database directly (sqlite3), independently of ctxfold's own output. The
-request-side helpers (node-for, carrying) are records.py's.
+chat files and the ctxfold database directly (sqlite3), independently of ctxfold's own output
+(the parts every Chat Completions client shares are in ../chatchecks.py).
 
   checks.py session-of PROJECTS_DIR MARKER      the sessionId of the chat file holding MARKER
   checks.py every-turn REC_DIR PROJECTS_DIR DB SESSION COMPACTIONS
@@ -12,18 +12,10 @@ request-side helpers (node-for, carrying) are records.py's.
 import glob
 import json
 import os
-import sqlite3
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mock"))
-import chat  # noqa: E402
-import records  # noqa: E402
-
-SNAP = "<state_snapshot>"
-
-
-mains = records.mains
+import chatchecks  # noqa: E402
 
 
 def chat_files(projects):
@@ -36,16 +28,8 @@ def cmd_session_of(projects, marker):
         print(os.path.basename(found).rsplit(".", 1)[0])
 
 
-texts_of_block = records.texts_of_block
-
-
 def cmd_every_turn(rec_dir, projects, db, session, want_compactions):
-    expected = {}
-    for p, r in mains(rec_dir):
-        for it in chat.to_items(r["body"]):
-            if it["role"] in ("user", "assistant") and it["kind"] == "text" and it["value"].strip() \
-                    and ("PROMPT-" in it["value"] or "REPLY-" in it["value"]):
-                expected.setdefault(it["value"], "request " + os.path.basename(p))
+    expected = chatchecks.expected_from_requests(rec_dir)
     for p in chat_files(projects):
         with open(p, encoding="utf-8") as f:
             for n, line in enumerate(f, 1):
@@ -60,30 +44,13 @@ def cmd_every_turn(rec_dir, projects, db, session, want_compactions):
                     t = part.get("text") if isinstance(part, dict) else None
                     if isinstance(t, str) and t.strip():
                         expected.setdefault(t, "%s:%d" % (os.path.basename(p), n))
-    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
-    stored = []
-    for (content,) in con.execute("SELECT content FROM nodes"):
-        for b in json.loads(content):
-            stored.extend(texts_of_block(b))
-    blob = "\x00".join(stored)
-    missing = [{"text": t[:120], "from": src} for t, src in expected.items() if t not in blob]
-    good = []
-    for sid, content in con.execute("SELECT id, content FROM nodes WHERE session=? AND kind='summary' ORDER BY seq",
-                                    (session,)).fetchall():
-        text = "".join(t for b in json.loads(content) for t in texts_of_block(b))
-        n_cov = con.execute("SELECT count(*) FROM covers c JOIN nodes n ON n.seq = c.summary_seq WHERE n.id=?",
-                            (sid,)).fetchone()[0]
-        if SNAP in text and n_cov:
-            good.append({"id": sid, "covers": n_cov})
-    report = {"expected_texts": len(expected), "missing": missing, "summaries": good,
-              "want_summaries": int(want_compactions)}
-    print(json.dumps(report))
-    sys.exit(0 if not missing and len(good) >= int(want_compactions) else 1)
+    chatchecks.every_turn(expected, db, session, want_compactions)
 
 
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
-    {"session-of": cmd_session_of, "every-turn": cmd_every_turn}[cmd](*args)
+    {"session-of": cmd_session_of, "compactions": chatchecks.cmd_compactions, "node-for": chatchecks.cmd_node_for,
+     "every-turn": cmd_every_turn}[cmd](*args)
 
 
 if __name__ == "__main__":

@@ -20,11 +20,13 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/../lib.sh"
 [ -x "$NODE_BIN/qwen" ] || { echo "SKIP: Qwen Code is not installed (cd tests/clients && npm install --no-save)" >&2; exit 77; }
 CTXFOLD=$(cd "$(dirname "$CTXFOLD")" && pwd)/$(basename "$CTXFOLD")
-CLIENT=qwen
+# shellcheck source=../chatsuite.sh
+source "$CLIENTS_DIR/chatsuite.sh"
+chatsuite_begin qwen "$HERE/checks.py"
+client_files() { echo "$D/home/.qwen/projects"; }
 MODEL=mock-model
 QWEN="$NODE_BIN/qwen"
 QWEN_TIMEOUT=${QWEN_TIMEOUT:-120}
-suite_start
 
 # new_home NAME: a fresh HOME (settings: usage statistics, telemetry and update checks off; the
 # background memory agents off, whose requests carry tools but are no turn of the conversation)
@@ -41,9 +43,9 @@ JSON
   echo alpha > "$D/proj/notes.txt"
 }
 
-# qwen PROMPT [resume]: one headless run of the client in $D (the project folder), resuming the
-# project's latest session with --continue when asked.
-qwen_run() {
+# client_run PROMPT [resume]: one headless run of the client in $D (the project folder), resuming
+# the project's latest session with --continue when asked.
+client_run() {
   local prompt=$1 resume=${2:-}
   local args=(--auth-type openai -m "$MODEL" --yolo)
   [ -n "$resume" ] && args+=(--continue)
@@ -51,29 +53,6 @@ qwen_run() {
       QWEN_USAGE_STATISTICS_ENABLED=false QWEN_CODE_DISABLE_PRECONNECT=1 QWEN_CODE_SUPPRESS_YOLO_WARNING=1 \
       NO_COLOR=1 timeout "$QWEN_TIMEOUT" "$QWEN" "${args[@]}" "$prompt" </dev/null ) >> "$D/client.log" 2>&1 \
     || fail "$(basename "$D"): the client failed on '$prompt' (see its log below)"
-}
-
-# import_and_compare NAME LAST_PROMPT: imports the HOME's chats and compares the last main request.
-import_and_compare() {
-  local name=$1 marker=$2
-  import_home qwen
-  SESSION=$(python3 "$HERE/checks.py" session-of "$D/home/.qwen/projects" "$marker")
-  [ -n "$SESSION" ] || { fail "$name: no chat file holds the last prompt"; return; }
-  compare_last "$name"
-}
-
-# run_scenario NAME PROMPT...: the first prompt starts the session, each later one resumes it.
-run_scenario() {
-  local name=$1; shift
-  new_home "$name"
-  sed "s#PROJ#$D/proj#g" "$HERE/$name.json" > "$D/scenario.json"
-  start_mock "$D/scenario.json" "$D/rec"
-  local first=1 p
-  for p in "$@"; do
-    if [ $first = 1 ]; then qwen_run "$p"; first=0; else qwen_run "$p" resume; fi
-  done
-  stop_mock
-  import_and_compare "$name" "${*: -1}"
 }
 
 run_scenario tools "PROMPT-T1 run a shell command, then read notes.txt" \
@@ -85,26 +64,20 @@ run_scenario tools "PROMPT-T1 run a shell command, then read notes.txt" \
 new_home compress
 sed "s#PROJ#$D/proj#g" "$HERE/compress.json" > "$D/scenario.json"
 start_mock "$D/scenario.json" "$D/rec"
-qwen_run "PROMPT-C1 remember: the project is called falcon"
-qwen_run "PROMPT-C2 remember: the deadline is friday" resume
+client_run "PROMPT-C1 remember: the project is called falcon"
+client_run "PROMPT-C2 remember: the deadline is friday" resume
 HOME="$D/home" "$CTXFOLD" --db "$D/ctx.db" import --from qwen > "$D/import-early.json" 2>> "$D/import.err" \
   || fail "compress: the early import failed"
-qwen_run "/compress" resume
-qwen_run "PROMPT-C3 run a check" resume
-qwen_run "PROMPT-C4 remember: the owner is dana" resume
-qwen_run "/compress" resume
-qwen_run "PROMPT-C5 summarise what you know" resume
+client_run "/compress" resume
+client_run "PROMPT-C3 run a check" resume
+client_run "PROMPT-C4 remember: the owner is dana" resume
+client_run "/compress" resume
+client_run "PROMPT-C5 summarise what you know" resume
 stop_mock
 import_and_compare compress "PROMPT-C5"
-outcome=$(jq -r '[.files[]?.outcome] | join(",")' "$D/import.json" 2>/dev/null)
-case "$outcome" in appended|rewritten) ;; *) fail "compress: the grown file's outcome is '$outcome', not appended" ;; esac
-compare_carrying compress "<state_snapshot>" 2
-if ! python3 "$HERE/checks.py" every-turn "$D/rec" "$D/home/.qwen/projects" "$D/ctx.db" "$SESSION" 2 > "$D/every-turn.json"; then
-  fail "compress: a turn is missing from the database or a compression is not a summary: $(cat "$D/every-turn.json")"
-else
-  echo "qwen compress: every turn kept: $(cat "$D/every-turn.json")"
-fi
+check_grown compress
+compare_compactions compress 2
+check_every_turn compress 2
 
 # QWEN_KEEP=DIR keeps every scenario's HOME, records, database and renders for a look.
-[ -n "${QWEN_KEEP:-}" ] && { rm -rf "$QWEN_KEEP"; cp -r "$WORK" "$QWEN_KEEP"; }
-suite_end
+chatsuite_end "${QWEN_KEEP:-}" tools compress
