@@ -117,7 +117,8 @@ std::string first_line(std::string_view text) {
 }
 
 bool trusts_is_error(const std::string& format) {
-  return format == "claude-code" || format == "anthropic" || format == "gemini" || format == "qwen" || format == "openhands" ||
+  return format == "claude-code" || format == "anthropic" || format == "gemini" || format == "qwen" || format == "opencode" ||
+         format == "kilo" || format == "openhands" ||
          format == "ctxfold" || format == "append";
 }
 

@@ -229,10 +229,15 @@ std::optional<std::string> shell_script(const Json& in) {
 void classify_call(PendingCall& c) {
   const std::string& name = c.site.tool;
   const Json& in = c.input;
-  if (name == "Read" || name == "NotebookRead" || name == "read_file") {
-    add_file(c, "read", "tool", str_arg(in, {"file_path", "notebook_path", "absolute_path", "path"}), nullptr);
-  } else if (name == "Write" || name == "write_file") {
-    add_file(c, "write", "tool", str_arg(in, {"file_path", "path"}), content_digest(json_str(in, "content")));
+  // opencode and Kilo name their tools read / write / edit, the path filePath (camelCase keys).
+  if (name == "Read" || name == "NotebookRead" || name == "read_file" || name == "read") {
+    add_file(c, "read", "tool", str_arg(in, {"file_path", "notebook_path", "absolute_path", "path", "filePath"}), nullptr);
+  } else if (name == "Write" || name == "write_file" || name == "write") {
+    add_file(c, "write", "tool", str_arg(in, {"file_path", "path", "filePath"}), content_digest(json_str(in, "content")));
+  } else if (name == "edit" && in.contains("filePath")) {
+    Json edit = string_edit(in, "oldString", "newString");
+    edit["replace_all"] = in.value("replaceAll", false) == true;
+    add_file(c, "edit", "tool", str_arg(in, {"filePath"}), std::move(edit));
   } else if (name == "Edit" || name == "replace" || name == "edit") {
     Json edit = string_edit(in, "old_string", "new_string");
     if (name == "replace") {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "import/import.hpp"
+#include "import/opencode.hpp"
 #include "import/qwen.hpp"
 #include "util/digest.hpp"
 #include "util/error.hpp"
@@ -148,12 +149,14 @@ ImportFn importer_for(const std::string& format) {
   if (format == "codex") return import_codex;
   if (format == "gemini") return import_gemini;
   if (format == "qwen") return import_qwen;
+  if (format == "opencode") return import_opencode;
+  if (format == "kilo") return import_kilo;
   if (format == "openai") return import_openai_messages;
   if (format == "anthropic") return import_anthropic_messages;
   if (format == "openhands") return import_openhands;
   if (format == "ctxfold") return import_ctxfold_jsonl;
   throw Error(Exit::usage, "import.unknown_format", fmt::format("unknown import format '{}'", format),
-              "use one of: auto, claude-code, codex, gemini, openai, anthropic, openhands, ctxfold");
+              "use one of: auto, claude-code, codex, gemini, qwen, opencode, kilo, openai, anthropic, openhands, ctxfold");
 }
 
 ImportResult import_paths(Store& store, const std::vector<std::string>& paths, const ImportOptions& opts) {

@@ -11,7 +11,7 @@
 namespace ctxfold {
 
 /// What `ctxfold import --from AGENT [DIR]` reads: the agent ("claude-code", "codex", "gemini",
-/// "qwen" or "all"), an explicit folder replacing the agents' default roots, the environment those roots
+/// "qwen", "opencode", "kilo" or "all"), an explicit folder replacing the agents' default roots, the environment those roots
 /// come from, and who hears of the progress.
 struct HomeOptions {
   std::string from = "all";
@@ -76,7 +76,10 @@ struct HomeResult {
 /// (default `~/.codex`); gemini `$GEMINI_CLI_HOME/.gemini/tmp` (default `~/.gemini/tmp`; only
 /// `<hash>/chats/` files and their `chats/<sessionId>/*.jsonl` sub-agent files are taken); qwen
 /// `$QWEN_RUNTIME_DIR/projects`, else `$QWEN_HOME/projects` (default `~/.qwen/projects`; only
-/// `<project>/chats/*.jsonl`). "all" gives the four. Throws Error(usage, "import.from") for another agent name.
+/// `<project>/chats/*.jsonl`); opencode and kilo their SQLite store in `$XDG_DATA_HOME/<agent>` (default
+/// `~/.local/share/<agent>`; only `<agent>*.db` at its top), or the store file `$OPENCODE_DB` /
+/// `$KILO_DB` names (relative: to that folder). "all" gives them all. Throws Error(usage,
+/// "import.from") for another agent name.
 std::vector<std::string> agent_home_roots(const std::string& agent, const Environment& env);
 
 /// Imports every transcript file under the roots (or opts.dir: each file's format detected;
