@@ -4,10 +4,16 @@
   records.py last-main DIR         the path of the newest main-agent request
   records.py main DIR              the paths of every main-agent request, oldest first
   records.py after DIR MARKER      the first main-agent request whose body contains MARKER
+  records.py node-for REC.json DB SESSION
+                                   "ID SEQ": the node of a ctxfold database that ends the request
+                                   (its last message: a tool result by its call id, else a user
+                                   text; the first placed, lowest seq), read directly (sqlite3)
+The functions node_for, texts_of_block and stored_texts are shared by the clients' checks.py.
 """
 import glob
 import json
 import os
+import sqlite3
 import sys
 
 
@@ -19,6 +25,67 @@ def mains(d):
         if rec.get("main"):
             out.append((p, rec))
     return out
+
+
+def texts_of_block(b):
+    """The texts of a stored block (text, thinking, a tool result's content), recursively."""
+    if not isinstance(b, dict):
+        return []
+    out = [b[k] for k in ("text", "thinking") if isinstance(b.get(k), str)]
+    c = b.get("content")
+    if isinstance(c, str):
+        out.append(c)
+    elif isinstance(c, list):
+        for x in c:
+            out.extend(texts_of_block(x))
+    return out
+
+
+def turn_texts(rec_dir, to_items):
+    """{text: "request NNNN.json"}: every scripted prompt and reply (a user or assistant text holding
+    PROMPT- or REPLY-) of the main requests, reduced to items by the protocol's to_items."""
+    expected = {}
+    for p, r in mains(rec_dir):
+        for it in to_items(r["body"]):
+            if it["role"] in ("user", "assistant") and it["kind"] == "text" and it["value"].strip() \
+                    and ("PROMPT-" in it["value"] or "REPLY-" in it["value"]):
+                expected.setdefault(it["value"], "request " + os.path.basename(p))
+    return expected
+
+
+def connect(db):
+    return sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+
+
+def stored_texts(db):
+    """Every text of every node of a ctxfold database, joined by NUL."""
+    out = []
+    for (content,) in connect(db).execute("SELECT content FROM nodes"):
+        for b in json.loads(content):
+            out.extend(texts_of_block(b))
+    return "\x00".join(out)
+
+
+def node_for(rec_path, db, session):
+    """(id, seq) of the stored node that ends the recorded request, or None."""
+    with open(rec_path) as f:
+        body = json.load(f)["body"]
+    last = body["messages"][-1]
+    rows = connect(db).execute("SELECT id, seq, content FROM nodes WHERE session=? AND kind='message' ORDER BY seq",
+                               (session,)).fetchall()
+    want_text = None
+    if last.get("role") != "tool":
+        c = last.get("content")
+        texts = [c] if isinstance(c, str) else [x.get("text") for x in c or [] if isinstance(x, dict)]
+        want_text = texts[-1] if texts else None
+    for nid, seq, content in rows:
+        for b in json.loads(content):
+            if last.get("role") == "tool":
+                if b.get("type") == "tool_result" and b.get("tool_use_id") == last.get("tool_call_id"):
+                    return nid, seq
+            elif b.get("type") == "text" and b.get("text") == want_text:
+                return nid, seq
+    return None
 
 
 def main():
@@ -36,8 +103,13 @@ def main():
             if marker in json.dumps(rec["body"], ensure_ascii=False):
                 print(p)
                 break
+    elif cmd == "node-for":
+        found = node_for(d, sys.argv[3], sys.argv[4])
+        if not found:
+            sys.exit("no stored node ends %s" % d)
+        print(*found)
     else:
-        sys.exit("usage: records.py last-main|main|after DIR [MARKER]")
+        sys.exit("usage: records.py last-main|main|after DIR [MARKER] | node-for REC DB SESSION")
 
 
 if __name__ == "__main__":

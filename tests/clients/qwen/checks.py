@@ -16,23 +16,18 @@ chat files and the ctxfold database directly (sqlite3), independently of ctxfold
 import glob
 import json
 import os
-import sqlite3
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mock"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import chat  # noqa: E402
+import records  # noqa: E402
+from records import texts_of_block  # noqa: E402
 
 SNAP = "<state_snapshot>"
 
 
-def mains(d):
-    out = []
-    for p in sorted(glob.glob(os.path.join(d, "*.json"))):
-        with open(p) as f:
-            r = json.load(f)
-        if r.get("main"):
-            out.append((p, r))
-    return out
+mains = records.mains
 
 
 def chat_files(projects):
@@ -59,50 +54,15 @@ def cmd_compactions(rec_dir):
             seen |= snaps
 
 
-def texts_of_block(b):
-    if not isinstance(b, dict):
-        return []
-    out = [b[k] for k in ("text", "thinking") if isinstance(b.get(k), str)]
-    c = b.get("content")
-    if isinstance(c, str):
-        out.append(c)
-    elif isinstance(c, list):
-        for x in c:
-            out.extend(texts_of_block(x))
-    return out
-
-
 def cmd_node_for(rec_path, db, session):
-    with open(rec_path) as f:
-        body = json.load(f)["body"]
-    last = body["messages"][-1]
-    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
-    rows = con.execute("SELECT id, seq, content FROM nodes WHERE session=? AND kind='message' ORDER BY seq",
-                       (session,)).fetchall()
-    want_text = None
-    if last.get("role") != "tool":
-        c = last.get("content")
-        texts = [c] if isinstance(c, str) else [x.get("text") for x in c or [] if isinstance(x, dict)]
-        want_text = texts[-1] if texts else None
-    for nid, seq, content in rows:
-        for b in json.loads(content):
-            if last.get("role") == "tool":
-                if b.get("type") == "tool_result" and b.get("tool_use_id") == last.get("tool_call_id"):
-                    print(nid, seq)
-                    return
-            elif b.get("type") == "text" and b.get("text") == want_text:
-                print(nid, seq)
-                return
-    sys.exit("no stored node ends %s" % rec_path)
+    found = records.node_for(rec_path, db, session)
+    if not found:
+        sys.exit("no stored node ends %s" % rec_path)
+    print(*found)
 
 
 def cmd_every_turn(rec_dir, projects, db, session, want_compactions):
-    expected = {}
-    for p, r in mains(rec_dir):
-        for it in chat.to_items(r["body"]):
-            if it["role"] in ("user", "assistant") and it["kind"] == "text" and it["value"].strip() \
-                    and ("PROMPT-" in it["value"] or "REPLY-" in it["value"]):
-                expected.setdefault(it["value"], "request " + os.path.basename(p))
+    expected = records.turn_texts(rec_dir, chat.to_items)
     for p in chat_files(projects):
         with open(p, encoding="utf-8") as f:
             for n, line in enumerate(f, 1):
@@ -117,12 +77,8 @@ def cmd_every_turn(rec_dir, projects, db, session, want_compactions):
                     t = part.get("text") if isinstance(part, dict) else None
                     if isinstance(t, str) and t.strip():
                         expected.setdefault(t, "%s:%d" % (os.path.basename(p), n))
-    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
-    stored = []
-    for (content,) in con.execute("SELECT content FROM nodes"):
-        for b in json.loads(content):
-            stored.extend(texts_of_block(b))
-    blob = "\x00".join(stored)
+    con = records.connect(db)
+    blob = records.stored_texts(db)
     missing = [{"text": t[:120], "from": src} for t, src in expected.items() if t not in blob]
     good = []
     for sid, content in con.execute("SELECT id, content FROM nodes WHERE session=? AND kind='summary' ORDER BY seq",
