@@ -19,7 +19,9 @@ import sqlite3
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mock"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import gemini  # noqa: E402
+from records import texts_of_block  # noqa: E402
 
 SNAP = "<state_snapshot>"
 
@@ -62,22 +64,6 @@ def cmd_compactions(rec_dir):
         if new:
             print(p)
             seen |= snaps
-
-
-def texts_of_block(b):
-    if not isinstance(b, dict):
-        return []
-    out = []
-    for k in ("text", "thinking"):
-        if isinstance(b.get(k), str):
-            out.append(b[k])
-    c = b.get("content")
-    if isinstance(c, str):
-        out.append(c)
-    elif isinstance(c, list):
-        for x in c:
-            out.extend(texts_of_block(x))
-    return out
 
 
 def cmd_node_for(rec_path, db, session):

@@ -120,21 +120,6 @@ import_and_compare() {
   compare_to "$CLIENT" "$name" last "$last" chat "$D/render-last.json" chat
 }
 
-# compare_compactions NAME N: the render at the node that ends the first main request after each
-# compaction (as of that node's append boundary) against that request.
-compare_compactions() {
-  local name=$1 k=0 rec id seq
-  while read -r rec; do
-    k=$((k + 1))
-    read -r id seq < <(python3 "$CLIENTS_DIR/records.py" node-for "$rec" "$DB" "$SESSION") \
-      || { fail "$name: no node ends $(basename "$rec")"; continue; }
-    "$CTXFOLD" --db "$DB" --session "$SESSION" render --format openai --body --head "$id" --as-of "$seq" \
-      > "$D/render-compaction$k.json" 2>> "$D/render.err" || { fail "$name: render at $id failed"; continue; }
-    compare_to "$CLIENT" "$name" "compaction$k" "$rec" chat "$D/render-compaction$k.json" chat
-  done < <(python3 "$HERE/checks.py" compactions "$D/rec")
-  [ "$k" -ge "$2" ] || fail "$name: $k compactions seen, $2 expected"
-}
-
 show_logs() { [ "$FAILED" = 1 ] && for f in "$WORK"/*/client.log "$WORK"/*/serve.log "$WORK"/*/import.err; do
   [ -s "$f" ] && { echo "--- $f"; tail -20 "$f"; }; done >&2; }
 
@@ -164,19 +149,10 @@ compact
 client_run "PROMPT-C5 summarise what you know" resume
 stop_mock
 import_and_compare compact "PROMPT-C5"
-outcome=$(jq -r '[.files[]?.outcome] | join(",")' "$D/import.json" 2>/dev/null)
-case "$outcome" in appended|rewritten) ;; *) fail "compact: the grown store's outcome is '$outcome', not appended" ;; esac
-compare_compactions compact 2
-if ! python3 "$HERE/checks.py" every-turn "$D/rec" "$STORE" "$D/ctx.db" "$SESSION" 2 > "$D/every-turn.json"; then
-  fail "compact: a turn is missing from the database or a compaction is not a summary: $(cat "$D/every-turn.json")"
-else
-  echo "$CLIENT compact: every turn kept: $(cat "$D/every-turn.json")"
-fi
+expect_grown compact
+compare_compactions compact 2 chat python3 "$HERE/checks.py" compactions "$D/rec"
+every_turn compact python3 "$HERE/checks.py" every-turn "$D/rec" "$STORE" "$D/ctx.db" "$SESSION" 2
 
 show_logs
 # OPENCODE_KEEP=DIR keeps every scenario's HOME, records, database and renders for a look.
-[ -n "${OPENCODE_KEEP:-}" ] && { rm -rf "$OPENCODE_KEEP"; cp -r "$WORK" "$OPENCODE_KEEP"; }
-python3 "$CLIENTS_DIR/report.py" --client "$CLIENT"
-rc=$?
-[ "$FAILED" = 0 ] || rc=1
-exit $rc
+end_suite "${OPENCODE_KEEP:-}"

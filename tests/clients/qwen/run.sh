@@ -90,21 +90,6 @@ run_scenario() {
   import_and_compare "$name" "${*: -1}"
 }
 
-# compare_compactions NAME N: the render at the node that ends the first request after each chat
-# compression (read as of that node's append boundary) against that request.
-compare_compactions() {
-  local name=$1 k=0 rec id seq
-  while read -r rec; do
-    k=$((k + 1))
-    read -r id seq < <(python3 "$HERE/checks.py" node-for "$rec" "$DB" "$SESSION") \
-      || { fail "$name: no node ends $(basename "$rec")"; continue; }
-    "$CTXFOLD" --db "$DB" --session "$SESSION" render --format openai --body --head "$id" --as-of "$seq" \
-      > "$D/render-compaction$k.json" 2>> "$D/render.err" || { fail "$name: render at $id failed"; continue; }
-    compare_to "$CLIENT" "$name" "compaction$k" "$rec" chat "$D/render-compaction$k.json" chat
-  done < <(python3 "$HERE/checks.py" compactions "$D/rec")
-  [ "$k" -ge "${2:-0}" ] || fail "$name: $k chat compressions seen, ${2:-0} expected"
-}
-
 show_logs() { [ "$FAILED" = 1 ] && for f in "$WORK"/*/client.log "$WORK"/*/import.err; do
   [ -s "$f" ] && { echo "--- $f"; tail -20 "$f"; }; done >&2; }
 
@@ -128,19 +113,10 @@ qwen_run "/compress" resume
 qwen_run "PROMPT-C5 summarise what you know" resume
 stop_mock
 import_and_compare compress "PROMPT-C5"
-outcome=$(jq -r '[.files[]?.outcome] | join(",")' "$D/import.json" 2>/dev/null)
-case "$outcome" in appended|rewritten) ;; *) fail "compress: the grown file's outcome is '$outcome', not appended" ;; esac
-compare_compactions compress 2
-if ! python3 "$HERE/checks.py" every-turn "$D/rec" "$D/home/.qwen/projects" "$D/ctx.db" "$SESSION" 2 > "$D/every-turn.json"; then
-  fail "compress: a turn is missing from the database or a compression is not a summary: $(cat "$D/every-turn.json")"
-else
-  echo "qwen compress: every turn kept: $(cat "$D/every-turn.json")"
-fi
+expect_grown compress
+compare_compactions compress 2 chat python3 "$HERE/checks.py" compactions "$D/rec"
+every_turn compress python3 "$HERE/checks.py" every-turn "$D/rec" "$D/home/.qwen/projects" "$D/ctx.db" "$SESSION" 2
 
 show_logs
 # QWEN_KEEP=DIR keeps every scenario's HOME, records, database and renders for a look.
-[ -n "${QWEN_KEEP:-}" ] && { rm -rf "$QWEN_KEEP"; cp -r "$WORK" "$QWEN_KEEP"; }
-python3 "$CLIENTS_DIR/report.py" --client "$CLIENT"
-rc=$?
-[ "$FAILED" = 0 ] || rc=1
-exit $rc
+end_suite "${QWEN_KEEP:-}"
