@@ -7,7 +7,8 @@
   records.py node-for REC.json DB SESSION
                                    "ID SEQ": the node of a ctxfold database that ends the request
                                    (its last message: a tool result by its call id, else a user
-                                   text; the first placed, lowest seq), read directly (sqlite3)
+                                   text, the last that is stored; the first placed, lowest seq),
+                                   read directly (sqlite3)
 The functions node_for, texts_of_block and stored_texts are shared by the clients' checks.py.
 """
 import glob
@@ -73,19 +74,26 @@ def node_for(rec_path, db, session):
     last = body["messages"][-1]
     rows = connect(db).execute("SELECT id, seq, content FROM nodes WHERE session=? AND kind='message' ORDER BY seq",
                                (session,)).fetchall()
-    want_text = None
-    if last.get("role") != "tool":
-        c = last.get("content")
-        texts = [c] if isinstance(c, str) else [x.get("text") for x in c or [] if isinstance(x, dict)]
-        want_text = texts[-1] if texts else None
-    for nid, seq, content in rows:
-        for b in json.loads(content):
-            if last.get("role") == "tool":
-                if b.get("type") == "tool_result" and b.get("tool_use_id") == last.get("tool_call_id"):
-                    return nid, seq
-            elif b.get("type") == "text" and b.get("text") == want_text:
+    if last.get("role") == "tool":
+        for nid, seq, content in rows:
+            if any(b.get("type") == "tool_result" and b.get("tool_use_id") == last.get("tool_call_id")
+                   for b in json.loads(content)):
                 return nid, seq
-    return None
+        return None
+    # A user text, its last text part first: a client may add parts its files do not hold (Kilo's
+    # <environment_details>, Qwen Code's <system-reminder>s) around the prompt, or parts it stores
+    # in every such message (Kilo's agent-switch reminder): the first text only one node holds
+    # decides, else the first node holding any.
+    c = last.get("content")
+    texts = [c] if isinstance(c, str) else [x.get("text") for x in c or [] if isinstance(x, dict)]
+    first = None
+    for want in reversed(texts):
+        hits = [(nid, seq) for nid, seq, content in rows
+                if any(b.get("type") == "text" and b.get("text") == want for b in json.loads(content))]
+        if len(hits) == 1:
+            return hits[0]
+        first = first or (hits[0] if hits else None)
+    return first
 
 
 def main():
