@@ -103,7 +103,7 @@ int run_import(Context& ctx, const ImportOptionsCli& o) {
 std::function<int(Context&)> setup_import(CLI::App& sub) {
   auto o = std::make_shared<ImportOptionsCli>();
   sub.add_option("paths", o->paths, "transcript files, or - for stdin");
-  sub.add_option("--format", o->opts.format, "auto, claude-code, codex, gemini, qwen, pi, copilot, cline, openai, anthropic, openhands, ctxfold")
+  sub.add_option("--format", o->opts.format, "auto, claude-code, codex, gemini, qwen, pi, copilot, cline, opencode, kilo, openai, anthropic, openhands, ctxfold")
       ->default_val("auto");
   sub.add_flag("--strict", o->opts.strict, "any warning fails the import (exit 3) and nothing is written");
   sub.add_option("--max-record-bytes", o->opts.max_record_bytes,
@@ -113,16 +113,18 @@ std::function<int(Context&)> setup_import(CLI::App& sub) {
       ->transform(CLI::AsSizeValue(false))
       ->default_str("64MiB");
   sub.add_option("--from", o->from,
-                 "import an agent home incrementally: claude-code, codex, gemini, qwen, pi, copilot, cline or all (default roots: "
+                 "import an agent home incrementally: claude-code, codex, gemini, qwen, pi, copilot, cline, opencode, kilo or all (default roots: "
                  "$CLAUDE_CONFIG_DIR/projects or ~/.claude/projects, $CODEX_HOME/sessions and archived_sessions "
                  "or ~/.codex/..., $GEMINI_CLI_HOME/.gemini/tmp/*/chats or ~/.gemini/tmp/*/chats, $QWEN_RUNTIME_DIR/projects or "
                  "$QWEN_HOME/projects or ~/.qwen/projects (*/chats/*.jsonl), $PI_CODING_AGENT_SESSION_DIR or "
                  "$PI_CODING_AGENT_DIR/sessions or ~/.pi/agent/sessions, $COPILOT_HOME/session-state or "
                  "~/.copilot/session-state (*/events.jsonl), $CLINE_SESSION_DATA_DIR or $CLINE_DATA_DIR/sessions or "
-                 "$CLINE_DIR/data/sessions or ~/.cline/data/sessions (*/*.messages.json)); a folder given as the "
+                 "$CLINE_DIR/data/sessions or ~/.cline/data/sessions (*/*.messages.json), $OPENCODE_DB or "
+                 "$XDG_DATA_HOME/opencode or ~/.local/share/opencode (opencode*.db), the same for kilo ($KILO_DB, "
+                 "kilo*.db)); a folder given as the "
                  "path is walked instead, each file's format detected (all: every importable format; a file not "
                  "imported is named with the reason)")
-      ->check(CLI::IsMember({"claude-code", "codex", "gemini", "qwen", "pi", "copilot", "cline", "all"}));
+      ->check(CLI::IsMember({"claude-code", "codex", "gemini", "qwen", "pi", "copilot", "cline", "opencode", "kilo", "all"}));
   sub.add_flag("--follow-symlinks", o->follow_symlinks,
                "with --from: also import symbolic links to files outside the folders walked (without it they are "
                "listed as ignored); a link into the tree is read once as its target, links to folders never");

@@ -112,7 +112,8 @@ void read_title(Db& db, const SessionInfo& s, const std::map<std::string, std::s
   if (auto t = agent_title.find(s.id); t != agent_title.end()) {
     e.title = title_line(t->second);
     e.title_source = "agent";
-  } else if (auto t2 = opt_str(s.metadata, "summary")) {  // Gemini's session summary
+  } else if (auto t2 = s.metadata.contains("summary") ? opt_str(s.metadata, "summary") : opt_str(s.metadata, "title")) {
+    // Gemini's session summary; opencode's and Kilo's session title
     e.title = title_line(*t2);
     e.title_source = "agent";
   } else {

@@ -118,7 +118,8 @@ std::string first_line(std::string_view text) {
 
 bool trusts_is_error(const std::string& format) {
   return format == "claude-code" || format == "anthropic" || format == "gemini" || format == "qwen" || format == "pi" ||
-         format == "copilot" || format == "openhands" || format == "ctxfold" || format == "append";
+         format == "copilot" || format == "opencode" || format == "kilo" || format == "openhands" || format == "ctxfold" ||
+         format == "append";
 }
 
 /// Replaces old by new in s (every occurrence when all); false when old is not there.

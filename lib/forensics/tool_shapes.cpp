@@ -249,14 +249,19 @@ std::optional<std::string> shell_script(const Json& in) {
 void classify_call(PendingCall& c) {
   const std::string& name = c.site.tool;
   const Json& in = c.input;
+  // opencode and Kilo name their tools read / write / edit, the path filePath (camelCase keys).
   if (name == "Read" || name == "NotebookRead" || name == "read_file" || name == "read" || name == "view") {
-    add_file(c, "read", "tool", str_arg(in, {"file_path", "notebook_path", "absolute_path", "path"}), nullptr);
+    add_file(c, "read", "tool", str_arg(in, {"file_path", "notebook_path", "absolute_path", "path", "filePath"}), nullptr);
   } else if (name == "Write" || name == "write_file" || name == "write") {
-    add_file(c, "write", "tool", str_arg(in, {"file_path", "path"}), content_digest(json_str(in, "content")));
+    add_file(c, "write", "tool", str_arg(in, {"file_path", "path", "filePath"}), content_digest(json_str(in, "content")));
   } else if (name == "edit" && in.is_object() && in.contains("edits")) {
     multi_edit(c, "oldText", "newText");  // pi: {path, edits: [{oldText, newText}]}
   } else if (name == "create") {  // Copilot CLI
     add_file(c, "write", "tool", str_arg(in, {"path"}), content_digest(json_str(in, "file_text")));
+  } else if (name == "edit" && in.contains("filePath")) {
+    Json edit = string_edit(in, "oldString", "newString");
+    edit["replace_all"] = in.value("replaceAll", false) == true;
+    add_file(c, "edit", "tool", str_arg(in, {"filePath"}), std::move(edit));
   } else if (name == "Edit" || name == "replace" || name == "edit") {
     // Copilot CLI's edit names its strings old_str / new_str.
     Json edit = in.contains("old_str") ? string_edit(in, "old_str", "new_str") : string_edit(in, "old_string", "new_string");

@@ -75,6 +75,17 @@ UsageTokens normalize_usage(const std::string& format, const Json& u) {
     t.reasoning = num(u, "reasoningTokens");
     return t;
   }
+  if (format == "opencode" || format == "kilo") {
+    // opencode's and Kilo's message tokens (docs/formats/opencode.md "Usage"): input without the
+    // cache reads and writes, which cache.read / cache.write hold; reasoning apart from output.
+    const Json cache = u.contains("cache") && u["cache"].is_object() ? u["cache"] : Json::object();
+    t.input = num(u, "input");
+    t.cache_read = num(cache, "read");
+    t.cache_write_5m = num(cache, "write");
+    t.reasoning = num(u, "reasoning");
+    t.output = num(u, "output") + t.reasoning;
+    return t;
+  }
   if (u.contains("cached_input_tokens") || u.contains("reasoning_output_tokens")) {  // OpenAI / Codex
     std::int64_t cached = num(u, "cached_input_tokens");
     t.input = std::max<std::int64_t>(0, num(u, "input_tokens") - cached);

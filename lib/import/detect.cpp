@@ -18,6 +18,7 @@
 
 #include "import/import.hpp"
 #include "import/pi.hpp"
+#include "import/opencode.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
 
@@ -334,12 +335,18 @@ std::string read_prefix(const std::string& path) {
 }  // namespace
 
 std::vector<std::string> import_formats() {
-  return {"auto", "claude-code", "codex", "gemini", "qwen", "pi", "copilot", "cline", "openai", "anthropic", "openhands", "ctxfold"};
+  return {"auto", "claude-code", "codex", "gemini", "qwen", "pi", "copilot", "cline", "opencode", "kilo", "openai", "anthropic", "openhands", "ctxfold"};
 }
 
 std::string detect_format(const std::string& path, const std::string& label) {
   const std::string& name = label.empty() ? path : label;
+  // An SQLite file is told by its schema (docs/formats/opencode.md "Telling the stores apart").
+  if (auto store = opencode_store_format(path)) return *store;
   std::string text = read_prefix(path);
+  if (text.rfind(std::string_view("SQLite format 3\0", 16), 0) == 0)
+    throw Error(Exit::bad_input, "import.unknown_format",
+                fmt::format("'{}' is an SQLite database, but not an opencode or Kilo CLI session store", name),
+                "ctxfold imports transcripts and the opencode / Kilo CLI stores; a ctxfold database is read with --db");
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     throw Error(Exit::bad_input, "import.empty", fmt::format("'{}' is empty: nothing to import", name),
                 "give a transcript with at least one record");
@@ -362,7 +369,7 @@ std::string detect_format(const std::string& path, const std::string& label) {
     if (auto f = classify(ls)) return claim(view, name, *f);
   }
   throw Error(Exit::bad_input, "import.unknown_format", "cannot tell the transcript format of '" + name + "'",
-              "pass --format (one of: claude-code, codex, gemini, qwen, pi, copilot, cline, openai, anthropic, openhands, ctxfold)");
+              "pass --format (one of: claude-code, codex, gemini, qwen, pi, copilot, cline, opencode, kilo, openai, anthropic, openhands, ctxfold)");
 }
 
 }  // namespace ctxfold

@@ -14,6 +14,7 @@
 #include "import/copilot.hpp"
 #include "import/import.hpp"
 #include "import/pi.hpp"
+#include "import/opencode.hpp"
 #include "import/qwen.hpp"
 #include "util/digest.hpp"
 #include "util/error.hpp"
@@ -153,12 +154,14 @@ ImportFn importer_for(const std::string& format) {
   if (format == "pi") return import_pi;
   if (format == "copilot") return import_copilot;
   if (format == "cline") return import_cline;
+  if (format == "opencode") return import_opencode;
+  if (format == "kilo") return import_kilo;
   if (format == "openai") return import_openai_messages;
   if (format == "anthropic") return import_anthropic_messages;
   if (format == "openhands") return import_openhands;
   if (format == "ctxfold") return import_ctxfold_jsonl;
   throw Error(Exit::usage, "import.unknown_format", fmt::format("unknown import format '{}'", format),
-              "use one of: auto, claude-code, codex, gemini, qwen, copilot, cline, openai, anthropic, openhands, ctxfold");
+              "use one of: auto, claude-code, codex, gemini, qwen, pi, copilot, cline, opencode, kilo, openai, anthropic, openhands, ctxfold");
 }
 
 ImportResult import_paths(Store& store, const std::vector<std::string>& paths, const ImportOptions& opts) {

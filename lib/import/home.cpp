@@ -35,12 +35,19 @@ std::string env_or_home(const Environment& env, const char* var, const char* hom
 }
 
 bool is_agent(const std::string& a) {
-  return a == "claude-code" || a == "codex" || a == "gemini" || a == "qwen" || a == "pi" || a == "copilot" || a == "cline";
+  return a == "claude-code" || a == "codex" || a == "gemini" || a == "qwen" || a == "pi" || a == "copilot" || a == "cline" ||
+         a == "opencode" || a == "kilo";
 }
+
+/// The agents whose home is one SQLite store (docs/formats/opencode.md "Where").
+bool is_store_agent(const std::string& a) { return a == "opencode" || a == "kilo"; }
 
 /// True when the transcript file p (found under a root of `agent`) is one to import.
 bool wanted(const fs::path& p, const std::string& agent) {
   std::string ext = p.extension().string();
+  // opencode / Kilo CLI: the store in the data folder, <agent>.db or <agent>-<channel>.db.
+  if (is_store_agent(agent)) return ext == ".db" && p.filename().string().rfind(agent, 0) == 0;
+  if (agent.empty() && ext == ".db") return true;  // a folder walked: the content tells
   if (ext != ".jsonl" && ext != ".json") return false;
   if (agent == "claude-code" && ext != ".jsonl") return false;
   if (agent == "codex" && ext != ".jsonl") return false;
@@ -95,11 +102,18 @@ std::optional<Candidate> candidate_of(const fs::directory_entry& e, const std::s
 void walk(const std::string& root, const std::string& agent, bool follow_symlinks, std::vector<Candidate>& out,
           HomeResult& res) {
   std::error_code ec;
+  if (fs::is_regular_file(root, ec) && is_store_agent(agent)) {  // $OPENCODE_DB / $KILO_DB: the store itself
+    res.roots.push_back(root);
+    out.push_back(Candidate{fs::absolute(root).lexically_normal().string(), agent, {}});
+    return;
+  }
   if (!fs::is_directory(root, ec)) return;
   res.roots.push_back(root);
   const fs::path canonical_root = fs::canonical(root, ec);
   fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
+    // A store agent's data folder holds its store at the top; below are snapshots, logs and caches.
+    if (is_store_agent(agent)) it.disable_recursion_pending();
     if (!wanted(it->path(), agent)) continue;
     if (auto c = candidate_of(*it, root, canonical_root, agent, follow_symlinks)) out.push_back(std::move(*c));
   }
@@ -216,7 +230,7 @@ namespace {
 void check_agent(const std::string& agent) {
   if (agent != "all" && !is_agent(agent))
     throw Error(Exit::usage, "import.from", fmt::format("unknown agent '{}'", agent),
-                "use one of: claude-code, codex, gemini, qwen, pi, copilot, cline, all");
+                "use one of: claude-code, codex, gemini, qwen, pi, copilot, cline, opencode, kilo, all");
 }
 
 }  // namespace
@@ -258,6 +272,14 @@ std::vector<std::string> agent_home_roots(const std::string& agent, const Enviro
     const std::optional<std::string> dd = env.variable("CLINE_DATA_DIR");
     roots.push_back(sd ? *sd : dd ? *dd + "/sessions" : env_or_home(env, "CLINE_DIR", ".cline") + "/data/sessions");
   }
+  for (const char* a : {"opencode", "kilo"}) {
+    if (!all && agent != a) continue;
+    // The agent's data folder ($XDG_DATA_HOME/<agent>, default ~/.local/share/<agent>), or the
+    // store $OPENCODE_DB / $KILO_DB names (absolute, or relative to that folder).
+    const std::string data = env_or_home(env, "XDG_DATA_HOME", ".local/share") + "/" + a;
+    const std::optional<std::string> db = env.variable(std::string(a) == "kilo" ? "KILO_DB" : "OPENCODE_DB");
+    roots.push_back(!db || db->empty() ? data : (*db)[0] == '/' ? *db : data + "/" + *db);
+  }
   return roots;
 }
 
@@ -298,7 +320,7 @@ std::vector<Candidate> candidates(const HomeOptions& opts, HomeResult& res) {
     std::size_t r = 0;
     for (const std::string& a :
          {std::string("claude-code"), std::string("codex"), std::string("gemini"), std::string("qwen"), std::string("pi"),
-          std::string("copilot"), std::string("cline")}) {
+          std::string("copilot"), std::string("cline"), std::string("opencode"), std::string("kilo")}) {
       if (opts.from != "all" && opts.from != a) continue;
       std::size_t n = a == "codex" ? 2 : 1;
       for (std::size_t k = 0; k < n && r < roots.size(); ++k, ++r) walk(roots[r], a, opts.follow_symlinks, cands, res);
@@ -468,6 +490,16 @@ void import_changed(FileImport& f) {
         ImportWarning{f.c.path, 0, "source.ignored", fmt::format("not imported: {}", f.hf.reason)});
 }
 
+/// An SQLite store's newest writes may sit in its -wal file while the agent runs, the database
+/// file untouched: its size and modification time count as the store's, so a store that grew
+/// there is not taken for unchanged.
+void add_wal(const std::string& path, std::int64_t& size, std::int64_t& mtime) {
+  struct stat wb {};
+  if (fs::path(path).extension() != ".db" || ::stat((path + "-wal").c_str(), &wb) != 0) return;
+  size += wb.st_size;
+  mtime = std::max<std::int64_t>(mtime, static_cast<std::int64_t>(wb.st_mtim.tv_sec) * 1000000000 + wb.st_mtim.tv_nsec);
+}
+
 /// One file's outcome: unchanged files are not opened, a file that fails is reported and what
 /// it added undone (a database error is thrown on).
 HomeFile import_file(Store& store, const HomeOptions& opts, const Candidate& c, HomeResult& res) {
@@ -487,6 +519,7 @@ HomeFile import_file(Store& store, const HomeOptions& opts, const Candidate& c, 
   }
   f.size = sb.st_size;
   f.mtime = static_cast<std::int64_t>(sb.st_mtim.tv_sec) * 1000000000 + sb.st_mtim.tv_nsec;
+  add_wal(c.path, f.size, f.mtime);
   f.k = known(store, c.path);
   if (opts.after_stat) opts.after_stat(c.path);
   // A file an earlier run ignored is looked at again: this run may take its format (--from all

@@ -11,7 +11,7 @@
 namespace ctxfold {
 
 /// What `ctxfold import --from AGENT [DIR]` reads: the agent ("claude-code", "codex", "gemini",
-/// "qwen", "pi", "copilot", "cline" or "all"), an explicit folder replacing the agents' default roots, the environment those roots
+/// "qwen", "pi", "copilot", "cline", "opencode", "kilo" or "all"), an explicit folder replacing the agents' default roots, the environment those roots
 /// come from, and who hears of the progress.
 struct HomeOptions {
   std::string from = "all";
@@ -80,7 +80,10 @@ struct HomeResult {
 /// (default `~/.pi/agent/sessions`; `*.jsonl`); copilot `$COPILOT_HOME/session-state` (default
 /// `~/.copilot/session-state`; only `<sessionId>/events.jsonl`); cline `$CLINE_SESSION_DATA_DIR`,
 /// else `$CLINE_DATA_DIR/sessions`, else `$CLINE_DIR/data/sessions` (default
-/// `~/.cline/data/sessions`; only `*.messages.json`). "all" gives the seven. Throws Error(usage, "import.from") for another agent name.
+/// `~/.cline/data/sessions`; only `*.messages.json`); opencode and kilo their SQLite store in
+/// `$XDG_DATA_HOME/<agent>` (default `~/.local/share/<agent>`; only `<agent>*.db` at its top), or
+/// the store file `$OPENCODE_DB` / `$KILO_DB` names (relative: to that folder). "all" gives them
+/// all. Throws Error(usage, "import.from") for another agent name.
 std::vector<std::string> agent_home_roots(const std::string& agent, const Environment& env);
 
 /// Imports every transcript file under the roots (or opts.dir: each file's format detected;

@@ -139,8 +139,8 @@ class ImportSink {
   std::uint64_t max_record_bytes_ = JsonlReader::kDefaultMaxRecord;
 };
 
-/// Importer names accepted by --format: auto, claude-code, codex, gemini, qwen, pi, copilot, cline, openai, anthropic,
-/// openhands, ctxfold.
+/// Importer names accepted by --format: auto, claude-code, codex, gemini, qwen, pi, copilot, cline, opencode,
+/// kilo, openai, anthropic, openhands, ctxfold.
 std::vector<std::string> import_formats();
 
 /// Detects the format of a file from its name and first bytes. `label` names the input in errors

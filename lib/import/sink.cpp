@@ -5,6 +5,17 @@
 #include "import/import.hpp"
 
 namespace ctxfold {
+namespace {
+
+/// " (table T, row R)" for a node read from a database row (metadata.source.table and .rowid, the
+/// opencode / Kilo stores), else "": where an empty node came from when there is no file line.
+std::string db_row(const Json& metadata) {
+  auto s = metadata.find("source");
+  if (s == metadata.end() || !s->is_object() || !s->contains("table") || !s->contains("rowid")) return {};
+  return fmt::format(" (table {}, row {})", json_str(*s, "table"), (*s)["rowid"].dump());
+}
+
+}  // namespace
 
 ImportSink::ImportSink(Store& store, ImportResult& result, std::string file)
     : store_(store), result_(result), file_(std::move(file)), start_seq_(store.max_seq()) {}
@@ -89,7 +100,8 @@ std::string ImportSink::add(Node n, std::int64_t line) {
   // (docs/import.md "What every import guarantees").
   if (n.kind == kind::kMessage && !n.role.empty() && n.content.is_array() && n.content.empty())
     warn(line, "node.empty",
-         fmt::format("node '{}' ({}) has no content: the record holds nothing this importer reads", n.id, n.role));
+         fmt::format("node '{}' ({}) has no content: the record{} holds nothing this importer reads", n.id, n.role,
+                     db_row(n.metadata)));
   std::string id = n.id;
   switch (store_.append(n)) {
     case AppendResult::added:

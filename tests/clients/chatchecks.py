@@ -17,7 +17,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "mock"))
 import chat  # noqa: E402
-from records import mains, node_for, texts_of_block  # noqa: E402,F401 (texts_of_block: for the clients' checks)
+from records import connect, mains, node_for, stored_texts, texts_of_block, turn_texts  # noqa: E402
 
 SNAP = "<state_snapshot>"
 
@@ -40,25 +40,15 @@ def cmd_node_for(rec_path, db, session):
 
 def expected_from_requests(rec_dir):
     """{text: where} for every user prompt and model reply (PROMPT-/REPLY- texts) the mock saw."""
-    expected = {}
-    for p, r in mains(rec_dir):
-        for it in chat.to_items(r["body"]):
-            if it["role"] in ("user", "assistant") and it["kind"] == "text" and it["value"].strip() \
-                    and ("PROMPT-" in it["value"] or "REPLY-" in it["value"]):
-                expected.setdefault(it["value"], "request " + os.path.basename(p))
-    return expected
+    return turn_texts(rec_dir, chat.to_items)
 
 
 def every_turn(expected, db, session, want_compactions):
     """Every expected text appears in the db (each may be part of a stored text: a client may wrap
     a prompt), and the session holds at least want_compactions imported summary nodes whose text
     is a <state_snapshot> and that cover something; prints a JSON report, exit 1 if not."""
-    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
-    stored = []
-    for (content,) in con.execute("SELECT content FROM nodes"):
-        for b in json.loads(content):
-            stored.extend(texts_of_block(b))
-    blob = "\x00".join(stored)
+    con = connect(db)
+    blob = stored_texts(db)
     missing = [{"text": t[:120], "from": src} for t, src in expected.items() if t not in blob]
     good = []
     for sid, content in con.execute("SELECT id, content FROM nodes WHERE session=? AND kind='summary' ORDER BY seq",

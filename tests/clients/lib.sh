@@ -124,10 +124,49 @@ show_logs() {
 suite_start() { rm -f "$RESULTS_DIR/$CLIENT.jsonl"; FAILED=0; }
 fail() { echo "$CLIENT: $*" >&2; FAILED=1; }
 
-# suite_end: the logs of a failed run, the client's figures (report.py), and the run's exit code:
-# report.py's, or 1 after any fail.
+# compare_compactions NAME N PROTOCOL CMD...: for each request path CMD prints (the first request
+# after each compaction, in order), renders $SESSION of $DB at the node that ends it (records.py
+# node-for; read as of that node's append boundary) and compares the two; fails unless at least
+# N were seen. Uses $CLIENT, $D, $DB, $SESSION and the suite's fail.
+compare_compactions() {
+  local name=$1 want=$2 proto=$3 k=0 rec id seq
+  shift 3
+  while read -r rec; do
+    k=$((k + 1))
+    read -r id seq < <(python3 "$CLIENTS_DIR/records.py" node-for "$rec" "$DB" "$SESSION") \
+      || { fail "$name: no node ends $(basename "$rec")"; continue; }
+    "$CTXFOLD" --db "$DB" --session "$SESSION" render --format openai --body --head "$id" --as-of "$seq" \
+      > "$D/render-compaction$k.json" 2>> "$D/render.err" || { fail "$name: render at $id failed"; continue; }
+    compare_to "$CLIENT" "$name" "compaction$k" "$rec" "$proto" "$D/render-compaction$k.json" "$proto"
+  done < <("$@")
+  [ "$k" -ge "$want" ] || fail "$name: $k compactions seen, $want expected"
+}
+
+# expect_grown NAME: fails unless the last import ($D/import.json) found its one source appended
+# or rewritten (the incremental re-import of a source that grew).
+expect_grown() {
+  local o
+  o=$(jq -r '[.files[]?.outcome] | join(",")' "$D/import.json" 2>/dev/null)
+  case "$o" in appended|rewritten) ;; *) fail "$1: the grown source's outcome is '$o', not appended" ;; esac
+}
+
+# every_turn NAME CMD...: runs a checks.py every-turn command (its JSON report in
+# $D/every-turn.json); fails when it does.
+every_turn() {
+  local name=$1
+  shift
+  if ! "$@" > "$D/every-turn.json"; then
+    fail "$name: a turn is missing from the database or a compaction is not a summary: $(cat "$D/every-turn.json")"
+  else
+    echo "$CLIENT $name: every turn kept: $(cat "$D/every-turn.json")"
+  fi
+}
+
+# suite_end [KEEP_DIR]: the logs of a failed run, a copy of $WORK in KEEP_DIR when it is given,
+# the client's figures (report.py), and the run's exit code: report.py's, or 1 after any fail.
 suite_end() {
   show_logs
+  [ -n "${1:-}" ] && { rm -rf "$1"; cp -r "$WORK" "$1"; }
   python3 "$CLIENTS_DIR/report.py" --client "$CLIENT"
   local rc=$?
   [ "$FAILED" = 0 ] || rc=1

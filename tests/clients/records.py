@@ -9,7 +9,8 @@
   records.py node-for REC.json DB SESSION
                                    "ID SEQ": the stored node that ends a Chat Completions request
                                    (its last message: a tool result by its call id, else a user
-                                   text; the first placed, lowest seq)
+                                   text, the last that is stored; the first placed, lowest seq),
+                                   read directly (sqlite3)
 The functions are also imported by the clients' checks.py.
 """
 import glob
@@ -68,27 +69,58 @@ def texts_of_block(b):
     return out
 
 
+def turn_texts(rec_dir, to_items):
+    """{text: "request NNNN.json"}: every scripted prompt and reply (a user or assistant text holding
+    PROMPT- or REPLY-) of the main requests, reduced to items by the protocol's to_items."""
+    expected = {}
+    for p, r in mains(rec_dir):
+        for it in to_items(r["body"]):
+            if it["role"] in ("user", "assistant") and it["kind"] == "text" and it["value"].strip() \
+                    and ("PROMPT-" in it["value"] or "REPLY-" in it["value"]):
+                expected.setdefault(it["value"], "request " + os.path.basename(p))
+    return expected
+
+
+def connect(db):
+    return sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+
+
+def stored_texts(db):
+    """Every text of every node of a ctxfold database, joined by NUL."""
+    out = []
+    for (content,) in connect(db).execute("SELECT content FROM nodes"):
+        for b in json.loads(content):
+            out.extend(texts_of_block(b))
+    return "\x00".join(out)
+
+
 def node_for(rec_path, db, session):
-    """(id, seq) of the stored node that ends the Chat Completions request REC_PATH, or None."""
+    """(id, seq) of the stored node that ends the recorded request, or None."""
     with open(rec_path) as f:
         body = json.load(f)["body"]
     last = body["messages"][-1]
-    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
-    rows = con.execute("SELECT id, seq, content FROM nodes WHERE session=? AND kind='message' ORDER BY seq",
-                       (session,)).fetchall()
-    want_text = None
-    if last.get("role") != "tool":
-        c = last.get("content")
-        texts = [c] if isinstance(c, str) else [x.get("text") for x in c or [] if isinstance(x, dict)]
-        want_text = texts[-1] if texts else None
-    for nid, seq, content in rows:
-        for b in json.loads(content):
-            if last.get("role") == "tool":
-                if b.get("type") == "tool_result" and b.get("tool_use_id") == last.get("tool_call_id"):
-                    return nid, seq
-            elif b.get("type") == "text" and b.get("text") == want_text:
+    rows = connect(db).execute("SELECT id, seq, content FROM nodes WHERE session=? AND kind='message' ORDER BY seq",
+                               (session,)).fetchall()
+    if last.get("role") == "tool":
+        for nid, seq, content in rows:
+            if any(b.get("type") == "tool_result" and b.get("tool_use_id") == last.get("tool_call_id")
+                   for b in json.loads(content)):
                 return nid, seq
-    return None
+        return None
+    # A user text, its last text part first: a client may add parts its files do not hold (Kilo's
+    # <environment_details>, Qwen Code's <system-reminder>s) around the prompt, or parts it stores
+    # in every such message (Kilo's agent-switch reminder): the first text only one node holds
+    # decides, else the first node holding any.
+    c = last.get("content")
+    texts = [c] if isinstance(c, str) else [x.get("text") for x in c or [] if isinstance(x, dict)]
+    first = None
+    for want in reversed(texts):
+        hits = [(nid, seq) for nid, seq, content in rows
+                if any(b.get("type") == "text" and b.get("text") == want for b in json.loads(content))]
+        if len(hits) == 1:
+            return hits[0]
+        first = first or (hits[0] if hits else None)
+    return first
 
 
 def main():
@@ -116,8 +148,13 @@ def main():
             if marker in json.dumps(rec["body"], ensure_ascii=False):
                 print(p)
                 break
+    elif cmd == "node-for":
+        found = node_for(d, sys.argv[3], sys.argv[4])
+        if not found:
+            sys.exit("no stored node ends %s" % d)
+        print(*found)
     else:
-        sys.exit("usage: records.py last-main|main|after|carrying|node-for DIR [MARKER]")
+        sys.exit("usage: records.py last-main|main|after|carrying DIR [MARKER] | node-for REC DB SESSION")
 
 
 if __name__ == "__main__":

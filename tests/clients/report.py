@@ -20,6 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGES = {"claude-code": "@anthropic-ai/claude-code-linux-x64", "codex": "@openai/codex",
             "gemini": "@google/gemini-cli", "qwen": "@qwen-code/qwen-code", "pi": "@mariozechner/pi-coding-agent",
             "copilot": "@github/copilot", "cline": "cline",
+            "opencode": "opencode-ai", "kilo": "@kilocode/cli",
             # the write-back suite (writeback/run.sh) keeps its results apart from the clients' own
             "writeback-claude-code": "@anthropic-ai/claude-code-linux-x64", "writeback-codex": "@openai/codex"}
 

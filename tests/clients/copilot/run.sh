@@ -82,8 +82,8 @@ client_run "/compact" resume
 client_run "PROMPT-C5 summarise what you know" resume
 stop_mock
 import_and_compare compact "PROMPT-C5"
-check_grown compact
-compare_compactions compact 2
+expect_grown compact
+compare_chat_compactions compact 2
 check_every_turn compact 2
 
 # COPILOT_KEEP=DIR keeps every scenario's HOME, records, database and renders for a look.

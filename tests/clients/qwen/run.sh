@@ -75,8 +75,8 @@ client_run "/compress" resume
 client_run "PROMPT-C5 summarise what you know" resume
 stop_mock
 import_and_compare compress "PROMPT-C5"
-check_grown compress
-compare_compactions compress 2
+expect_grown compress
+compare_chat_compactions compress 2
 check_every_turn compress 2
 
 # QWEN_KEEP=DIR keeps every scenario's HOME, records, database and renders for a look.

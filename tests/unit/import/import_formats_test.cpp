@@ -167,7 +167,7 @@ TEST(FormatsDetect, SyntheticShapes) {
     EXPECT_EQ(e.exit(), Exit::bad_input);
   }
   EXPECT_EQ(import_formats().front(), "auto");
-  EXPECT_EQ(import_formats().size(), 12u);
+  EXPECT_EQ(import_formats().size(), 14u);
 }
 
 // Claude Code's envelope (uuid, parentUuid, sessionId, type) is claimed only when the records'
