@@ -24,7 +24,7 @@ jobs=${FUZZ_JOBS:-2}
 nicelevel=${FUZZ_NICE:-19}
 transcripts=${CTXFOLD_TRANSCRIPTS:-$repo/../shared/data/transcripts}
 
-all_targets=(import_claude_code import_codex import_gemini import_pi import_openai_messages import_anthropic_messages
+all_targets=(import_claude_code import_codex import_gemini import_pi import_qwen import_copilot import_cline import_openai_messages import_anthropic_messages
              import_openhands import_ctxfold_jsonl jsonl_reader detect_format
              stdin_append stdin_ids stdin_snapshot compact_config)
 targets=("$@")

@@ -8,7 +8,9 @@
 
 #include "common.hpp"
 #include "import/jsonl_reader.hpp"
+#include "import/copilot.hpp"
 #include "import/pi.hpp"
+#include "import/qwen.hpp"
 #include "session/append.hpp"
 #include "session/snapshot.hpp"
 #include "strategies/rolling.hpp"
@@ -39,6 +41,24 @@ int import_gemini(const std::uint8_t* data, std::size_t size) {
 // verify-invariants over what it wrote (fuzz/common.hpp).
 int import_pi(const std::uint8_t* data, std::size_t size) {
   return run_importer(data, size, "session.jsonl", ctxfold::import_pi);
+}
+
+// the qwen importer (lib/import) on arbitrary bytes, then render and
+// verify-invariants over what it wrote (fuzz/common.hpp).
+int import_qwen(const std::uint8_t* data, std::size_t size) {
+  return run_importer(data, size, "chat.jsonl", ctxfold::import_qwen);
+}
+
+// the copilot importer (lib/import) on arbitrary bytes, then render and
+// verify-invariants over what it wrote (fuzz/common.hpp).
+int import_copilot(const std::uint8_t* data, std::size_t size) {
+  return run_importer(data, size, "events.jsonl", ctxfold::import_copilot);
+}
+
+// the cline importer (lib/import) on arbitrary bytes, then render and
+// verify-invariants over what it wrote (fuzz/common.hpp).
+int import_cline(const std::uint8_t* data, std::size_t size) {
+  return run_importer(data, size, "s.messages.json", ctxfold::import_cline);
 }
 
 // the openai_messages importer (lib/import) on arbitrary bytes, then render and
@@ -217,6 +237,9 @@ const std::vector<std::pair<std::string, Target>>& targets() {
       {"import_codex", import_codex},
       {"import_gemini", import_gemini},
       {"import_pi", import_pi},
+      {"import_qwen", import_qwen},
+      {"import_copilot", import_copilot},
+      {"import_cline", import_cline},
       {"import_openai_messages", import_openai_messages},
       {"import_anthropic_messages", import_anthropic_messages},
       {"import_openhands", import_openhands},

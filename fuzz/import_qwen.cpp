@@ -1,0 +1,6 @@
+// libFuzzer entry point of target import_qwen (body in fuzz/targets.cpp).
+#include "common.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  return ctxfold::fuzz::import_qwen(data, size);
+}
