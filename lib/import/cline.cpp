@@ -31,7 +31,7 @@ using import_detail::extra_keys;
 using import_detail::source_meta;
 using import_detail::text_block;
 
-constexpr const char* kFormat = "cline";
+constexpr const char* kClineFormat = "cline";
 
 /// The ISO 8601 time of a millisecond Unix timestamp.
 std::string iso_ms(std::int64_t ms) {
@@ -102,7 +102,7 @@ SessionInfo session_info(const std::string& path, const Json& doc, const std::st
   SessionInfo info;
   info.id = id;
   info.source = path;
-  info.format = kFormat;
+  info.format = kClineFormat;
   for (const char* k : {"agent", "taskType"})
     if (doc.contains(k) && doc[k].is_string()) info.metadata[k] = doc[k];
   if (doc.contains("system_prompt") && doc["system_prompt"].is_string()) info.metadata["system_prompt"] = doc["system_prompt"];
@@ -173,7 +173,7 @@ Node message_node(const Json& m, const std::string& session, const std::string& 
     n.metadata["model"] = m["modelInfo"]["id"];
   Json extra = extra_keys(m, {"id", "role", "content", "ts", "metrics"});
   if (!extra.empty()) n.metadata["cline"] = std::move(extra);
-  n.metadata["source"] = source_meta(kFormat, file, line, static_cast<std::int64_t>(i));
+  n.metadata["source"] = source_meta(kClineFormat, file, line, static_cast<std::int64_t>(i));
   return n;
 }
 

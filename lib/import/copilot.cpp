@@ -36,7 +36,7 @@ using import_detail::file_name;
 using import_detail::source_meta;
 using import_detail::text_block;
 
-constexpr const char* kFormat = "copilot";
+constexpr const char* kCopilotFormat = "copilot";
 
 /// The summary message the client sends in place of the history it compacted: its fixed
 /// wording around every user message the session has had and the summaryContent
@@ -104,7 +104,7 @@ class CopilotImporter {
     SessionInfo info;
     info.id = id;
     info.source = path_;
-    info.format = kFormat;
+    info.format = kCopilotFormat;
     for (const char* k : {"copilotVersion", "producer", "selectedModel", "startTime"})
       if (data.contains(k) && data[k].is_string()) info.metadata[k] = data[k];
     if (data.contains("context") && data["context"].is_object() && data["context"].contains("cwd"))
@@ -130,7 +130,7 @@ class CopilotImporter {
     info.kind = "sidechain";
     info.parent_session = main_->session;
     info.source = path_;
-    info.format = kFormat;
+    info.format = kCopilotFormat;
     info.metadata["agent_id"] = agent;
     const std::string call = json_str(data, json_str(v, "type") == "subagent.started" ? "toolCallId" : "parentToolCallId");
     if (!call.empty()) info.metadata["parent_tool_call_id"] = call;
@@ -182,7 +182,7 @@ class CopilotImporter {
     n.role = role;
     n.content = Json::array();
     if (rec.value.contains("timestamp")) n.metadata["timestamp"] = rec.value["timestamp"];
-    n.metadata["source"] = source_meta(kFormat, file_, rec.line);
+    n.metadata["source"] = source_meta(kCopilotFormat, file_, rec.line);
     return n;
   }
 
@@ -306,7 +306,7 @@ class CopilotImporter {
     n.content.push_back(text_block(compaction_message(c.user_texts, data["summaryContent"].get<std::string>())));
     n.metadata["strategy"] = "rolling";
     n.metadata["origin"] = "import";
-    n.metadata["format"] = kFormat;
+    n.metadata["format"] = kCopilotFormat;
     n.metadata["recap"] = false;
     n.metadata["summary_content"] = data["summaryContent"];
     if (data.contains("trigger")) n.metadata["trigger"] = data["trigger"];

@@ -35,7 +35,7 @@ using import_detail::opaque_block;
 using import_detail::source_meta;
 using import_detail::text_block;
 
-constexpr const char* kFormat = "pi";
+constexpr const char* kPiFormat = "pi";
 
 // The text pi wraps around a summary when it sends it as a user message (the package's
 // dist/core/messages.js: COMPACTION_SUMMARY_PREFIX/SUFFIX, BRANCH_SUMMARY_PREFIX/SUFFIX).
@@ -69,7 +69,7 @@ Json convert_blocks(const Json& content) {
     return out;
   }
   if (!content.is_array()) {
-    if (!content.is_null()) out.push_back(opaque_block(kFormat, content));
+    if (!content.is_null()) out.push_back(opaque_block(kPiFormat, content));
     return out;
   }
   for (const auto& b : content) {
@@ -88,7 +88,7 @@ Json convert_blocks(const Json& content) {
     } else if (type == "image") {
       out.push_back(Json{{"type", "image"}, {"media_type", json_str(b, "mimeType")}, {"data", json_str(b, "data")}});
     } else {
-      out.push_back(opaque_block(kFormat, b));
+      out.push_back(opaque_block(kPiFormat, b));
     }
   }
   return out;
@@ -141,7 +141,7 @@ class PiImporter {
     SessionInfo info;
     info.id = session_;
     info.source = path_;
-    info.format = kFormat;
+    info.format = kPiFormat;
     if (header) {
       for (const char* k : {"cwd", "version", "parentSession", "timestamp"})
         if (first.contains(k)) info.metadata[k] = first[k];
@@ -253,7 +253,7 @@ class PiImporter {
     n.session = session_;
     n.predecessor = pred;
     if (rec.value.contains("timestamp")) n.metadata["timestamp"] = rec.value["timestamp"];
-    n.metadata["source"] = source_meta(kFormat, file_, rec.line);
+    n.metadata["source"] = source_meta(kPiFormat, file_, rec.line);
     const Json usage = n.metadata.contains("usage") ? n.metadata["usage"] : Json();
     std::string id = sink_.add(std::move(n), rec.line);
     pred_of_[id] = pred;
@@ -309,7 +309,7 @@ class PiImporter {
     n.content = Json::array({text_block(kCompactionPrefix + summary + kCompactionSuffix)});
     n.metadata["strategy"] = "rolling";
     n.metadata["origin"] = "import";
-    n.metadata["format"] = kFormat;
+    n.metadata["format"] = kPiFormat;
     n.metadata["recap"] = false;
     // pi records no trigger (manual /compact or automatic), only whether an extension wrote it.
     if (v.value("fromHook", false) == true) n.metadata["trigger"] = "extension";
@@ -322,7 +322,7 @@ class PiImporter {
     }
     if (v.contains("details")) n.metadata["details"] = v["details"];
     if (v.contains("timestamp")) n.metadata["timestamp"] = v["timestamp"];
-    n.metadata["source"] = source_meta(kFormat, file_, rec.line);
+    n.metadata["source"] = source_meta(kPiFormat, file_, rec.line);
     sink_.add(std::move(n), rec.line);
   }
 

@@ -30,7 +30,7 @@ using import_detail::file_name;
 using import_detail::file_stem;
 using import_detail::source_meta;
 
-constexpr const char* kFormat = "qwen";
+constexpr const char* kQwenFormat = "qwen";
 
 /// Envelope keys every record carries; the rest of a message record is kept as metadata.qwen_extra.
 constexpr std::initializer_list<const char*> kEnvelope = {"uuid",     "parentUuid", "sessionId", "timestamp", "type",
@@ -73,7 +73,7 @@ class QwenImporter {
     SessionInfo info;
     info.id = session_;
     info.source = path_;
-    info.format = kFormat;
+    info.format = kQwenFormat;
     for (const char* k : {"cwd", "version", "gitBranch"})
       if (first.contains(k) && first[k].is_string()) info.metadata[k] = first[k];
     sink_.begin_session(std::move(info));
@@ -134,7 +134,7 @@ class QwenImporter {
     if (v.contains("model") && v["model"].is_string()) n.metadata["model"] = v["model"];
     Json extra = extra_keys(v, kEnvelope);
     if (!extra.empty()) n.metadata["qwen_extra"] = std::move(extra);
-    n.metadata["source"] = source_meta(kFormat, file_, rec.line);
+    n.metadata["source"] = source_meta(kQwenFormat, file_, rec.line);
     std::string id = sink_.add(std::move(n), rec.line);
     pred_of_[id] = pred;
     last_ = id;
@@ -183,7 +183,7 @@ class QwenImporter {
     }
     n.metadata["strategy"] = "rolling";
     n.metadata["origin"] = "import";
-    n.metadata["format"] = kFormat;
+    n.metadata["format"] = kQwenFormat;
     n.metadata["recap"] = false;
     n.metadata["replacement_history"] = std::move(described);
     if (payload.contains("info") && payload["info"].is_object()) {
@@ -191,7 +191,7 @@ class QwenImporter {
       if (payload["info"].contains("triggerReason")) n.metadata["trigger"] = payload["info"]["triggerReason"];
     }
     if (v.contains("timestamp")) n.metadata["timestamp"] = v["timestamp"];
-    n.metadata["source"] = source_meta(kFormat, file_, rec.line);
+    n.metadata["source"] = source_meta(kQwenFormat, file_, rec.line);
     sink_.add(std::move(n), rec.line);
   }
 

@@ -7,7 +7,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../../build}
 cd "$here"
-for pkg in @anthropic-ai/claude-code-linux-x64 @openai/codex @google/gemini-cli; do
+for pkg in @anthropic-ai/claude-code-linux-x64 @openai/codex @google/gemini-cli @qwen-code/qwen-code \
+           @mariozechner/pi-coding-agent @github/copilot cline opencode-ai @kilocode/cli; do
   latest=$(npm view "$pkg" version)
   echo "$pkg -> $latest" >&2
   npm pkg set "dependencies.$pkg=$latest"
@@ -19,7 +20,7 @@ python3 "$here/models.py" --write
 cmake --build "$build" --target ctxfold
 export CTXFOLD=${CTXFOLD:-$build/ctxfold}
 rc=0
-for dir in claude codex gemini; do
+for dir in claude codex gemini qwen pi copilot cline opencode kilo hooks writeback; do
   bash "$here/$dir/run.sh" || rc=1
 done
 python3 "$here/report.py" || rc=1

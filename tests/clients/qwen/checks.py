@@ -16,6 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import chatchecks  # noqa: E402
+import records  # noqa: E402
 
 
 def chat_files(projects):

@@ -83,14 +83,14 @@ void fill(AgentStore& s) {
   s.part("prt_14", "msg_06", "ses_1", R"({"type":"text","text":"PROMPT two"})");
 }
 
-struct Fixture {
+struct OpencodeFixture {
   TempDir dir;
   Store store = open_store(dir.path("c.db"), Store::Mode::read_write);
   ImportResult import(const std::string& path) { return import_paths(store, {path}, ImportOptions{}); }
 };
 
 TEST(OpencodeImport, DetectedBySchemaAndVersion) {
-  Fixture f;
+  OpencodeFixture f;
   { AgentStore s(f.dir.path("a.bin"), kOpencodeVersion); }
   { AgentStore s(f.dir.path("k.db"), "20260907102000_kilocode_model_usage_index"); }
   { AgentStore s(f.dir.path("new.db"), "20990101000000_later"); }
@@ -107,7 +107,7 @@ TEST(OpencodeImport, DetectedBySchemaAndVersion) {
 }
 
 TEST(OpencodeImport, ToolPartsStepsSidechainAndCompaction) {
-  Fixture f;
+  OpencodeFixture f;
   const std::string path = f.dir.path("opencode.db");
   {
     AgentStore s(path, kOpencodeVersion);
@@ -165,7 +165,7 @@ TEST(OpencodeImport, ToolPartsStepsSidechainAndCompaction) {
 }
 
 TEST(OpencodeImport, EmptyMessageWarnsWithTableAndRow) {
-  Fixture f;
+  OpencodeFixture f;
   const std::string path = f.dir.path("opencode.db");
   {
     AgentStore s(path, kOpencodeVersion);
