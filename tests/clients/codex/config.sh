@@ -1,7 +1,7 @@
 # write_config CODEX_HOME SCENARIO: Codex's config.toml for a run against the loopback mock
 # ($MOCK_URL, lib.sh start_mock): the mock provider over the Responses API, no update check,
 # analytics, feedback or telemetry, no retries; the scenario's "config" lines added at the top
-# level. Sourced by codex/run.sh and hooks/run.sh.
+# level. Sourced by codex/run.sh, hooks/run.sh and writeback/run.sh.
 write_config() { # HOME_DIR SCENARIO
   local dir=$1 scen=$2
   {

@@ -91,7 +91,7 @@ run_claude() {
 }
 
 # ---- Codex ----
-source <(sed -n '/^write_config()/,/^}/p' "$CLIENTS_DIR/codex/run.sh")
+source "$CLIENTS_DIR/codex/config.sh"
 
 cx() { # ARGS...: one bounded `codex exec` in the scenario's HOME and project
   (cd "$D/proj" && HOME="$D/home" CODEX_HOME="$D/codex" MOCK_API_KEY=sk-mock-not-a-secret \
