@@ -11,24 +11,20 @@ independently of ctxfold's own output. Each client's checks.py adds what reads i
 """
 import json
 import os
-import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "mock"))
 import chat  # noqa: E402
-from records import connect, mains, node_for, stored_texts, texts_of_block, turn_texts  # noqa: E402
+from records import carrying, connect, node_for, stored_texts, texts_of_block, turn_texts  # noqa: E402
 
 SNAP = "<state_snapshot>"
 
 
 def cmd_compactions(rec_dir):
-    seen = set()
-    for p, r in mains(rec_dir):
-        snaps = {it["value"] for it in chat.to_items(r["body"]) if it["kind"] == "text" and SNAP in it["value"]}
-        if snaps - seen:
-            print(p)
-            seen |= snaps
+    """The first main request carrying each new <state_snapshot> (records.carrying)."""
+    for p in carrying(rec_dir, SNAP):
+        print(p)
 
 
 def cmd_node_for(rec_path, db, session):
