@@ -19,11 +19,19 @@ std::optional<std::string> meta_str(const Json& j, const char* key) {
 /// Claude Code: per session, the other sessions its assistant records name in requestSessionId
 /// (2.1.x writes it on the records --fork-session copies from the session that made the request)
 /// and how many records name each.
+/// The nodes of the query's `nodes n` row source: through the partial index of the nodes whose
+/// metadata holds a lineage key (schema 012, nodes_lineage_links) where the database has it, so
+/// only those few are read; every node otherwise. Each query keeps the index's own term for its
+/// key, so the rows are the same either way.
+std::string lineage_nodes(Db& db) {
+  return db.has_schema_object("nodes_lineage_links") ? "nodes n INDEXED BY nodes_lineage_links" : "nodes n";
+}
+
 std::map<std::string, std::map<std::string, std::int64_t>> request_sessions(Db& db) {
   std::map<std::string, std::map<std::string, std::int64_t>> out;
   Stmt q = db.prepare(
       "SELECT n.session, json_extract(p.value,'$.record.requestSessionId') AS r, count(DISTINCT n.id) "
-      "FROM nodes n, json_each(n.metadata,'$.source.parts') p "
+      "FROM " + lineage_nodes(db) + ", json_each(n.metadata,'$.source.parts') p "
       "WHERE n.role='assistant' AND instr(n.metadata,'requestSessionId') > 0 AND r IS NOT NULL AND r <> n.session "
       "GROUP BY n.session, r");
   while (q.step()) out[q.text(0)][q.text(1)] = q.int64(2);
@@ -64,13 +72,14 @@ struct CopyLink {
 
 std::vector<CopyLink> copy_links(Db& db) {
   std::vector<CopyLink> out;
+  const std::string nodes = lineage_nodes(db);
   Stmt q = db.prepare(
-      "SELECT n.id, n.session, o.id, o.session FROM nodes n JOIN nodes o "
+      "SELECT n.id, n.session, o.id, o.session FROM " + nodes + " JOIN nodes o "
       "ON o.id = json_extract(n.metadata,'$.duplicate_of') "
       "WHERE instr(n.metadata,'\"duplicate_of\"') > 0 AND o.session <> n.session "
       "UNION ALL "
       "SELECT n.id, n.session, json_extract(n.metadata,'$.forked_from.id'), "
-      "json_extract(n.metadata,'$.forked_from.session') FROM nodes n "
+      "json_extract(n.metadata,'$.forked_from.session') FROM " + nodes + " "
       "WHERE instr(n.metadata,'\"forked_from\"') > 0 AND json_type(n.metadata,'$.forked_from')='object' "
       "AND json_extract(n.metadata,'$.forked_from.session') <> n.session");
   while (q.step())

@@ -1,0 +1,97 @@
+// session_lineage over the partial index of the nodes holding a lineage key (schema 012): the
+// same lineage as a pass over every node, and work that follows the linked nodes, not the store.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include "forensics/lineage.hpp"
+#include "session_fixture.hpp"
+
+namespace ctxfold {
+namespace {
+
+class LineageIndexTest : public SessionTest {
+ protected:
+  /// A root session "s" of `filler` plain nodes, a sub-agent "sub" whose two nodes copy two of
+  /// them (duplicate_of), a ctxfold fork "f" with a forked_from node, and a Claude Code resume
+  /// "r" whose assistant record names "s" as the session that made its request.
+  void build(int filler) {
+    for (int i = 0; i < filler; ++i) user("n" + std::to_string(i), "filler text of node " + std::to_string(i));
+    ASSERT_TRUE(st().create_session(SessionInfo{"sub", "sidechain", std::string("s")}));
+    ASSERT_TRUE(st().create_session(SessionInfo{"f", "fork", std::string("s")}));
+    ASSERT_TRUE(st().create_session(SessionInfo{"r"}));
+    Txn t(st().db());
+    auto put = [&](const std::string& id, const std::string& session, const std::string& role, Json meta,
+                   std::optional<std::string> pred) {
+      Node n;
+      n.id = id;
+      n.session = session;
+      n.predecessor = std::move(pred);
+      n.role = role;
+      n.content = Json::array({Json{{"type", "text"}, {"text", "copy"}}});
+      n.metadata = std::move(meta);
+      ASSERT_EQ(st().append(n), AppendResult::added) << id;
+    };
+    put("sub0", "sub", role::kUser, Json{{"duplicate_of", "n0"}}, std::nullopt);
+    put("sub1", "sub", role::kUser, Json{{"duplicate_of", "n1"}}, std::string("sub0"));
+    put("f0", "f", role::kUser, Json{{"forked_from", {{"id", "n2"}, {"session", "s"}}}}, std::nullopt);
+    Json parts = Json::array({Json{{"record", {{"requestSessionId", "s"}}}}});
+    put("r0", "r", role::kAssistant, Json{{"source", {{"parts", parts}}}}, std::nullopt);
+    t.commit();
+  }
+
+  /// SQLite virtual-machine steps taken by session_lineage (a progress handler called at every one).
+  std::int64_t steps_of_lineage(std::map<std::string, SessionLineage>& out) {
+    std::int64_t steps = 0;
+    sqlite3_progress_handler(
+        st().db().raw(), 1,
+        [](void* p) {
+          ++*static_cast<std::int64_t*>(p);
+          return 0;
+        },
+        &steps);
+    out = session_lineage(st());
+    sqlite3_progress_handler(st().db().raw(), 0, nullptr, nullptr);
+    return steps;
+  }
+};
+
+std::string describe(const std::map<std::string, SessionLineage>& all) {
+  std::string s;
+  for (const auto& [id, l] : all) {
+    s += id + " parent=" + l.parent.value_or("-") + " relation=" + l.relation + " state=" + l.parent_state + " shared=";
+    for (const auto& [node, orig] : l.shared) s += node + ">" + orig + ",";
+    s += " foreign=" + std::to_string(l.foreign_requests) + "\n";
+  }
+  return s;
+}
+
+TEST_F(LineageIndexTest, SameLineageWithAndWithoutTheIndex) {
+  build(20);
+  ASSERT_TRUE(st().db().has_schema_object("nodes_lineage_links"));
+  std::map<std::string, SessionLineage> with_index, without;
+  steps_of_lineage(with_index);
+  st().db().exec("DROP INDEX nodes_lineage_links");
+  steps_of_lineage(without);
+  EXPECT_EQ(describe(with_index), describe(without));
+  // The links were found at all: the copies in the sub-agent, the fork's node, the resume's parent.
+  EXPECT_EQ(with_index.at("sub").shared.size(), 2u);
+  EXPECT_EQ(with_index.at("f").shared.size(), 1u);
+  EXPECT_EQ(with_index.at("r").parent.value_or(""), "s");
+  EXPECT_EQ(with_index.at("r").relation, "fork");
+}
+
+// Before schema 012 each lineage query read every node's metadata (three passes over the largest
+// column of the file for grep --all-sessions): ten times the nodes must not cost ten times the steps.
+TEST_F(LineageIndexTest, WorkFollowsTheLinkedNodesNotTheStore) {
+  build(200);
+  std::map<std::string, SessionLineage> small;
+  const std::int64_t steps_small = steps_of_lineage(small);
+  for (int i = 200; i < 2000; ++i) user("n" + std::to_string(i), "filler text of node " + std::to_string(i));
+  std::map<std::string, SessionLineage> large;
+  const std::int64_t steps_large = steps_of_lineage(large);
+  EXPECT_EQ(describe(small), describe(large));
+  EXPECT_LT(steps_large, steps_small + 500) << "small " << steps_small << ", large " << steps_large;
+}
+
+}  // namespace
+}  // namespace ctxfold
