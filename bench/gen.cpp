@@ -61,6 +61,9 @@ int main(int argc, char** argv) {
                  "append a compact_boundary + isCompactSummary pair so one summary covers all but the last ~K nodes");
   app.add_flag("--synthetic", o.synthetic, "no input files: a plausible session from built-in templates");
   app.add_flag("--text-dense", o.text_dense, "drop thinking, image blocks and toolUseResult copies: mostly searchable text");
+  app.add_option("--short", o.short_text,
+                 "cut every string of a line's message to N bytes (implies --text-dense): many short nodes")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--cjk", o.cjk, "also replay 3 built-in turns in Chinese, Japanese and Korean (one more source)");
   app.add_option("--transcripts", dir, "directory of Claude Code transcripts (default ../shared/data/transcripts/claude-code)");
   app.add_option("-o,--out", out_path, "write here instead of stdout");

@@ -211,7 +211,8 @@ bool is_remapped_id(const std::string& v) {
 
 class Compiler {
  public:
-  Compiler(std::string name, GenStats& stats, bool text_dense = false) : text_dense_(text_dense), stats_(stats) {
+  Compiler(std::string name, GenStats& stats, bool text_dense = false, std::size_t short_text = 0)
+      : text_dense_(text_dense || short_text > 0), short_text_(short_text), stats_(stats) {
     f_.name = std::move(name);
   }
 
@@ -226,6 +227,8 @@ class Compiler {
         OJson j = OJson::parse(s);
         if (!j.is_object()) throw std::runtime_error("not an object");
         if (text_dense_) strip_unsearchable(j);
+        if (short_text_ > 0)
+          if (auto m = j.find("message"); m != j.end()) cut_strings(*m, short_text_);
         docs.push_back(std::move(j));
       } catch (const std::exception& e) {
         stats_.warnings.push_back(f_.name + ":" + std::to_string(i + 1) + ": skipped: " + e.what());
@@ -494,6 +497,21 @@ class Compiler {
   }
 
   bool text_dense_ = false;
+  std::size_t short_text_ = 0;
+
+  /// --short: every string in v longer than n bytes cut to its first n, backing off to the start
+  /// of a UTF-8 character so the line stays valid.
+  static void cut_strings(OJson& v, std::size_t n) {
+    if (v.is_string()) {
+      std::string& s = v.get_ref<std::string&>();
+      if (s.size() <= n) return;
+      std::size_t at = n;
+      while (at > 0 && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) --at;
+      s.resize(at);
+    } else if (v.is_structured()) {
+      for (auto& c : v) cut_strings(c, n);
+    }
+  }
 
   /// --text-dense: removes thinking, redacted_thinking and image blocks and toolUseResult.
   static void strip_unsearchable(OJson& j) {
@@ -778,7 +796,7 @@ GenStats generate(const GenOptions& opts, const std::function<void(std::string_v
   } else {
     if (opts.paths.empty()) throw std::runtime_error("no source transcripts (give paths, or --synthetic)");
     for (const std::string& p : opts.paths) {
-      File f = Compiler(p, stats, opts.text_dense).compile(read_lines(p));
+      File f = Compiler(p, stats, opts.text_dense, opts.short_text).compile(read_lines(p));
       if (f.counted > 0) files.push_back(std::move(f));
     }
   }

@@ -26,6 +26,11 @@ struct GenOptions {
   /// image blocks, the toolUseResult metadata copy of a tool result), so the history's bytes are
   /// mostly searchable text: a 500 MB text corpus without a 3.5 GB history.
   bool text_dense = false;
+  /// --short N (0: off): also cut every string of a line's `message` longer than N bytes to its
+  /// first N (at a UTF-8 character boundary), after text_dense's stripping, which it implies: the
+  /// many-short-nodes shape (nodes of a few hundred bytes of searchable text, issue 22), where a
+  /// per-node cost shows and a per-byte one does not.
+  std::size_t short_text = 0;
 };
 
 struct GenStats {

@@ -8,9 +8,11 @@
 #   expand: a page at 90% of the covered range vs the first page (same summary). Target: <= 2x.
 # Results: bench/out/grep-results.json and a Markdown table on stdout. Method: bench/README.md.
 #
-# usage: bench/grep.sh [--nodes N] [--runs N] [--full-history] [--no-build] [--keep] [--work DIR]
+# usage: bench/grep.sh [--nodes N] [--runs N] [--full-history | --short B] [--no-build] [--keep] [--work DIR]
 #   --full-history: replay the transcripts whole (thinking, images, tool metadata); by default
 #   ctxfold-gen --text-dense keeps mostly searchable text, so a 500 MB text corpus fits on disk.
+#   --short B: ctxfold-gen --short B, every message string cut to B bytes: many short nodes (a few
+#   hundred bytes of text each), the shape where a per-node cost shows (issue 22).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,10 +29,11 @@ while [ $# -gt 0 ]; do
     --nodes) nodes=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --full-history) dense=""; shift ;;
+    --short) dense="--short $2"; shift 2 ;;
     --no-build) do_build=0; shift ;;
     --keep) keep=1; shift ;;
     --work) work=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "bench/grep.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -108,11 +111,12 @@ measure_all() {  # phase (scan|index)
     results=$(jq -c --arg phase "$phase" --arg p "$p" --arg lbl "${labels[$i]}" --arg how "$how" \
       --argjson rgc "$rg_count" --argjson cc "$ctx" --argjson rgm "$rg_mean" --argjson rgmin "$rg_min" \
       --argjson rgcpu "$rg_cpu" --argjson cm "$c_mean" --argjson cmin "$c_min" --argjson ccpu "$c_cpu" \
-      --argjson bytes "$text_bytes" \
+      --argjson bytes "$text_bytes" --argjson nodes "$rows" \
       '. + [{phase:$phase, pattern:$p, label:$lbl, answered_by:$how, rg_rows:$rgc, ctxfold_rows:$cc,
              same_count:($rgc==$cc), rg_s:$rgm, rg_min_s:$rgmin, rg_cpu_s:$rgcpu, ctxfold_s:$cm,
              ctxfold_min_s:$cmin, ctxfold_cpu_s:$ccpu, rg_mb_s:($bytes/$rgm/1e6), ctxfold_mb_s:($bytes/$cm/1e6),
-             throughput_ratio:($rgm/$cm)}]' <<< "$results")
+             throughput_ratio:($rgm/$cm), cpu_ratio:($rgcpu/$ccpu),
+             rg_cpu_ns_per_node:($rgcpu*1e9/$nodes), ctxfold_cpu_ns_per_node:($ccpu*1e9/$nodes)}]' <<< "$results")
   done
 }
 
@@ -149,8 +153,8 @@ jq -n --argjson grep "$results" --arg nodes "$nodes" --argjson text_bytes "$text
     expand:{summary:$sid, rows:$range_rows, bytes:$range_bytes, graphemes:$range_g, first_page_s:$e0,
             page_90_s:$e9, first_page_cpu_s:$e0cpu, page_90_cpu_s:$e9cpu, ratio:($e9/$e0)}}' > "$out"
 
-echo "| phase | pattern | answered by | rg rows | ctxfold rows | rg s | ctxfold s | rg MB/s | ctxfold MB/s | ctxfold/rg throughput |"
-echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"
-jq -r '.grep[] | "| \(.phase) | `\(.pattern)` (\(.label)) | \(.answered_by) | \(.rg_rows) | \(.ctxfold_rows) | \(.rg_s*1000|round/1000) | \(.ctxfold_s*1000|round/1000) | \(.rg_mb_s|round) | \(.ctxfold_mb_s|round) | **\(.throughput_ratio*100|round/100)** |"' "$out"
+echo "| phase | pattern | answered by | rg rows | ctxfold rows | rg s | ctxfold s | rg / ctxfold CPU s | rg / ctxfold CPU ns per node | ctxfold/rg throughput (wall) | (CPU) |"
+echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+jq -r '.grep[] | "| \(.phase) | `\(.pattern)` (\(.label)) | \(.answered_by) | \(.rg_rows) | \(.ctxfold_rows) | \(.rg_s*1000|round/1000) | \(.ctxfold_s*1000|round/1000) | \(.rg_cpu_s*1000|round/1000) / \(.ctxfold_cpu_s*1000|round/1000) | \(.rg_cpu_ns_per_node|round) / \(.ctxfold_cpu_ns_per_node|round) | **\(.throughput_ratio*100|round/100)** | **\(.cpu_ratio*100|round/100)** |"' "$out"
 jq -r '"\nexpand \(.expand.rows) rows, \(.expand.bytes) bytes: first page \(.expand.first_page_s*1000|round) ms, page at 90% \(.expand.page_90_s*1000|round) ms, ratio \(.expand.ratio*100|round/100)"' "$out"
 echo "results: $out" >&2
