@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <memory>
+#include <new>
 #include <unordered_map>
 #include <vector>
 
@@ -23,6 +25,47 @@ constexpr std::uint32_t kFoldsToAscii[] = {0x00DF, 0x0130, 0x0149, 0x017F, 0x037
 void put_le(std::string& out, std::uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
 }
+
+/// The buffer a pack's text is read into, reused for every pack: anonymous memory aligned to
+/// 2 MiB and advised as transparent huge pages (Linux, THP "madvise" mode), so that filling a
+/// 4 MiB pack faults two pages in instead of a thousand 4 KiB ones. On short nodes that was a
+/// third of a scan's kernel time; where huge pages are off it is ordinary memory.
+class PackBuffer {
+ public:
+  PackBuffer() = default;
+  PackBuffer(const PackBuffer&) = delete;
+  PackBuffer& operator=(const PackBuffer&) = delete;
+  ~PackBuffer() { release(); }
+  /// At least n bytes (contents not kept).
+  char* get(std::size_t n) {
+    if (n <= cap_) return data_;
+    release();
+    constexpr std::size_t kHuge = std::size_t{2} << 20;
+    const std::size_t cap = (n + kHuge - 1) / kHuge * kHuge;
+    const std::size_t len = cap + kHuge;  // room to align the start
+    void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    map_ = static_cast<char*>(p);
+    map_len_ = len;
+    const auto at = reinterpret_cast<std::uintptr_t>(map_);
+    data_ = map_ + ((kHuge - at % kHuge) % kHuge);
+    cap_ = cap;
+#ifdef MADV_HUGEPAGE
+    madvise(data_, cap_, MADV_HUGEPAGE);  // advice only: without it the buffer still works
+#endif
+    return data_;
+  }
+
+ private:
+  void release() {
+    if (map_) munmap(map_, map_len_);
+    map_ = data_ = nullptr;
+    map_len_ = cap_ = 0;
+  }
+  char* map_ = nullptr;
+  char* data_ = nullptr;
+  std::size_t map_len_ = 0, cap_ = 0;
+};
 
 }  // namespace
 
@@ -170,8 +213,8 @@ void for_each_text_pack(Store& st, const std::optional<std::string>& session, st
     q.bind(1, session.value_or("")).bind(2, after);
     while (q.step()) ids.push_back(q.int64(0));
   }
-  // The text is read through a blob handle into one buffer reused for every pack: a column read
-  // would allocate (and the kernel zero) a fresh buffer of the pack's size for each row. The row
+  // The text is read through a blob handle into one buffer reused for every pack (PackBuffer): a
+  // column read would allocate (and the kernel zero) a fresh buffer of the pack's size for each row. The row
   // statement stays stepped while the handle reads, so both see the same snapshot.
   auto q = db.prepare("SELECT nodes, seqs, ends, flags FROM text_pack WHERE id=?1");
   sqlite3_blob* blob = nullptr;
@@ -181,8 +224,7 @@ void for_each_text_pack(Store& st, const std::optional<std::string>& session, st
       if (b) sqlite3_blob_close(b);
     }
   } closer{blob};
-  std::unique_ptr<char[]> buf;
-  std::size_t cap = 0;
+  PackBuffer buf;
   for (std::int64_t id : ids) {
     q.bind(1, id);
     if (!q.step()) {
@@ -193,18 +235,15 @@ void for_each_text_pack(Store& st, const std::optional<std::string>& session, st
     if (rc != SQLITE_OK)
       throw Error(Exit::environment, "pack.read", fmt::format("reading text pack {}: {}", id, sqlite3_errmsg(db.raw())));
     const auto size = static_cast<std::size_t>(sqlite3_blob_bytes(blob));
-    if (size > cap) {
-      cap = std::max(size, cap + cap / 2);
-      buf = std::make_unique_for_overwrite<char[]>(cap);
-    }
-    if (size > 0 && sqlite3_blob_read(blob, buf.get(), static_cast<int>(size), 0) != SQLITE_OK)
+    char* text = buf.get(size);
+    if (size > 0 && sqlite3_blob_read(blob, text, static_cast<int>(size), 0) != SQLITE_OK)
       throw Error(Exit::environment, "pack.read", fmt::format("reading text pack {}: {}", id, sqlite3_errmsg(db.raw())));
     TextPack p;
     const std::int64_t n = q.int64(0);
     p.seqs = q.blob(1);
     p.ends = q.blob(2);
     p.flag_bytes = q.blob(3);
-    p.text = std::string_view(buf.get(), size);
+    p.text = std::string_view(text, size);
     p.n = static_cast<std::size_t>(n);
     if (n < 0 || p.seqs.size() != 8 * p.n || p.ends.size() != 4 * p.n || p.flag_bytes.size() != p.n ||
         (p.n > 0 && p.end(p.n - 1) != p.text.size()))
