@@ -23,7 +23,7 @@ int run_grep(Context& ctx, GrepCliOptions o) {
   if (!o.all_sessions && !o.grep.scope) o.grep.session = ctx.resolve_session();
   if (o.all_sessions) {
     // A fork's or resumed copy's shared prefix is found once, in its parent (docs/forensics.md).
-    for (const std::string& id : shared_prefix_nodes(session_lineage(ctx.db())))
+    for (const std::string& id : shared_prefix_nodes(ctx.db()))
       if (auto n = ctx.db().node(id, false)) o.grep.skip.insert(n->seq);
   }
   GrepTotals t;

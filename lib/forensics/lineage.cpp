@@ -236,6 +236,21 @@ std::set<std::string> shared_prefix_nodes(const std::map<std::string, SessionLin
   return out;
 }
 
+std::set<std::string> shared_prefix_nodes(Store& store) {
+  // A shared prefix is made of copy links between a session and its ancestor, and of Codex
+  // children replaying a Codex parent: with no copy link and fewer than two Codex sessions there
+  // is none, whatever the parents are, and the whole lineage (every session's metadata parsed)
+  // need not be computed.
+  Db& db = store.db();
+  std::int64_t codex = 0;
+  {
+    Stmt q = db.prepare("SELECT count(*) FROM sessions WHERE format = 'codex'");
+    if (q.step()) codex = q.int64(0);
+  }
+  if (codex < 2 && copy_links(db).empty()) return {};
+  return shared_prefix_nodes(session_lineage(store));
+}
+
 Json lineage_json(const SessionLineage& l) {
   return Json{{"parent", l.parent ? Json(*l.parent) : Json(nullptr)},
               {"relation", l.relation.empty() ? Json(nullptr) : Json(l.relation)},

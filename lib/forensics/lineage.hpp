@@ -52,6 +52,11 @@ std::vector<std::string> lineage_order(const std::vector<SessionInfo>& sessions,
 /// reported with the parent.
 std::set<std::string> shared_prefix_nodes(const std::map<std::string, SessionLineage>& lineage);
 
+/// The same as shared_prefix_nodes(session_lineage(store)), without computing the lineage when
+/// the store holds no copy link and fewer than two Codex sessions (then no session can have a
+/// shared prefix): what `grep --all-sessions` reads on every run. Read-only.
+std::set<std::string> shared_prefix_nodes(Store& store);
+
 /// {"parent","relation","parent_state","shared_nodes"} for `sessions` and `usage`: shared_nodes is
 /// null when the parent is missing (the prefix cannot be known without it), else the count.
 Json lineage_json(const SessionLineage& l);

@@ -132,14 +132,25 @@ void scan_packs(Store& st, const Matcher& m, const GrepOptions& o, std::int64_t 
       if (exact || m.matches(p.node_text(k))) add(p, k, (fl & pack_flag::kView) != 0);
     };
     if (must_check) {
-      for (k = first; k < n; ++k) check(k);
+      // Most nodes have neither a hit nor a flag: test both bytes before calling check.
+      const auto* fl = reinterpret_cast<const unsigned char*>(p.flag_bytes.data());
+      for (k = first; k < n; ++k)
+        if (hit[k] | (fl[k] & must_check)) check(k);
     } else {
       for (const std::size_t h : hit_at) check(h);  // the nodes with a hit, ascending
     }
   });
-  if (!o.session)  // packs of different sessions interleave
-    std::sort(found.begin(), found.end(), [](const PackMatch& a, const PackMatch& b) { return a.seq < b.seq; });
-  for (const PackMatch& pm : found) on_match(pm);
+  if (o.session || std::is_sorted(found.begin(), found.end(),
+                                  [](const PackMatch& a, const PackMatch& b) { return a.seq < b.seq; })) {
+    for (const PackMatch& pm : found) on_match(pm);
+    return;
+  }
+  // Packs of different sessions interleave: sort (seq, index) pairs, not the matches and their
+  // snippets (seqs are unique).
+  std::vector<std::pair<std::int64_t, std::size_t>> order(found.size());
+  for (std::size_t i = 0; i < found.size(); ++i) order[i] = {found[i].seq, i};
+  std::sort(order.begin(), order.end());
+  for (const auto& [seq, i] : order) on_match(found[i]);
 }
 
 }  // namespace ctxfold::grep_detail

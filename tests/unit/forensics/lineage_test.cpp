@@ -93,5 +93,29 @@ TEST_F(LineageIndexTest, WorkFollowsTheLinkedNodesNotTheStore) {
   EXPECT_LT(steps_large, steps_small + 500) << "small " << steps_small << ", large " << steps_large;
 }
 
+// grep --all-sessions asks only for the shared prefix: the same set as the whole lineage gives,
+// and no lineage at all when nothing is linked.
+TEST_F(LineageIndexTest, SharedPrefixShortcutEqualsTheLineage) {
+  for (int i = 0; i < 300; ++i) user("p" + std::to_string(i), "plain node " + std::to_string(i));
+  ASSERT_TRUE(st().create_session(SessionInfo{"sub2", "sidechain", std::string("s")}));
+  EXPECT_TRUE(shared_prefix_nodes(st()).empty());
+  EXPECT_EQ(shared_prefix_nodes(st()), shared_prefix_nodes(session_lineage(st())));
+  std::int64_t steps = 0;
+  sqlite3_progress_handler(
+      st().db().raw(), 1,
+      [](void* p) {
+        ++*static_cast<std::int64_t*>(p);
+        return 0;
+      },
+      &steps);
+  (void)shared_prefix_nodes(st());
+  sqlite3_progress_handler(st().db().raw(), 0, nullptr, nullptr);
+  EXPECT_LT(steps, 200) << "no link: the shortcut reads two counts, not every session";
+  build(20);
+  const std::set<std::string> shared = shared_prefix_nodes(st());
+  EXPECT_EQ(shared, shared_prefix_nodes(session_lineage(st())));
+  EXPECT_EQ(shared, (std::set<std::string>{"f0", "sub0", "sub1"}));
+}
+
 }  // namespace
 }  // namespace ctxfold
