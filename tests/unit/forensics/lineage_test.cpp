@@ -110,7 +110,7 @@ TEST_F(LineageIndexTest, SharedPrefixShortcutEqualsTheLineage) {
       &steps);
   (void)shared_prefix_nodes(st());
   sqlite3_progress_handler(st().db().raw(), 0, nullptr, nullptr);
-  EXPECT_LT(steps, 200) << "no link: the shortcut reads two counts, not every session";
+  EXPECT_LT(steps, 600) << "no link: two small queries, not a pass over the 300 nodes";
   build(20);
   const std::set<std::string> shared = shared_prefix_nodes(st());
   EXPECT_EQ(shared, shared_prefix_nodes(session_lineage(st())));
