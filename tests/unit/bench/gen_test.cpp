@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <set>
@@ -175,4 +177,35 @@ TEST(Gen, RealTranscriptsKeepLinksAndStreamingSplit) {
   std::size_t multi = 0;
   for (auto& [id, n] : per_msg) multi += n > 1;
   EXPECT_GE(multi, source_multi);  // at least one full cycle of streamed messages
+}
+
+// --short N: every string of a line's message is at most N bytes and still valid UTF-8 (json::parse
+// of each line throws otherwise), with the same node count and links as the full replay.
+TEST(Gen, ShortCutsEveryMessageStringAndKeepsTheShape) {
+  auto paths = ctxfold::gen::default_sources(real_dir());
+  if (paths.empty()) GTEST_SKIP() << "no transcripts at " << real_dir();
+  GenOptions o;
+  o.paths = paths;
+  o.nodes = 5000;
+  o.short_text = 40;
+  auto lines = parse_lines(run_gen(o));
+  Shape s = shape_of(lines);
+  EXPECT_EQ(s.nodes, 5000u);
+  EXPECT_EQ(s.dangling, 0u);
+  EXPECT_EQ(s.duplicate_ids, 0u);
+  EXPECT_EQ(s.orphan_results, 0u);
+  std::size_t longest = 0, cut = 0;
+  std::function<void(const json&)> walk = [&](const json& v) {
+    if (v.is_string()) {
+      const std::size_t n = v.get_ref<const std::string&>().size();
+      longest = std::max(longest, n);
+      if (n >= 37) ++cut;  // at the limit, or backed off to a character start
+    } else if (v.is_structured()) {
+      for (const auto& c : v) walk(c);
+    }
+  };
+  for (const json& l : lines)
+    if (l.contains("message")) walk(l["message"]);
+  EXPECT_LE(longest, 40u);
+  EXPECT_GT(cut, 100u) << "the sources hold many longer strings";
 }
