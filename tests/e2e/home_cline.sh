@@ -77,5 +77,8 @@ expect_eq "the root is ~/.cline/data/sessions" "$WORK/h2/.cline/data/sessions" "
 expect_rc "usage" 0 "$CTXFOLD" --db c.db usage
 expect_eq "usage: input less cached, cache reads, output" "200 1000 30" \
   "$(jq -r 'select(.type=="usage" and .key=="17_ab") | .tokens | "\(.input) \(.cache_read) \(.output)"' "$WORK/out")"
+expect_rc "commands" 0 "$CTXFOLD" --db c.db commands
+expect_eq "the command's outcome from its {query, result, success} record" "echo hi success" \
+  "$(jq -r 'select(.type=="command") | "\(.command) \(.result)"' "$WORK/out")"
 expect_rc "verify-invariants" 0 "$CTXFOLD" --db c.db verify-invariants
 finish
