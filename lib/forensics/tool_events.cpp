@@ -147,6 +147,7 @@ struct ToolEventCollector::State {
   void settle(PendingCall& c, const Node& n, const Json& b, bool single);
   void decide_result(PendingCall& c, const Node& n, const Json& b, const Json& tur, const std::string& text);
   void command_outcome(PendingCall& c, const Node& n, const Json& tur, const std::string& text);
+  void cline_outcome(PendingCall& c, const std::string& text);
   void track_files(PendingCall& c, const Json& tur, const std::string& text);
   void check_edit(FileEvent& e, const PendingCall& c, const Json& tur);
   std::optional<std::string> whole_content(const PendingCall& c, const FileEvent& e) const;
@@ -258,6 +259,47 @@ void ToolEventCollector::State::command_outcome(PendingCall& c, const Node& n, c
   }
 }
 
+/// Cline's tool results: one record {query, result, success, error?} per command or file, as
+/// the JSON text the model reads (an array, or one object; docs/formats/cline.md "Tool results").
+/// The call succeeded when every record did; a read's file event takes the record whose query is
+/// its path (`PATH` or `PATH:FROM-TO`). Text that holds no such record leaves the result unknown.
+void ToolEventCollector::State::cline_outcome(PendingCall& c, const std::string& text) {
+  Json parsed;
+  try {
+    parsed = parse_json(text);
+  } catch (const std::exception&) {
+    return;
+  }
+  Json list = Json::array();
+  if (parsed.is_array()) list = std::move(parsed);
+  else list.push_back(std::move(parsed));
+  std::vector<const Json*> records;
+  for (const Json& r : list)
+    if (r.is_object() && r.contains("success") && r["success"].is_boolean()) records.push_back(&r);
+  if (records.empty()) return;
+  auto failure = [](const Json& r) {
+    std::string why = first_line(json_str(r, "error"));
+    return why.empty() ? first_line(json_str(r, "result")) : why;
+  };
+  c.site.result = call_result::kSuccess;
+  for (const Json* r : records)
+    if (!(*r)["success"].get<bool>()) {
+      c.site.result = call_result::kError;
+      if (!c.site.error) c.site.error = failure(*r);
+    }
+  for (FileEvent& e : c.files) {
+    if (e.action != "read" || !e.path_as_written) continue;
+    for (const Json* r : records) {
+      const std::string q = json_str(*r, "query");
+      if (q != *e.path_as_written && !q.starts_with(*e.path_as_written + ":")) continue;
+      const bool ok = (*r)["success"].get<bool>();
+      e.call.result = ok ? call_result::kSuccess : call_result::kError;
+      if (!ok) e.call.error = failure(*r);
+      break;
+    }
+  }
+}
+
 void ToolEventCollector::State::settle(PendingCall& c, const Node& n, const Json& b, bool single) {
   c.settled = true;
   c.site.result_node = n.id;
@@ -265,6 +307,7 @@ void ToolEventCollector::State::settle(PendingCall& c, const Node& n, const Json
   const Json& tur = single && n.metadata.contains("tool_use_result") ? n.metadata["tool_use_result"] : kNull;
   const std::string text = result_text(b);
   decide_result(c, n, b, tur, text);
+  if (format == "cline" && c.site.result == call_result::kUnknown) cline_outcome(c, text);
   if (c.command) command_outcome(c, n, tur, text);
   if (!trusted && c.site.result == call_result::kUnknown && !c.files.empty()) {
     Outcome o = recorded_outcome(text);  // Codex apply_patch: "Success. Updated the following files"
@@ -372,7 +415,12 @@ void ToolEventCollector::add(const Node& n) {
 void ToolEventCollector::finish(std::vector<FileEvent>* files, std::vector<CommandEvent>* commands) {
   for (PendingCall& c : s_->calls) {
     for (FileEvent& e : c.files) {
+      ToolCallSite own = e.call;  // a result of this file's own (cline_outcome), kept
       e.call = c.site;
+      if (own.result != call_result::kUnknown) {
+        e.call.result = own.result;
+        e.call.error = own.error;
+      }
       if (files) files->push_back(std::move(e));
     }
     if (c.command && commands) {

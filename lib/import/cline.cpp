@@ -13,10 +13,14 @@
 // system_prompt and the session file's provider, model, cwd, times and title are session
 // metadata; a sub-agent's file is the sidechain session of origin.parentThreadId, launched by the
 // node whose spawn_agent call has its task (whose systemPrompt is the sub-agent's system prompt).
+// The compaction state beside it (`<stem>.compaction.json`: the messages the client sends in place
+// of the first source_message_count ones) becomes a summary view node covering the messages its
+// summary replaced; the verbatim copies after the summary stay the raw nodes they copy.
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <optional>
+#include <set>
 
 #include "import/formats_common.hpp"
 #include "import/import.hpp"
@@ -177,6 +181,124 @@ Node message_node(const Json& m, const std::string& session, const std::string& 
   return n;
 }
 
+/// A message the client neither counts nor sends (metadata.displayOnly: a status line).
+bool display_only(const Json& m) {
+  return m.is_object() && m.contains("metadata") && m["metadata"].is_object() &&
+         m["metadata"].value("displayOnly", false) == true;
+}
+
+/// Cline's key of a message in a compaction state's source_last_message_key: `id:ID`, else
+/// `ts:ROLE:TS`, else "" (the content form is not recomputed here).
+std::string message_key(const Json& m) {
+  const std::string id = json_str(m, "id");
+  if (!id.empty()) return "id:" + id;
+  if (m.contains("ts") && m["ts"].is_number()) return fmt::format("ts:{}:{}", json_str(m, "role"), dump_json(m["ts"]));
+  return "";
+}
+
+/// What a compaction state stands for in the messages file: the summary is the first `leading`
+/// of its messages and replaces the first `covered` counted messages; its other messages are
+/// verbatim copies of the counted messages after those.
+struct ClineCompaction {
+  Json state;
+  std::string file;
+  std::size_t covered = 0;
+  std::size_t leading = 0;
+};
+
+/// True when every tool call among the first n counted messages has its result among them (a
+/// summary's edge never splits a call from its result).
+bool calls_answered(const std::vector<const Json*>& counted, std::size_t n) {
+  std::set<std::string> calls;
+  for (std::size_t i = 0; i < n; ++i)
+    if (counted[i]->contains("content") && (*counted[i])["content"].is_array())
+      for (const Json& b : (*counted[i])["content"]) {
+        if (json_str(b, "type") == "tool_use") calls.insert(json_str(b, "id"));
+        if (json_str(b, "type") == "tool_result") calls.erase(json_str(b, "tool_use_id"));
+      }
+  return calls.empty();
+}
+
+/// The compaction state beside the messages file at `path` (`<stem>.compaction.json`, where stem
+/// is the file name less `.messages.json`) matched against its counted messages, or nullopt when
+/// there is none. A state the client itself would not apply (more source messages than the file
+/// holds, another last message) or that replaces nothing is a warning, kept as a record.
+std::optional<ClineCompaction> read_compaction(const std::string& path, const std::string& session,
+                                               const std::vector<const Json*>& counted, ImportSink& sink) {
+  std::string name = fs::path(path).filename().string();
+  if (!name.ends_with(".messages.json")) return std::nullopt;
+  name.resize(name.size() - std::string(".messages.json").size());
+  const fs::path side = fs::path(path).parent_path() / (name + ".compaction.json");
+  std::error_code ec;
+  if (!fs::is_regular_file(side, ec)) return std::nullopt;
+  ClineCompaction c;
+  c.file = side.filename().string();
+  std::string raw;
+  auto reject = [&](const std::string& why) -> std::optional<ClineCompaction> {
+    sink.warn(0, "compaction.unused", fmt::format("'{}': {}; kept as a record, no summary node", side.string(), why));
+    if (!raw.empty()) sink.keep_record(session, 0, "compaction", raw);
+    return std::nullopt;
+  };
+  if (fs::file_size(side, ec) > sink.max_record_bytes()) return reject("larger than the record limit");
+  try {
+    raw = import_detail::read_file_bytes(side.string());
+    c.state = parse_json(raw);
+  } catch (const std::exception&) {
+    return reject("not readable JSON");
+  }
+  const Json& st = c.state;
+  if (!st.is_object() || !st.contains("messages") || !st["messages"].is_array() ||
+      !st.contains("source_message_count") || !st["source_message_count"].is_number_unsigned())
+    return reject("not a compaction state (messages, source_message_count)");
+  const std::size_t count = st["source_message_count"].get<std::size_t>();
+  const Json& msgs = st["messages"];
+  if (count == 0 || count > counted.size()) return reject(fmt::format("it replaces {} messages, the file counts {}", count, counted.size()));
+  const std::string key = json_str(st, "source_last_message_key"), have = message_key(*counted[count - 1]);
+  if (!key.empty() && !have.empty() && key != have)
+    return reject(fmt::format("its last source message is '{}', the file's is '{}' (the client ignores it too)", key, have));
+  // The longest run at its end that copies the counted messages before source_message_count.
+  std::size_t kept = 0;
+  while (kept < msgs.size() && kept < count && msgs[msgs.size() - 1 - kept] == *counted[count - 1 - kept]) ++kept;
+  while (kept > 0 && !calls_answered(counted, count - kept)) --kept;
+  c.covered = count - kept;
+  c.leading = msgs.size() - kept;
+  if (c.leading == 0) return reject("it holds only copies of the messages it stands for");
+  return c;
+}
+
+/// The summary view node of a compaction state: the blocks of its leading messages (as
+/// message_node reads them), one replacement_history item per message so a render sends each
+/// in its role; covers: the chain up to the last replaced message.
+Node compaction_node(const ClineCompaction& c, const std::string& session, std::vector<std::string> covers) {
+  Node n;
+  n.id = fmt::format("{}:compaction:{}", session, json_str(c.state, "updated_at", std::to_string(c.covered)));
+  n.session = session;
+  n.kind = kind::kSummary;
+  n.role = role::kUser;
+  n.covers_ids = std::move(covers);
+  n.content = Json::array();
+  Json described = Json::array();
+  for (std::size_t k = 0; k < c.leading; ++k) {
+    const Json& m = c.state["messages"][k];
+    if (!m.is_object()) continue;
+    Node part = message_node(m, session, c.file, 1, k);
+    described.push_back(Json{{"type", "message"},
+                             {"role", part.role == role::kAssistant ? "assistant" : "user"},
+                             {"blocks", part.content.size()}});
+    for (auto& b : part.content) n.content.push_back(std::move(b));
+    if (k == 0 && m.contains("metadata") && m["metadata"].is_object()) n.metadata["compact_metadata"] = m["metadata"];
+  }
+  n.metadata["strategy"] = "rolling";
+  n.metadata["origin"] = "import";
+  n.metadata["format"] = kClineFormat;
+  n.metadata["recap"] = false;
+  n.metadata["replacement_history"] = std::move(described);
+  n.metadata["source_message_count"] = c.state["source_message_count"];
+  if (c.state.contains("updated_at")) n.metadata["timestamp"] = c.state["updated_at"];
+  n.metadata["source"] = source_meta(kClineFormat, c.file, 1);
+  return n;
+}
+
 }  // namespace
 
 void import_cline(const std::string& path, ImportSink& sink) {
@@ -197,7 +319,13 @@ void import_cline(const std::string& path, ImportSink& sink) {
     return;
   }
   const std::vector<std::int64_t> lines = import_detail::element_lines(doc->text, "messages");
+  std::vector<const Json*> counted;
+  for (const Json& m : v["messages"])
+    if (m.is_object() && !display_only(m)) counted.push_back(&m);
+  const std::optional<ClineCompaction> compaction = read_compaction(path, id, counted, sink);
   std::optional<std::string> last;
+  std::vector<std::string> chain;
+  std::size_t seen = 0;
   for (std::size_t i = 0; i < v["messages"].size(); ++i) {
     const Json& m = v["messages"][i];
     const std::int64_t line = import_detail::line_at(lines, i);
@@ -209,6 +337,11 @@ void import_cline(const std::string& path, ImportSink& sink) {
     Node n = message_node(m, id, file, line, i);
     n.predecessor = last;
     last = sink.add(std::move(n), line);
+    chain.push_back(*last);
+    // The summary is stored right after the last message it replaces: before the copies that
+    // follow it in the context, so a read as of any later node holds it.
+    if (!display_only(m) && ++seen == (compaction ? compaction->covered : 0))
+      sink.add(compaction_node(*compaction, id, chain), line);
   }
   if (last) sink.propose_head(id, *last);
 }

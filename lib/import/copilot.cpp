@@ -11,7 +11,11 @@
 //                                   toolRequests (tool_use)
 //   tool.execution_complete       → tool node: tool_result (result.content, or error.message
 //                                   with is_error)
-//   session.compaction_complete   → summary view node covering the chain before it
+//   session.compaction_start      marks where a compaction's history ends: the client goes on
+//                                 while it runs (the automatic one runs in the background)
+//   session.compaction_complete   → summary view node covering the chain up to that mark; the
+//                                 nodes written while it ran are stored after it (they follow
+//                                 the summary in what the client sends)
 //   an event with an agentId belongs to that sub-agent (subagent.started names the tool call that
 //   launched it): the sidechain session "<sessionId>/agent-<agentId>"
 // Every event that is not a node (turn starts and ends, tool starts, resumes, shutdowns, the
@@ -61,6 +65,11 @@ struct Chain {
   bool system_pending = false;                     // ... not yet given to a node
   std::vector<std::string> user_texts;             // this agent's user messages as typed
   std::map<std::string, std::optional<std::string>> pred_of;  // node id -> its predecessor
+  bool compacting = false;                         // a compaction started and has not ended
+  std::string compact_attempt;                     // its compactionAttemptId
+  std::optional<std::string> compact_tip;          // the newest node when it started
+  std::size_t compact_users = 0;                   // how many user messages there were then
+  std::vector<std::pair<Node, std::int64_t>> held;  // nodes written while it ran, not yet added
 };
 
 class CopilotImporter {
@@ -89,7 +98,11 @@ class CopilotImporter {
       begin(Json::object());
     }
     flush(*main_);
-    for (auto& [id, chain] : agents_) flush(chain);
+    release(*main_);  // a compaction that never ended (cancelled with the process, or still running)
+    for (auto& [id, chain] : agents_) {
+      flush(chain);
+      release(chain);
+    }
     if (main_->last) sink_.propose_head(main_->session, *main_->last);
     for (auto& [id, chain] : agents_)
       if (chain.last) sink_.propose_head(chain.session, *chain.last);
@@ -135,6 +148,7 @@ class CopilotImporter {
     const std::string call = json_str(data, json_str(v, "type") == "subagent.started" ? "toolCallId" : "parentToolCallId");
     if (!call.empty()) info.metadata["parent_tool_call_id"] = call;
     flush(*main_);  // the launching node must be stored before the sidechain points at it
+    store_held(*main_);
     if (auto n = call_node_.find(call); n != call_node_.end()) info.parent_node = n->second;
     else sink_.warn(line, "session.parent_missing", fmt::format("events of sub-agent '{}', whose launching tool call is unknown", agent));
     sink_.begin_session(std::move(info));
@@ -165,6 +179,14 @@ class CopilotImporter {
     } else if (type == "session.usage_record" && data.contains("usage") && data["usage"].is_object()) {
       c.usage = data["usage"];
       sink_.keep_record(c.session, rec.line, type, dump_json(v));
+    } else if (type == "session.compaction_start") {
+      sink_.keep_record(c.session, rec.line, type, dump_json(v));
+      flush(c);
+      store_held(c);
+      c.compacting = true;
+      c.compact_attempt = json_str(data, "compactionAttemptId");
+      c.compact_tip = c.last;
+      c.compact_users = c.user_texts.size();
     } else if (type == "session.compaction_complete") {
       sink_.keep_record(c.session, rec.line, type, dump_json(v));
       compaction(c, rec, data);
@@ -264,22 +286,43 @@ class CopilotImporter {
     c.pending_line = line;
   }
 
+  /// The pending node is added, or held while a compaction runs (added after its summary).
   void flush(Chain& c) {
     if (!c.pending) return;
     Node n = std::move(*c.pending);
     c.pending.reset();
+    if (c.compacting) c.held.emplace_back(std::move(n), c.pending_line);
+    else store(c, std::move(n), c.pending_line);
+  }
+
+  void store(Chain& c, Node n, std::int64_t line) {
     const std::string asked = n.id;
-    std::string id = sink_.add(std::move(n), c.pending_line);
+    std::string id = sink_.add(std::move(n), line);
     if (id != asked) {  // stored under another id (a conflict copy): the chain follows it
       c.pred_of[id] = c.pred_of[asked];
       if (c.last == asked) c.last = id;
+      for (auto& [held, at] : c.held)
+        if (held.predecessor == asked) held.predecessor = id;
     }
   }
 
+  /// Adds the held nodes now (a sub-agent launched by one of them must find it stored).
+  void store_held(Chain& c) {
+    std::vector<std::pair<Node, std::int64_t>> held = std::move(c.held);
+    c.held.clear();
+    for (auto& [n, line] : held) store(c, std::move(n), line);
+  }
+
+  /// The running compaction ended: the nodes held while it ran are added.
+  void release(Chain& c) {
+    c.compacting = false;
+    store_held(c);
+  }
+
   /// The nodes from the root to `tip` along predecessors, root first.
-  static std::vector<std::string> spine_to(const Chain& c) {
+  static std::vector<std::string> spine_to(const Chain& c, std::optional<std::string> tip) {
     std::vector<std::string> out;
-    for (std::optional<std::string> at = c.last; at;) {
+    for (std::optional<std::string> at = tip; at;) {
       out.push_back(*at);
       auto it = c.pred_of.find(*at);
       if (it == c.pred_of.end()) break;
@@ -289,21 +332,27 @@ class CopilotImporter {
   }
 
   /// session.compaction_complete: on success, the summary message the client sends from now on
-  /// (compaction_message) as a summary view node covering every node of the chain so far; the
-  /// chain goes on from the last covered node.
+  /// (compaction_message, with the user messages there were when it started) as a summary view
+  /// node covering the chain up to where its compaction_start was (the whole chain without one);
+  /// then the nodes written while it ran. The chain goes on from the last node.
   void compaction(Chain& c, const JsonlRecord& rec, const Json& data) {
     flush(c);
-    std::vector<std::string> covers = spine_to(c);
+    const bool started = c.compacting && (c.compact_attempt.empty() || json_str(data, "compactionAttemptId").empty() ||
+                                          c.compact_attempt == json_str(data, "compactionAttemptId"));
+    std::vector<std::string> covers = spine_to(c, started ? c.compact_tip : c.last);
+    const std::vector<std::string> users(c.user_texts.begin(),
+                                         c.user_texts.begin() + static_cast<std::ptrdiff_t>(started ? c.compact_users : c.user_texts.size()));
     const bool ok = data.value("success", false) && data.contains("summaryContent") && data["summaryContent"].is_string();
     if (!ok || covers.empty()) {
       sink_.warn(rec.line, "compaction.empty",
                  "a Copilot CLI compaction that failed, has no summaryContent or nothing before it; kept as a record only");
+      release(c);
       return;
     }
     Node n = make_node(c, rec, role::kUser);
     n.kind = kind::kSummary;
     n.covers_ids = std::move(covers);
-    n.content.push_back(text_block(compaction_message(c.user_texts, data["summaryContent"].get<std::string>())));
+    n.content.push_back(text_block(compaction_message(users, data["summaryContent"].get<std::string>())));
     n.metadata["strategy"] = "rolling";
     n.metadata["origin"] = "import";
     n.metadata["format"] = kCopilotFormat;
@@ -313,6 +362,7 @@ class CopilotImporter {
     n.metadata["compact_metadata"] = extra_keys(data, {"summaryContent", "success"});
     if (!c.system_prompt.empty()) n.metadata["system_prompt"] = c.system_prompt;
     sink_.add(std::move(n), rec.line);
+    release(c);
   }
 
   std::string path_, file_;

@@ -500,6 +500,18 @@ void add_wal(const std::string& path, std::int64_t& size, std::int64_t& mtime) {
   mtime = std::max<std::int64_t>(mtime, static_cast<std::int64_t>(wb.st_mtim.tv_sec) * 1000000000 + wb.st_mtim.tv_nsec);
 }
 
+/// Cline's compaction state is written beside its messages file (docs/formats/cline.md
+/// "Compaction"), and read with it: its size and modification time count as the messages file's,
+/// so a compaction written after the file's last change is not taken for unchanged.
+void add_compaction_state(const std::string& path, std::int64_t& size, std::int64_t& mtime) {
+  const std::string suffix = ".messages.json";
+  if (!path.ends_with(suffix)) return;
+  struct stat cb {};
+  if (::stat((path.substr(0, path.size() - suffix.size()) + ".compaction.json").c_str(), &cb) != 0) return;
+  size += cb.st_size;
+  mtime = std::max<std::int64_t>(mtime, static_cast<std::int64_t>(cb.st_mtim.tv_sec) * 1000000000 + cb.st_mtim.tv_nsec);
+}
+
 /// One file's outcome: unchanged files are not opened, a file that fails is reported and what
 /// it added undone (a database error is thrown on).
 HomeFile import_file(Store& store, const HomeOptions& opts, const Candidate& c, HomeResult& res) {
@@ -520,6 +532,7 @@ HomeFile import_file(Store& store, const HomeOptions& opts, const Candidate& c, 
   f.size = sb.st_size;
   f.mtime = static_cast<std::int64_t>(sb.st_mtim.tv_sec) * 1000000000 + sb.st_mtim.tv_nsec;
   add_wal(c.path, f.size, f.mtime);
+  add_compaction_state(c.path, f.size, f.mtime);
   f.k = known(store, c.path);
   if (opts.after_stat) opts.after_stat(c.path);
   // A file an earlier run ignored is looked at again: this run may take its format (--from all

@@ -14,9 +14,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <map>
+#include <set>
+#include <tuple>
 #include <vector>
 
 #include "import/formats_common.hpp"
@@ -108,12 +111,14 @@ struct Part {
   Json data;
 };
 
-/// One `message` row with its parts, in id order.
+/// One `message` row with its parts, in id order; or a message the agent removed, rebuilt from
+/// the `event` log (removed: rowid and the parts' rowids are then `event` rowids).
 struct Message {
   std::int64_t rowid = 0;
   std::string id;
   Json data;
   std::vector<Part> parts;
+  bool removed = false;
 };
 
 Json parse_row(const std::string& text, ImportSink& sink, const char* table, std::int64_t rowid) {
@@ -150,6 +155,54 @@ std::vector<Message> read_messages(Db& db, const std::string& session, ImportSin
     }
     out[it->second].parts.push_back(std::move(part));
   }
+  return out;
+}
+
+/// The object without the keys the `event` log adds to a row's data (its id and owners).
+Json without(Json v, std::initializer_list<const char*> keys) {
+  for (const char* k : keys) v.erase(k);
+  return v;
+}
+
+/// The messages of the session the agent removed (a revert, then a new prompt: the rows are
+/// deleted), rebuilt from the `event` log: each `message.removed` message's last
+/// `message.updated` info and its parts' last `message.part.updated`, in id order
+/// (docs/formats/opencode.md "The event log"). Parts removed from a message still stored are kept
+/// as source records. Nothing when the store has no event table of that shape.
+std::vector<Message> removed_messages(Db& db, const std::string& session, const std::vector<Message>& stored,
+                                      ImportSink& sink) {
+  std::vector<Message> out;
+  if (!has_columns(db, "event", {"aggregate_id", "seq", "type", "data"})) return out;
+  std::map<std::string, Message> info;                    // message id -> its last state
+  std::map<std::string, std::pair<std::int64_t, Json>> parts;  // part id -> (rowid, last state)
+  std::set<std::string> removed, parts_removed;
+  Stmt q = db.prepare("SELECT rowid, type, data FROM event WHERE aggregate_id=?1 ORDER BY seq");
+  q.bind(1, session);
+  while (q.step()) {
+    const std::string type = q.text(1);
+    const Json d = parse_row(q.text(2), sink, "event", q.int64(0));
+    if (type.starts_with("message.updated.") && d.contains("info") && d["info"].is_object()) {
+      const std::string id = json_str(d["info"], "id");
+      info[id] = Message{q.int64(0), id, without(d["info"], {"id", "sessionID"}), {}, true};
+    } else if (type.starts_with("message.part.updated.") && d.contains("part") && d["part"].is_object()) {
+      parts[json_str(d["part"], "id")] = {q.int64(0), d["part"]};
+    } else if (type.starts_with("message.removed.")) {
+      removed.insert(json_str(d, "messageID"));
+    } else if (type.starts_with("message.part.removed.")) {
+      parts_removed.insert(json_str(d, "partID"));
+    }
+  }
+  std::set<std::string> kept;
+  for (const Message& m : stored) kept.insert(m.id);
+  for (const auto& [id, p] : parts) {
+    const std::string owner = json_str(p.second, "messageID");
+    if (removed.count(owner) && !kept.count(owner) && info.count(owner))
+      info[owner].parts.push_back(Part{p.first, id, without(p.second, {"id", "messageID", "sessionID"})});
+    else if (parts_removed.count(id) && kept.count(owner))
+      sink.keep_record(session, p.first, "event/part.removed", dump_json(p.second));
+  }
+  for (auto& [id, m] : info)
+    if (removed.count(id) && !kept.count(id)) out.push_back(std::move(m));
   return out;
 }
 
@@ -221,7 +274,20 @@ class OpencodeImporter {
     tip_.reset();
     spine_.clear();
     compaction_.reset();
-    for (Message& m : read_messages(db, session_, sink_)) message(m);
+    std::vector<Message> msgs = read_messages(db, session_, sink_);
+    for (Message& m : removed_messages(db, session_, msgs, sink_)) msgs.push_back(std::move(m));
+    std::stable_sort(msgs.begin(), msgs.end(), [](const Message& a, const Message& b) { return a.id < b.id; });
+    // A run of removed messages is a branch: what follows it goes on from where it began.
+    std::optional<std::pair<std::optional<std::string>, std::vector<std::string>>> fork;
+    for (Message& m : msgs) {
+      if (m.removed && !fork) fork.emplace(tip_, spine_);
+      if (!m.removed && fork) {
+        std::tie(tip_, spine_) = *fork;
+        fork.reset();
+      }
+      message(m);
+    }
+    if (fork) std::tie(tip_, spine_) = *fork;  // HEAD stays where the store's messages end
     if (tip_) sink_.propose_head(session_, *tip_);
   }
 
@@ -299,7 +365,8 @@ class OpencodeImporter {
         m.data["time"]["created"].is_number_integer())
       n.metadata["timestamp"] = iso_time(m.data["time"]["created"].get<std::int64_t>());
     if (m.data.contains("error")) n.metadata["error"] = m.data["error"];
-    n.metadata["source"] = source(table, m.rowid);
+    n.metadata["source"] = source(m.removed ? "event" : table, m.rowid);
+    if (m.removed) n.metadata["removed"] = true;
   }
 
   /// An assistant message: one assistant node per step that called tools, each followed by a tool
@@ -321,7 +388,8 @@ class OpencodeImporter {
         t.id = id_of(step) + "/tools";
         t.role = role::kTool;
         t.content = Json(results);
-        t.metadata["source"] = source("message", m.rowid);
+        t.metadata["source"] = source(m.removed ? "event" : "message", m.rowid);
+        if (m.removed) t.metadata["removed"] = true;
         append(std::move(t), m.rowid);
       }
       blocks.clear();

@@ -47,6 +47,26 @@ msgs ',{"id":"u2","role":"user","content":[{"type":"text","text":"<user_input mo
 expect_rc "the rewritten file" 0 env HOME="$WORK/nohome" CLINE_DATA_DIR="$D" "$CTXFOLD" --db c.db import --from cline
 expect_eq "two nodes more" "10 2" "$(sqlite3 c.db 'select count(*) from nodes') $(jq '[.sessions[].nodes_added] | add' "$WORK/out")"
 
+# A compaction written beside the file after its last change (docs/formats/cline.md "Compaction"):
+# the messages file is untouched, the import still reads it, and the state becomes a summary of
+# what it replaced (u1, a1, r1), the copies of a2 and r2 after it staying those nodes.
+cat > "$S/17_ab.compaction.json" <<'JSON'
+{"version":1,"updated_at":"2026-12-05T21:40:05.840Z","source_message_count":5,"source_last_message_key":"id:r2","messages":[
+{"role":"user","content":[{"type":"text","text":"Context summary:\n\nsaid hi, spawned a helper"}],"metadata":{"kind":"compaction_summary","tokensBefore":900}},
+{"id":"a2","role":"assistant","content":[{"type":"tool_use","id":"call_2","name":"spawn_agent","input":{"systemPrompt":"You read.","task":"PROMPT sub"}}],"ts":1796496733187},
+{"id":"r2","role":"user","content":[{"type":"tool_result","tool_use_id":"call_2","name":"spawn_agent","content":"{\"text\":\"sub done\"}"}],"ts":1796496733275}]}
+JSON
+expect_rc "the compaction state" 0 env HOME="$WORK/nohome" CLINE_DATA_DIR="$D" "$CTXFOLD" --db c.db import --from cline
+expect_eq "the messages file is read again, one node more, no warning" "appended 1 0" \
+  "$(jq -r '"\([.files[] | select(.path | endswith("17_ab.messages.json")) | .outcome][0]) \([.sessions[].nodes_added] | add) \(.warnings | length)"' "$WORK/out")"
+expect_eq "a summary covering u1 a1 r1" "summary|u1,a1,r1" \
+  "$(sqlite3 c.db "select n.kind, group_concat(c.node_id) from nodes n join covers c on c.summary_seq = n.seq where n.session = '17_ab' group by n.seq")"
+expect_rc "render after the compaction" 0 "$CTXFOLD" --db c.db --session 17_ab render --format openai --body
+expect_eq "system, the summary, then the copies and what followed" "system|user:Context summary:|assistant:call_2|tool|assistant|user|assistant" \
+  "$(jq -r '[.messages[] | .role + (if .role == "user" and (.content | startswith("Context")) then ":Context summary:" elif .tool_calls then ":" + .tool_calls[0].id else "" end)] | join("|")' "$WORK/out")"
+expect_rc "compactions" 0 "$CTXFOLD" --db c.db compactions
+expect_eq "one compaction listed" "1" "$(jq -s '[.[] | select(.type == "compaction")] | length' "$WORK/out")"
+
 # CLINE_DIR replaces ~/.cline; without either the root is ~/.cline/data/sessions.
 mkdir -p "$WORK/cdir/data/sessions" "$WORK/h2/.cline/data/sessions"
 expect_rc "CLINE_DIR" 0 env HOME="$WORK/nohome" CLINE_DIR="$WORK/cdir" "$CTXFOLD" --db r.db import --from cline
@@ -57,5 +77,8 @@ expect_eq "the root is ~/.cline/data/sessions" "$WORK/h2/.cline/data/sessions" "
 expect_rc "usage" 0 "$CTXFOLD" --db c.db usage
 expect_eq "usage: input less cached, cache reads, output" "200 1000 30" \
   "$(jq -r 'select(.type=="usage" and .key=="17_ab") | .tokens | "\(.input) \(.cache_read) \(.output)"' "$WORK/out")"
+expect_rc "commands" 0 "$CTXFOLD" --db c.db commands
+expect_eq "the command's outcome from its {query, result, success} record" "echo hi success" \
+  "$(jq -r 'select(.type=="command") | "\(.command) \(.result)"' "$WORK/out")"
 expect_rc "verify-invariants" 0 "$CTXFOLD" --db c.db verify-invariants
 finish

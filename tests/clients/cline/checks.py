@@ -8,6 +8,9 @@
       every user prompt and model reply the mock saw or the client stored appears in the db, and
       the session holds at least COMPACTIONS imported summary nodes; prints a JSON report, exit 1
       if not.
+  checks.py once SESSIONS_DIR DB SESSION
+      the session's messages file and the database hold the same messages, each once (a re-import
+      of the grown file duplicated nothing and lost nothing); prints a JSON report, exit 1 if not.
 """
 import glob
 import json
@@ -52,9 +55,23 @@ def cmd_every_turn(rec_dir, sessions, db, session, want_compactions):
     chatchecks.every_turn(expected, db, session, want_compactions)
 
 
+def cmd_once(sessions, db, session):
+    ids = []
+    for _, d in documents(sessions):
+        if d.get("sessionId") == session:
+            ids = [m.get("id") for m in d.get("messages") or [] if isinstance(m, dict)]
+    con = chatchecks.connect(db)
+    stored = [r[0] for r in con.execute("SELECT id FROM nodes WHERE session=? AND kind='message' ORDER BY seq",
+                                        (session,))]
+    report = {"in_file": len(ids), "stored": len(stored), "distinct": len(set(stored)),
+              "missing": sorted(set(ids) - set(stored))[:10], "extra": sorted(set(stored) - set(ids))[:10]}
+    print(json.dumps(report))
+    sys.exit(0 if ids and sorted(ids) == sorted(stored) else 1)
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
-    {"session-of": cmd_session_of, "every-turn": cmd_every_turn}[cmd](*args)
+    {"session-of": cmd_session_of, "every-turn": cmd_every_turn, "once": cmd_once}[cmd](*args)
 
 
 if __name__ == "__main__":

@@ -12,9 +12,14 @@
 #           {query, result, success} tool results
 #   agent   a sub-agent (spawn_agent): its own messages file becomes a sidechain session; its last
 #           request is compared too
-# Resuming a task (`--id`) needs an interactive terminal, and the runs here do not make the client
-# compact: neither is exercised (docs/formats/cline.md).
-# Each client run is its own session and process group (setsid), killed whole when it returns.
+#   compact the model's context window set small (`contextWindow` in the provider's settings) and
+#           two large command outputs: the client compacts on its own before its third request
+#           (its default agentic compaction asks the mock for the summary, and writes
+#           <id>.compaction.json); imported, then resumed with `cline --id ID` in its terminal UI on
+#           a pseudo-terminal (terminal.py: resuming needs one), imported again (the grown file, nothing
+#           twice); the first request after the compaction and the resumed one are compared
+# Each client run is its own session and process group (setsid), killed whole when it returns;
+# the terminal UI also starts a hub daemon in a session of its own, ended by stop_home_processes.
 # Usage: CTXFOLD=build/ctxfold bash tests/clients/cline/run.sh
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib.sh
@@ -46,11 +51,47 @@ cline_in_home() {
   kill -- "-$pid" 2>/dev/null
 }
 
-# client_run PROMPT: one headless task (a new session each: resuming needs a terminal); the
-# provider is configured first, once per scenario, at the mock started for it.
+# configure: the provider, once per scenario, at the mock started for it; with CONTEXT_WINDOW
+# set, the model's context window in its settings (docs/formats/cline.md "Compaction").
+configure() {
+  [ -f "$D/.auth" ] && return
+  cline_in_home auth -p openai -k dummy -m "$MODEL" -b "$MOCK_URL/v1"
+  if [ -n "${CONTEXT_WINDOW:-}" ]; then
+    local p="$D/home/.cline/data/settings/providers.json"
+    jq --argjson w "$CONTEXT_WINDOW" '.providers["openai-compatible"].settings.contextWindow = $w' "$p" > "$p.new" \
+      && mv "$p.new" "$p" || fail "$(basename "$D"): the context window was not set"
+  fi
+  : > "$D/.auth"
+}
+
+# client_run PROMPT: one headless task (a new session each: resuming needs a terminal).
 client_run() {
-  [ -f "$D/.auth" ] || { cline_in_home auth -p openai -k dummy -m "$MODEL" -b "$MOCK_URL/v1"; : > "$D/.auth"; }
+  configure
   cline_in_home "$1"
+}
+
+# stop_home_processes: ends, by process id, what a client run of this scenario left running
+# outside its process group (the hub daemon the terminal UI starts in a session of its own),
+# found by the scenario's HOME in its environment.
+stop_home_processes() {
+  local p
+  for p in /proc/[0-9]*; do
+    tr '\0' '\n' 2>/dev/null < "$p/environ" | grep -qxF "HOME=$D/home" && kill "${p#/proc/}" 2>/dev/null
+  done
+}
+
+# resume_in_tty SESSION PROMPT REPLY: `cline --id SESSION` in its terminal UI on a pseudo-terminal
+# (terminal.py): once the resumed conversation shows, types PROMPT, waits until the session's messages
+# file holds REPLY, then quits; whatever the UI started is ended.
+resume_in_tty() {
+  local sid=$1 prompt=$2 reply=$3 file="$D/home/.cline/data/sessions/$1/$1.messages.json"
+  local steps
+  steps=$(jq -cn --arg p "$prompt" --arg f "$file" --arg r "$reply" \
+    '[["output","PROMPT-"],["pause",2],["type",$p],["pause",1],["key","\r"],["file",$f,$r],["pause",2],["type","/quit"],["pause",1],["key","\r"]]')
+  ( cd "$D/proj" && exec env HOME="$D/home" NO_COLOR=1 TERM=xterm-256color COLUMNS=120 LINES=40 \
+      python3 "$HERE/terminal.py" "$D/client.log" "$CLINE_TIMEOUT" "$steps" -- "$CLINE" --id "$sid" ) \
+    || fail "$(basename "$D"): the resumed session did not answer '$prompt' (see its log below)"
+  stop_home_processes
 }
 
 run_scenario tools "PROMPT-T1 run commands, read files, create and edit made.txt"
@@ -73,5 +114,27 @@ else
   fi
 fi
 
+# compact: the client compacts on its own, then the session is resumed in the terminal UI.
+new_home compact
+for n in 1 2; do
+  seq -f "big$n line %04g alpha beta gamma delta epsilon zeta eta theta" 1 700 > "$D/proj/big$n.txt"
+done
+sed "s#PROJ#$D/proj#g" "$HERE/compact.json" > "$D/scenario.json"
+start_mock "$D/scenario.json" "$D/rec"
+CONTEXT_WINDOW=12500 client_run "PROMPT-C1 read big1.txt and big2.txt"
+SESSION=$(python3 "$CHECKS" session-of "$(client_files)" "PROMPT-C1")
+[ -n "$SESSION" ] && [ -f "$D/home/.cline/data/sessions/$SESSION/$SESSION.compaction.json" ] \
+  || fail "compact: the client did not compact (no compaction state beside the messages file)"
+HOME="$D/home" "$CTXFOLD" --db "$D/ctx.db" import --from cline > "$D/import-early.json" 2>> "$D/import.err" \
+  || fail "compact: the early import failed"
+[ -n "$SESSION" ] && resume_in_tty "$SESSION" "PROMPT-C2 go on from the summary" "REPLY-C2"
+stop_mock
+import_and_compare compact "PROMPT-C1"
+expect_grown compact
+compare_chat_compactions compact 1
+check_every_turn compact 1
+python3 "$HERE/checks.py" once "$(client_files)" "$DB" "$SESSION" > "$D/once.json" \
+  || fail "compact: the re-import duplicated or lost a message: $(cat "$D/once.json")"
+
 # CLINE_KEEP=DIR keeps every scenario's HOME, records, database and renders for a look.
-chatsuite_end "${CLINE_KEEP:-}" tools agent
+chatsuite_end "${CLINE_KEEP:-}" tools agent compact

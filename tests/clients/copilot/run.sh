@@ -17,6 +17,7 @@
 #             event log that every prompt and reply is in the database and that both compactions
 #             are summary view nodes. The import is run twice (the second after the log grew) to
 #             exercise the incremental re-import.
+#   auto      the automatic compaction: a small prompt limit and large command outputs (below)
 # Each client run is its own session and process group (setsid), killed whole when it returns.
 # Usage: CTXFOLD=build/ctxfold bash tests/clients/copilot/run.sh
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -49,7 +50,8 @@ client_run() {
   local prompt=$1 resume=${2:-} pid
   local args=(-p "$prompt" --allow-all-tools --disable-client-telemetry)
   [ -n "$resume" ] && args+=(--continue)
-  ( cd "$D/proj" && exec env HOME="$D/home" COPILOT_PKG_CACHE_HOME="$PKG_CACHE" COPILOT_OFFLINE=true \
+  local limit=(); [ -n "${MAX_PROMPT_TOKENS:-}" ] && limit=(COPILOT_PROVIDER_MAX_PROMPT_TOKENS="$MAX_PROMPT_TOKENS")
+  ( cd "$D/proj" && exec env HOME="$D/home" COPILOT_PKG_CACHE_HOME="$PKG_CACHE" COPILOT_OFFLINE=true "${limit[@]}" \
       COPILOT_PROVIDER_BASE_URL="$MOCK_URL/v1" COPILOT_PROVIDER_API_KEY=dummy COPILOT_MODEL="$MODEL" \
       COPILOT_AUTO_UPDATE=false USE_TGREP=false NO_COLOR=1 \
       setsid timeout "$COPILOT_TIMEOUT" "$COPILOT" "${args[@]}" </dev/null >> "$D/client.log" 2>&1 ) &
@@ -86,5 +88,25 @@ expect_grown compact
 compare_chat_compactions compact 2
 check_every_turn compact 2
 
+# auto: the automatic compaction. COPILOT_PROVIDER_MAX_PROMPT_TOKENS (the BYOK model's prompt
+# limit) at 18000 against a static context (system prompt and tool definitions) of about 10400
+# tokens: two command outputs of 12 KB take the context past 80% of the limit, where the client
+# starts compacting in the background while the turn goes on (a command that waits gives it the
+# time); after it the context is back under 80% (a lower limit makes the client compact again
+# before every request).
+new_home auto
+seq -f "big line %04g alpha beta gamma delta epsilon zeta eta theta" 1 600 > "$D/big.txt"
+head -c 12000 "$D/big.txt" > "$D/proj/part1.txt"
+tail -c 12000 "$D/big.txt" > "$D/proj/part2.txt"
+sed "s#PROJ#$D/proj#g" "$HERE/auto.json" > "$D/scenario.json"
+start_mock "$D/scenario.json" "$D/rec"
+MAX_PROMPT_TOKENS=18000 client_run "PROMPT-A1 show part1.txt and part2.txt"
+stop_mock
+import_and_compare auto "PROMPT-A1"
+grep -q '"trigger":"threshold"' "$D"/home/.copilot/session-state/*/events.jsonl \
+  || fail "auto: the client did not compact on its own (no compaction with trigger threshold)"
+compare_chat_compactions auto 1
+check_every_turn auto 1
+
 # COPILOT_KEEP=DIR keeps every scenario's HOME, records, database and renders for a look.
-chatsuite_end "${COPILOT_KEEP:-}" tools compact
+chatsuite_end "${COPILOT_KEEP:-}" tools compact auto

@@ -16,7 +16,8 @@ resumes see the same ids.
 
 Main vs side: a request is main when it carries tools and is not a chat compression request (a
 message asking for a <state_snapshot>, Qwen Code's compression directive, or a last message asking
-for a summary of the conversation, Copilot CLI's). Side requests (the
+for a summary of the conversation, Copilot CLI's, or for a summary of the session for continuation,
+Cline's agentic compaction). Side requests (the
 compression summarizer, titles, next-speaker or loop checks without tools) get the scenario's
 "side" reply, except the compression summarizer, which gets a deterministic <state_snapshot> the
 client stores as the summary of its new history.
@@ -27,6 +28,7 @@ import json
 SNAPSHOT_MARK = "<state_snapshot>"
 MOCK_SUMMARY = "<overall_goal>mock summary "
 SUMMARY_ASK = "Please create a detailed summary of the conversation so far."
+CLINE_SUMMARY_ASK = "Summarize this session for continuation."
 
 
 def matches(method, path):
@@ -47,13 +49,14 @@ def _texts_of(content):
 
 def is_compression(body):
     """True for the chat compression summarizer: a message of the request asks for the snapshot
-    (Qwen Code), or the last one asks for a summary of the conversation (Copilot CLI's /compact)."""
+    (Qwen Code), or the last one asks for a summary of the conversation (Copilot CLI's /compact)
+    or of the session (Cline's compaction)."""
     msgs = body.get("messages") or []
     last = [t for m in msgs[-1:] if isinstance(m, dict) for t in _texts_of(m.get("content"))]
     # The mock's own snapshot (_snapshot), sent back inside a later request, asks for nothing.
     return any(SNAPSHOT_MARK in t and MOCK_SUMMARY not in t
                for m in msgs[-2:] if isinstance(m, dict) for t in _texts_of(m.get("content"))) \
-        or any(t.startswith(SUMMARY_ASK) for t in last)
+        or any(t.startswith(SUMMARY_ASK) or t.startswith(CLINE_SUMMARY_ASK) for t in last)
 
 
 def is_main(body):

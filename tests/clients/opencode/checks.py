@@ -4,6 +4,8 @@ agent's own SQLite store and the ctxfold database directly (sqlite3), independen
 
   checks.py session-of STORE MARKER       the id of the newest top-level session (no parent_id)
                                           whose parts hold MARKER
+  checks.py message-of STORE MARKER       the id of the newest message with a text part holding
+                                          MARKER
   checks.py compactions REC_DIR           for each summarizer request (a side request carrying the
                                           conversation to summarise), the first main request after it
   checks.py every-turn REC_DIR STORE DB SESSION COMPACTIONS
@@ -34,6 +36,18 @@ def cmd_session_of(store, marker):
         "ORDER BY s.time_created DESC LIMIT 1", ("%" + marker + "%",)).fetchone()
     if row:
         print(row[0])
+
+
+def cmd_message_of(store, marker):
+    """The id of the newest user message with a text part holding MARKER."""
+    found = None
+    for mid, data in records.connect(store).execute(
+            "SELECT m.id, p.data FROM part p JOIN message m ON m.id = p.message_id ORDER BY m.id"):
+        part = json.loads(data)
+        if part.get("type") == "text" and marker in (part.get("text") or ""):
+            found = mid
+    if found:
+        print(found)
 
 
 def cmd_compactions(rec_dir):
@@ -88,7 +102,7 @@ def cmd_sidechain(store, db):
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     {"session-of": cmd_session_of, "compactions": cmd_compactions, "every-turn": cmd_every_turn,
-     "sidechain": cmd_sidechain}[cmd](*args)
+     "sidechain": cmd_sidechain, "message-of": cmd_message_of}[cmd](*args)
 
 
 if __name__ == "__main__":

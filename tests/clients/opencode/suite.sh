@@ -81,10 +81,10 @@ client_run() {
   [ "$rc" = 0 ] || fail "$(basename "$D"): the client failed on '$prompt' (exit $rc; see its log below)"
 }
 
-# compact: starts `<bin> serve` on a free loopback port, asks it to summarize the newest session
-# (POST /session/ID/summarize with the provider and model), and stops its process group.
-compact() {
-  local port sid i
+# serve_post ACTION BODY: starts `<bin> serve` on a free loopback port, POSTs BODY to
+# /session/ID/ACTION for the newest session, and stops its process group.
+serve_post() {
+  local action=$1 body=$2 port sid i
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   sid=$(python3 "$HERE/checks.py" session-of "$STORE" PROMPT-)
   : > "$D/serve.log"
@@ -93,11 +93,23 @@ compact() {
   local pid=$!
   GROUPS_STARTED+=("$pid")
   for i in $(seq 1 300); do grep -q "listening on" "$D/serve.log" 2>/dev/null && break; sleep 0.2; done
-  curl -s -m "$TIMEOUT" --noproxy '*' -X POST -H 'content-type: application/json' \
-    -d '{"providerID":"mock","modelID":"mock-model"}' \
-    "http://127.0.0.1:$port/session/$sid/summarize?directory=$D/proj" >> "$D/serve.log" 2>&1 \
-    || fail "$(basename "$D"): the summarize request failed"
+  curl -sf -m "$TIMEOUT" --noproxy '*' -X POST -H 'content-type: application/json' -d "$body" \
+    "http://127.0.0.1:$port/session/$sid/$action?directory=$D/proj" >> "$D/serve.log" 2>&1 \
+    || fail "$(basename "$D"): the $action request failed"
   kill -- "-$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+}
+
+# compact: the newest session summarized (POST /session/ID/summarize with the provider and model).
+compact() { serve_post summarize '{"providerID":"mock","modelID":"mock-model"}'; }
+
+# revert MARKER: the newest session reverted to the user message holding MARKER (POST
+# /session/ID/revert); the next prompt deletes that message and what followed from the tables,
+# the event log keeps them (docs/formats/opencode.md "The event log").
+revert() {
+  local mid
+  mid=$(python3 "$HERE/checks.py" message-of "$STORE" "$1")
+  [ -n "$mid" ] || { fail "$(basename "$D"): no user message holds $1"; return; }
+  serve_post revert "{\"messageID\":\"$mid\"}"
 }
 
 # import_and_compare NAME LAST_PROMPT: imports the store and compares the last main request.
@@ -147,11 +159,17 @@ client_run "PROMPT-C3 run a check" resume
 client_run "PROMPT-C4 remember: the owner is dana" resume
 compact
 client_run "PROMPT-C5 summarise what you know" resume
+# The last turn undone and asked again: the store keeps the first attempt only in its event log,
+# every_turn finds its prompt (from the mock's records) in the database all the same.
+revert "PROMPT-C5"
+client_run "PROMPT-C6 summarise it once more" resume
 stop_mock
-import_and_compare compact "PROMPT-C5"
+import_and_compare compact "PROMPT-C6"
 expect_grown compact
 compare_compactions compact 2 chat python3 "$HERE/checks.py" compactions "$D/rec"
 every_turn compact python3 "$HERE/checks.py" every-turn "$D/rec" "$STORE" "$D/ctx.db" "$SESSION" 2
+[ "$(sqlite3 "$STORE" "SELECT count(*) FROM event WHERE type LIKE 'message.removed.%'")" -ge 2 ] \
+  || fail "compact: the revert removed no message"
 
 show_logs
 # OPENCODE_KEEP=DIR keeps every scenario's HOME, records, database and renders for a look.

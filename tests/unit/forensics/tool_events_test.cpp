@@ -199,6 +199,33 @@ TEST(ToolEventsGemini, StatusesExitCodesAndCancellation) {
   EXPECT_EQ(cmds[0].call.result, "error");
 }
 
+// Cline's {query, result, success} records (docs/formats/cline.md "Tool results"), as the JSON
+// text its importer stores: the call succeeds when every record did, a read's file takes its own.
+TEST(ToolEventsCline, RecordsDecideTheResultFileByFile) {
+  Feed f("cline", "/p");
+  f.call("c1", "read_files", {{"files", Json::array({Json{{"path", "/p/a"}}, Json{{"path", "/p/missing"}}})}});
+  f.result("c1", R"([{"query":"/p/a","result":"1 | alpha","success":true},)"
+                 R"({"query":"/p/missing","result":"","error":"Error reading file: ENOENT","success":false}])");
+  f.call("c2", "run_commands", {{"commands", Json::array({"echo hi", "false"})}});
+  f.result("c2", R"([{"query":"echo hi","result":"hi\n","success":true},{"query":"false","result":"","error":"exit code 1","success":false}])");
+  f.call("c3", "editor", {{"path", "/p/made.txt"}, {"new_text", "beta\n"}});
+  f.result("c3", R"({"query":"edit:/p/made.txt","result":"Edited /p/made.txt","success":true})");
+  f.call("c4", "run_commands", {{"commands", Json::array({"echo x"})}});
+  f.result("c4", "not records");
+  auto [files, cmds] = f.done();
+  ASSERT_EQ(files.size(), 3u);
+  EXPECT_EQ(files[0].call.result, "success");
+  EXPECT_EQ(files[1].call.result, "error");
+  EXPECT_EQ(files[1].call.error, std::optional<std::string>("Error reading file: ENOENT"));
+  EXPECT_EQ(files[2].action, "create");
+  EXPECT_EQ(files[2].call.result, "success");
+  ASSERT_EQ(cmds.size(), 2u);
+  EXPECT_EQ(cmds[0].call.result, "error");
+  EXPECT_EQ(cmds[0].call.error, std::optional<std::string>("exit code 1"));
+  EXPECT_FALSE(cmds[0].exit_code);  // Cline records no exit code
+  EXPECT_EQ(cmds[1].call.result, "unknown");
+}
+
 TEST(ToolEvents, ARepeatedCallIsCountedOnceAndOpenAiResultsSayNothing) {
   Feed f("openai");
   f.call("t", "Bash", {{"command", "make"}});

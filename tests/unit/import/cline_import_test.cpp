@@ -7,6 +7,7 @@
 
 #include "forensics/usage.hpp"
 #include "import/import.hpp"
+#include "render/render.hpp"
 #include "session/open.hpp"
 #include "store/store.hpp"
 #include "temp_dir.hpp"
@@ -113,6 +114,62 @@ TEST(ClineImport, EmptyMessageWarnsWithTheLine) {
   ASSERT_EQ(r.warnings.size(), 1u);
   EXPECT_EQ(r.warnings[0].code, "node.empty");
   EXPECT_EQ(r.warnings[0].line, 3);
+}
+
+// A compaction state beside kLead as Cline CLI 3.0.65 writes it after its agentic compaction
+// (docs/formats/cline.md "Compaction"): the summary message, then verbatim copies of a2 and r2;
+// source_message_count 5 (u1 to r2), so a3 came after the compaction.
+std::string compaction_state(const std::string& last_key) {
+  return R"({"version":1,"updated_at":"2026-12-05T21:40:05.840Z","conversation_id":"17_ab","source_message_count":5,
+"source_prefix_hash":"sha256:00","source_last_message_key":")" + last_key + R"(","messages":[
+{"role":"user","content":[{"type":"text","text":"Context summary:\n\nread a, spawned a helper"}],
+ "metadata":{"kind":"compaction_summary","displayRole":"system","userRunSpan":1,"summary":"read a, spawned a helper","tokensBefore":27243,"generatedAt":1796506805789}},
+{"id":"a2","role":"assistant","content":[{"type":"tool_use","id":"call_2","name":"spawn_agent","input":{"systemPrompt":"You read.","task":"PROMPT sub"}}],"ts":1796496733187},
+{"id":"r2","role":"user","content":[{"type":"tool_result","tool_use_id":"call_2","name":"spawn_agent","content":"{\"text\":\"sub done\"}"}],"ts":1796496733275}]})";
+}
+
+TEST(ClineImport, CompactionStateIsASummaryOfWhatItReplaced) {
+  ClineFixture f;
+  const std::string path = f.dir.write("17_ab.messages.json", kLead);
+  f.dir.write("17_ab.compaction.json", compaction_state("id:r2"));
+  ImportResult r = f.import(path);
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings.front().code;
+  EXPECT_EQ(r.sessions[0].nodes_added, 7);
+  auto s = f.store.node("17_ab:compaction:2026-12-05T21:40:05.840Z", false);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->kind, "summary");
+  EXPECT_FALSE(s->predecessor);  // the splice point: before u1
+  // It replaced u1, a1 and r1; the copies of a2 and r2 after it are those nodes, raw.
+  EXPECT_EQ(f.store.covers_of(s->seq), (std::vector<std::string>{"u1", "a1", "r1"}));
+  EXPECT_EQ(s->content.size(), 1u);
+  EXPECT_EQ(s->content[0]["text"], "Context summary:\n\nread a, spawned a helper");
+  EXPECT_EQ(s->metadata["origin"], "import");
+  EXPECT_EQ(s->metadata["compact_metadata"]["tokensBefore"], 27243);
+  // Stored before the copies it precedes in the context (a read as of r1 already holds it).
+  auto r1 = f.store.node("r1", false), a2 = f.store.node("a2", false);
+  ASSERT_TRUE(r1 && a2);
+  EXPECT_GT(s->seq, r1->seq);
+  EXPECT_LT(s->seq, a2->seq);
+  // The context the client sends next: system, the summary, a2, r2, a3.
+  RenderOptions o;
+  Json body = render_request_body(render_context(f.store, "17_ab", o), RenderFormat::openai);
+  ASSERT_EQ(body["messages"].size(), 5u);
+  EXPECT_EQ(body["messages"][1]["role"], "user");
+  EXPECT_EQ(body["messages"][1]["content"], "Context summary:\n\nread a, spawned a helper");
+  EXPECT_EQ(body["messages"][2]["tool_calls"][0]["id"], "call_2");
+  EXPECT_EQ(body["messages"][4]["content"], "done");
+  // Read again: nothing twice.
+  EXPECT_EQ(f.import(path).sessions[0].nodes_added, 0);
+}
+
+TEST(ClineImport, CompactionStateOfAnotherTranscriptIsAWarning) {
+  ClineFixture f;
+  const std::string path = f.dir.write("17_ab.messages.json", kLead);
+  f.dir.write("17_ab.compaction.json", compaction_state("id:other"));
+  ImportResult r = f.import(path);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0].code, "compaction.unused");
+  EXPECT_EQ(r.sessions[0].nodes_added, 6);  // the messages, no summary
 }
 
 }  // namespace

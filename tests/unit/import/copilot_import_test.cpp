@@ -145,6 +145,52 @@ TEST(CopilotImport, CompactionIsASummaryView) {
   EXPECT_EQ(again.sessions[0].nodes_added, 0);
 }
 
+// The automatic compaction runs in the background: the turn goes on between its start and its
+// end, and what was written meanwhile follows the summary in the context (as in the events Copilot
+// CLI 1.0.102 wrote with COPILOT_PROVIDER_MAX_PROMPT_TOKENS=18000, tests/clients/copilot/).
+TEST(CopilotImport, BackgroundCompactionCoversWhatItStartedWith) {
+  CopilotFixture f;
+  std::string s;
+  s += ev("e0", "session.start", R"({"sessionId":"cs-2","copilotVersion":"1.0.102"})");
+  s += ev("u1", "user.message", R"({"content":"PROMPT one"})");
+  s += ev("a1", "assistant.message", R"({"content":"","toolRequests":[{"toolCallId":"c1","name":"bash","arguments":{"command":"cat a"}}]})");
+  s += ev("r1", "tool.execution_complete", R"({"toolCallId":"c1","success":true,"result":{"content":"A"}})");
+  s += ev("k0", "session.compaction_start", R"({"compactionAttemptId":"att-1","trigger":"threshold"})");
+  s += ev("a2", "assistant.message", R"({"content":"","toolRequests":[{"toolCallId":"c2","name":"bash","arguments":{"command":"sleep 2"}}]})");
+  s += ev("r2", "tool.execution_complete", R"({"toolCallId":"c2","success":true,"result":{"content":"slept"}})");
+  s += ev("k1", "session.compaction_complete",
+          R"({"success":true,"outcome":"applied","compactionAttemptId":"att-1","summaryContent":"S","trigger":"threshold"})");
+  s += ev("a3", "assistant.message", R"({"content":"done","toolRequests":[]})");
+  const std::string path = f.dir.write("events.jsonl", s);
+  ImportResult r = f.import(path);
+  EXPECT_TRUE(r.warnings.empty());
+  auto k1 = f.store.node("k1", false);
+  ASSERT_TRUE(k1);
+  EXPECT_EQ(f.store.covers_of(k1->seq), (std::vector<std::string>{"u1", "a1", "r1"}));
+  EXPECT_EQ(k1->metadata["trigger"], "threshold");
+  // a2 and r2, written while it ran, are stored after it: a read as of r2 holds the summary.
+  auto a2 = f.store.node("a2", false), r2 = f.store.node("r2", false);
+  ASSERT_TRUE(a2 && r2);
+  EXPECT_LT(k1->seq, a2->seq);
+  EXPECT_EQ(a2->predecessor.value_or(""), "r1");
+  EXPECT_EQ(f.store.head("cs-2").value_or(""), "a3");
+  EXPECT_EQ(f.import(path).sessions[0].nodes_added, 0);
+}
+
+// A compaction cancelled with the process (its end never written): what followed its start is
+// stored, and there is no summary.
+TEST(CopilotImport, UnfinishedCompactionStoresEverything) {
+  CopilotFixture f;
+  std::string s;
+  s += ev("e0", "session.start", R"({"sessionId":"cs-3"})");
+  s += ev("u1", "user.message", R"({"content":"PROMPT one"})");
+  s += ev("k0", "session.compaction_start", R"({"compactionAttemptId":"att-1","trigger":"threshold"})");
+  s += ev("a1", "assistant.message", R"({"content":"done","toolRequests":[]})");
+  ImportResult r = f.import(f.dir.write("events.jsonl", s));
+  EXPECT_EQ(r.sessions[0].nodes_added, 2);
+  EXPECT_EQ(f.store.head("cs-3").value_or(""), "a1");
+}
+
 TEST(CopilotImport, EmptyMessageWarnsWithTheLine) {
   CopilotFixture f;
   const std::string path =

@@ -46,6 +46,13 @@ class AgentStore {
   void part(const std::string& id, const std::string& message, const std::string& session, const std::string& data) {
     db_.prepare("INSERT INTO part VALUES (?1, ?2, ?3, ?4)").bind(1, id).bind(2, message).bind(3, session).bind(4, data).run();
   }
+  /// The event log as opencode 1.18.33 keeps it (one row per sync event of a session).
+  void event(const std::string& session, std::int64_t seq, const std::string& type, const std::string& data) {
+    db_.exec("CREATE TABLE IF NOT EXISTS event (id text PRIMARY KEY, aggregate_id text NOT NULL, seq integer NOT NULL,"
+             " type text NOT NULL, data text NOT NULL)");
+    db_.prepare("INSERT INTO event VALUES (?1, ?2, ?3, ?4, ?5)")
+        .bind(1, "evt_" + std::to_string(seq)).bind(2, session).bind(3, seq).bind(4, type).bind(5, data).run();
+  }
 
  private:
   Db db_;
@@ -162,6 +169,47 @@ TEST(OpencodeImport, ToolPartsStepsSidechainAndCompaction) {
   EXPECT_EQ(u2->predecessor.value_or(""), "msg_02.1/tools");
   EXPECT_EQ(f.store.head("ses_1").value_or(""), "msg_06");
   EXPECT_EQ(f.import(path).sessions[0].nodes_added, 0);  // again: nothing new
+}
+
+// A revert then a new prompt deletes the reverted messages' rows; the event log still holds them
+// (docs/formats/opencode.md "The event log"): they come back as a branch off where they began.
+TEST(OpencodeImport, RemovedMessagesFromTheEventLogAreABranch) {
+  OpencodeFixture f;
+  const std::string path = f.dir.path("opencode.db");
+  {
+    AgentStore s(path, kOpencodeVersion);
+    s.session("ses_1", "", 1);
+    s.message("msg_01", "ses_1", R"({"role":"user"})");
+    s.part("prt_01", "msg_01", "ses_1", R"({"type":"text","text":"PROMPT one"})");
+    s.message("msg_02", "ses_1", R"({"role":"assistant"})");
+    s.part("prt_02", "msg_02", "ses_1", R"({"type":"text","text":"one"})");
+    s.message("msg_05", "ses_1", R"({"role":"user"})");
+    s.part("prt_05", "msg_05", "ses_1", R"({"type":"text","text":"PROMPT again"})");
+    s.event("ses_1", 0, "message.updated.1", R"({"sessionID":"ses_1","info":{"id":"msg_03","sessionID":"ses_1","role":"user"}})");
+    s.event("ses_1", 1, "message.part.updated.1",
+            R"({"sessionID":"ses_1","part":{"id":"prt_03","messageID":"msg_03","sessionID":"ses_1","type":"text","text":"PROMPT reverted"}})");
+    s.event("ses_1", 2, "message.updated.1",
+            R"({"sessionID":"ses_1","info":{"id":"msg_04","sessionID":"ses_1","role":"assistant","modelID":"m"}})");
+    s.event("ses_1", 3, "message.part.updated.1",
+            R"({"sessionID":"ses_1","part":{"id":"prt_04","messageID":"msg_04","sessionID":"ses_1","type":"text","text":"draft"}})");
+    s.event("ses_1", 4, "message.part.updated.1",
+            R"({"sessionID":"ses_1","part":{"id":"prt_04","messageID":"msg_04","sessionID":"ses_1","type":"text","text":"reverted answer"}})");
+    s.event("ses_1", 5, "message.removed.1", R"({"sessionID":"ses_1","messageID":"msg_04"})");
+    s.event("ses_1", 6, "message.removed.1", R"({"sessionID":"ses_1","messageID":"msg_03"})");
+  }
+  ImportResult r = f.import(path);
+  EXPECT_TRUE(r.warnings.empty());
+  EXPECT_EQ(r.sessions[0].nodes_added, 5);
+  auto u3 = f.store.node("msg_03", false), a4 = f.store.node("msg_04", false), u5 = f.store.node("msg_05", false);
+  ASSERT_TRUE(u3 && a4 && u5);
+  EXPECT_EQ(u3->content[0]["text"], "PROMPT reverted");
+  EXPECT_EQ(a4->content[0]["text"], "reverted answer");  // the part's last state
+  EXPECT_EQ(a4->metadata["source"]["table"], "event");
+  EXPECT_EQ(a4->metadata["removed"], true);
+  EXPECT_EQ(u3->predecessor.value_or(""), "msg_02");
+  EXPECT_EQ(u5->predecessor.value_or(""), "msg_02");  // the branch point, not the removed reply
+  EXPECT_EQ(f.store.head("ses_1").value_or(""), "msg_05");
+  EXPECT_EQ(f.import(path).sessions[0].nodes_added, 0);
 }
 
 TEST(OpencodeImport, EmptyMessageWarnsWithTableAndRow) {
