@@ -53,18 +53,21 @@ std::vector<Segment> split_values(std::string_view s, int max_depth) {
     int depth = 0;
     int max_seen = 0;
     bool in_string = false;
-    bool escape = false;
     bool closed = false;
     for (; i < n; ++i) {
       char ch = s[i];
       if (in_string) {
-        if (escape) {
-          escape = false;
-        } else if (ch == '\\') {
-          escape = true;
-        } else if (ch == '"') {
-          in_string = false;
+        // Jump to the next quote; it closes the string unless an odd run of backslashes
+        // escapes it (the run cannot reach past the opening quote).
+        const void* q = std::memchr(s.data() + i, '"', n - i);
+        if (q == nullptr) {
+          i = n;
+          break;
         }
+        i = static_cast<std::size_t>(static_cast<const char*>(q) - s.data());
+        std::size_t run = 0;
+        while (s[i - 1 - run] == '\\') ++run;
+        if (run % 2 == 0) in_string = false;
         continue;
       }
       if (ch == '"') {

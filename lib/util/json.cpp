@@ -1,4 +1,11 @@
 #include "util/json.hpp"
+#include "util/json_sax.hpp"
+
+#include <simdjson.h>
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
 
 namespace ctxfold {
 
@@ -6,7 +13,179 @@ std::string dump_json(const Json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-Json parse_json(std::string_view text) { return Json::parse(text.begin(), text.end()); }
+// parse_json gives the value nlohmann::json::parse gives (key order, a repeated key's last value
+// at its first place, integer kinds): most texts are read by simdjson (libsimdjson-dev) and
+// copied, the rest (lone surrogate escapes, `-0`, anything simdjson refuses, texts over 16 MiB)
+// by nlohmann, which then decides and words the error. tests/unit/util/json_test.cpp compares
+// both readings on every record of the real transcripts.
+
+namespace {
+
+/// Texts up to this size go through simdjson; longer ones through nlohmann (simdjson's parser
+/// reserves a tape of 8 bytes per input byte: address space only until touched, but a record of
+/// many small values would touch it).
+constexpr std::size_t kFastMax = std::size_t{16} << 20;
+/// Above this size a text gets a parser of its own, freed after it, so the parser kept for the
+/// thread holds at most this much capacity.
+constexpr std::size_t kKeepMax = std::size_t{1} << 20;
+
+/// A `\u` escape of a UTF-16 surrogate (`\uD800`..`\uDFFF`, any case) anywhere in text: such
+/// texts take nlohmann's path, which decides on lone surrogates by its own rules.
+bool any_surrogate_escape(std::string_view s) {
+  for (std::size_t i = s.find('\\'); i != std::string_view::npos && i + 3 < s.size(); i = s.find('\\', i + 1)) {
+    if (s[i + 1] != 'u' || (s[i + 2] != 'd' && s[i + 2] != 'D')) continue;
+    const char c = s[i + 3];
+    if ((c >= '8' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')) return true;
+  }
+  return false;
+}
+
+/// A `-0` that may be a number token (after `[`, `,`, `:`, whitespace or at the start, and not
+/// followed by a digit, `.` or an exponent): nlohmann reads it as a signed integer, simdjson as
+/// the integer 0, so such texts take nlohmann's path.
+bool any_minus_zero(std::string_view s) {
+  for (std::size_t i = s.find("-0"); i != std::string_view::npos; i = s.find("-0", i + 1)) {
+    const char b = i == 0 ? ' ' : s[i - 1];
+    if (b != ' ' && b != '\t' && b != '\r' && b != '\n' && b != ',' && b != ':' && b != '[') continue;
+    const char a = i + 2 < s.size() ? s[i + 2] : ' ';
+    if (a == '.' || a == 'e' || a == 'E' || (a >= '0' && a <= '9')) continue;
+    return true;
+  }
+  return false;
+}
+
+/// Copies a simdjson element into out with the value nlohmann's own parse gives: objects in
+/// source order with a repeated key holding its last value at its first place, non-negative
+/// integers as number_unsigned, negative ones as number_integer. Sets zero on an integer 0
+/// (simdjson reads `-0` as one). False on a value whose nlohmann reading is not certain here (a
+/// floating-point negative zero).
+bool copy_element(simdjson::dom::element e, Json& out, bool& zero) {
+  using T = simdjson::dom::element_type;
+  switch (e.type()) {
+    case T::ARRAY: {
+      out = Json::array();
+      auto& arr = out.get_ref<Json::array_t&>();
+      const simdjson::dom::array items = e.get_array().value_unsafe();
+      for (simdjson::dom::element c : items) {
+        arr.emplace_back();
+        if (!copy_element(c, arr.back(), zero)) return false;
+      }
+      return true;
+    }
+    case T::OBJECT: {
+      out = Json::object();
+      const simdjson::dom::object fields = e.get_object().value_unsafe();
+      for (simdjson::dom::key_value_pair kv : fields)
+        if (!copy_element(kv.value, out[std::string(kv.key)], zero)) return false;
+      return true;
+    }
+    case T::INT64: {
+      const std::int64_t v = e.get_int64().value_unsafe();
+      zero = zero || v == 0;
+      if (v >= 0)
+        out = static_cast<std::uint64_t>(v);
+      else
+        out = v;
+      return true;
+    }
+    case T::UINT64: out = e.get_uint64().value_unsafe(); return true;
+    case T::DOUBLE: {
+      const double d = e.get_double().value_unsafe();
+      if (d == 0 && std::signbit(d)) return false;
+      out = d;
+      return true;
+    }
+    case T::STRING: out = std::string(e.get_string().value_unsafe()); return true;
+    case T::BOOL: out = e.get_bool().value_unsafe(); return true;
+    case T::NULL_VALUE: out = nullptr; return true;
+  }
+  return false;
+}
+
+/// Replays a simdjson element as the events nlohmann's SAX parser delivers for it.
+bool replay(simdjson::dom::element e, JsonEvents& h) {
+  using T = simdjson::dom::element_type;
+  switch (e.type()) {
+    case T::ARRAY: {
+      if (!h.start_array()) return false;
+      const simdjson::dom::array items = e.get_array().value_unsafe();
+      for (simdjson::dom::element c : items)
+        if (!replay(c, h)) return false;
+      return h.end_array();
+    }
+    case T::OBJECT: {
+      if (!h.start_object()) return false;
+      const simdjson::dom::object fields = e.get_object().value_unsafe();
+      for (simdjson::dom::key_value_pair kv : fields)
+        if (!h.key(kv.key) || !replay(kv.value, h)) return false;
+      return h.end_object();
+    }
+    case T::INT64: {
+      const std::int64_t v = e.get_int64().value_unsafe();
+      return v >= 0 ? h.number_unsigned(static_cast<std::uint64_t>(v)) : h.number_integer(v);
+    }
+    case T::UINT64: return h.number_unsigned(e.get_uint64().value_unsafe());
+    case T::DOUBLE: return h.number_float(e.get_double().value_unsafe());
+    case T::STRING: return h.string(e.get_string().value_unsafe());
+    case T::BOOL: return h.boolean(e.get_bool().value_unsafe());
+    case T::NULL_VALUE: return h.null();
+  }
+  return false;
+}
+
+/// nlohmann's SAX interface over JsonEvents (the slow path of sax_parse_json).
+struct NlohmannEvents {
+  JsonEvents& h;
+  bool null() { return h.null(); }
+  bool boolean(bool b) { return h.boolean(b); }
+  bool number_integer(Json::number_integer_t v) { return h.number_integer(v); }
+  bool number_unsigned(Json::number_unsigned_t v) { return h.number_unsigned(v); }
+  bool number_float(Json::number_float_t v, const Json::string_t&) { return h.number_float(v); }
+  bool string(Json::string_t& s) { return h.string(s); }
+  bool binary(Json::binary_t&) { return false; }  // not produced from JSON text
+  bool start_object(std::size_t) { return h.start_object(); }
+  bool key(Json::string_t& k) { return h.key(k); }
+  bool end_object() { return h.end_object(); }
+  bool start_array(std::size_t) { return h.start_array(); }
+  bool end_array() { return h.end_array(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+};
+
+/// The parser for a text of this size: the thread's (kept), or own (freed by the caller).
+simdjson::dom::parser& parser_for(std::string_view text, std::optional<simdjson::dom::parser>& own) {
+  thread_local simdjson::dom::parser kept;
+  return text.size() > kKeepMax ? own.emplace() : kept;
+}
+
+/// simdjson's reading of text as nlohmann would give it; false when simdjson refuses the text
+/// or the copy is not certain, and nlohmann is asked instead (it decides, and words the error).
+bool fast_parse(std::string_view text, Json& out) {
+  if (text.size() > kFastMax || any_surrogate_escape(text)) return false;
+  std::optional<simdjson::dom::parser> own;
+  simdjson::dom::parser& p = parser_for(text, own);
+  simdjson::dom::element root;
+  if (p.parse(text.data(), text.size(), true).get(root) != simdjson::SUCCESS) return false;
+  bool zero = false;
+  return copy_element(root, out, zero) && !(zero && any_minus_zero(text));
+}
+
+}  // namespace
+
+bool sax_parse_json(std::string_view text, JsonEvents& h) {
+  if (text.size() <= kFastMax && !any_surrogate_escape(text) && !any_minus_zero(text)) {
+    std::optional<simdjson::dom::parser> own;
+    simdjson::dom::element root;
+    if (parser_for(text, own).parse(text.data(), text.size(), true).get(root) == simdjson::SUCCESS) return replay(root, h);
+  }
+  NlohmannEvents adapter{h};
+  return Json::sax_parse(text.begin(), text.end(), &adapter);
+}
+
+Json parse_json(std::string_view text) {
+  Json out;
+  if (fast_parse(text, out)) return out;
+  return Json::parse(text.begin(), text.end());
+}
 
 namespace {
 /// The code unit of the `\uXXXX` escape at s[i] (s[i] == '\\'), or -1 when none is there.

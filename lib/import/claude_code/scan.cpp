@@ -1,6 +1,7 @@
 // Claude Code importer, pass 1: the SAX scan that keeps a fixed-size skeleton per line.
 
 #include "import/claude_code/skeleton.hpp"
+#include "util/json_sax.hpp"
 
 namespace ctxfold::cc_import {
 
@@ -11,7 +12,7 @@ namespace {
 /// type/id/tool_use_id/input.prompt. Same semantics as reading them from the DOM: a string field is
 /// "" unless its value is a string, a flag is false unless it is the boolean true, and a repeated
 /// key overrides the earlier value (nlohmann keeps the last).
-class ScanSax {
+class ScanSax final : public JsonEvents {
  public:
   struct Block {
     bool object = false;
@@ -55,12 +56,12 @@ class ScanSax {
     stack_.clear();
   }
 
-  // ---- nlohmann SAX interface ----
-  bool null() {
+  // ---- JsonEvents (sax_parse_json: nlohmann's SAX events) ----
+  bool null() override {
     check_type(V_NULL);
     return scalar();
   }
-  bool boolean(bool b) {
+  bool boolean(bool b) override {
     check_type(V_OTHER);
     if (stack_.size() == 1 && stack_.back().ctx == C_ROOT) {
       if (stack_.back().slot == S_SIDECHAIN) sidechain = b;
@@ -69,11 +70,10 @@ class ScanSax {
     }
     return scalar();
   }
-  bool number_integer(Json::number_integer_t) { return number(); }
-  bool number_unsigned(Json::number_unsigned_t) { return number(); }
-  bool number_float(Json::number_float_t, const Json::string_t&) { return number(); }
-  bool binary(Json::binary_t&) { return number(); }
-  bool string(Json::string_t& s) {
+  bool number_integer(std::int64_t) override { return number(); }
+  bool number_unsigned(std::uint64_t) override { return number(); }
+  bool number_float(double) override { return number(); }
+  bool string(std::string_view s) override {
     if (stack_.empty()) return true;
     check_type(V_STRING);
     Frame& f = stack_.back();
@@ -89,23 +89,23 @@ class ScanSax {
     }
     return true;
   }
-  bool start_object(std::size_t) {
+  bool start_object() override {
     check_type(V_OBJECT);
     return open(true);
   }
-  bool start_array(std::size_t) {
+  bool start_array() override {
     check_type(V_ARRAY);
     return open(false);
   }
-  bool end_object() {
+  bool end_object() override {
     stack_.pop_back();
     return true;
   }
-  bool end_array() {
+  bool end_array() override {
     stack_.pop_back();
     return true;
   }
-  bool key(Json::string_t& k) {
+  bool key(std::string_view k) override {
     Frame& f = stack_.back();
     f.slot = S_NONE;
     switch (f.ctx) {
@@ -160,7 +160,6 @@ class ScanSax {
     }
     return true;
   }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
 
  private:
   enum Ctx : std::uint8_t { C_ROOT, C_MSG, C_DATA, C_TUR, C_CONTENT, C_BLOCK, C_INPUT, C_OTHER };
@@ -286,7 +285,7 @@ struct SaxQueue {
       spare.pop_back();
     }
     h.reset();
-    if (!Json::sax_parse(text.begin(), text.end(), &h)) {
+    if (!sax_parse_json(text, h)) {
       spare.push_back(std::move(h));
       return false;
     }
