@@ -27,6 +27,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "import/formats_common.hpp"
 #include "import/jsonl_reader.hpp"
@@ -322,7 +323,8 @@ class CopilotImporter {
   /// The nodes from the root to `tip` along predecessors, root first.
   static std::vector<std::string> spine_to(const Chain& c, std::optional<std::string> tip) {
     std::vector<std::string> out;
-    for (std::optional<std::string> at = tip; at;) {
+    std::set<std::string> seen;  // event ids repeat in a damaged log: a link back ends the walk
+    for (std::optional<std::string> at = tip; at && seen.insert(*at).second;) {
       out.push_back(*at);
       auto it = c.pred_of.find(*at);
       if (it == c.pred_of.end()) break;

@@ -130,7 +130,14 @@ class PiImporter {
       begin(Json::object(), 0);
     }
     // pi's leaf is the last entry of the file (SessionManager reloads it so): HEAD is its node.
-    if (auto it = at_.find(last_entry_); it != at_.end() && it->second) sink_.follow_file(session_, *it->second);
+    if (auto it = at_.find(last_entry_); it != at_.end() && it->second) {
+      sink_.follow_file(session_, *it->second);
+    } else if (!newest_node_.empty()) {
+      // The leaf stands before every message (a damaged file): a session with nodes keeps a HEAD.
+      sink_.warn(0, "head.leaf_empty",
+                 fmt::format("pi's last entry '{}' has no message before it; HEAD is the newest message node", last_entry_));
+      sink_.propose_head(session_, newest_node_);
+    }
   }
 
  private:
@@ -258,6 +265,7 @@ class PiImporter {
     std::string id = sink_.add(std::move(n), rec.line);
     pred_of_[id] = pred;
     node_of_[entry] = id;
+    newest_node_ = id;
     if (usage.is_object() && usage.contains("totalTokens") && usage["totalTokens"].is_number_integer())
       usage_total_[id] = usage["totalTokens"].get<std::int64_t>();
     return id;
@@ -336,6 +344,7 @@ class PiImporter {
   std::map<std::string, std::optional<std::string>> pred_of_;   // node id -> its predecessor
   std::map<std::string, std::int64_t> usage_total_;             // node id -> usage.totalTokens
   std::string last_entry_;
+  std::string newest_node_;  // the message node added last, in file order
 };
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 
 #include "import/formats_common.hpp"
 #include "import/gemini/messages.hpp"
@@ -144,10 +145,12 @@ class QwenImporter {
   /// The nodes from the root to `tip` along predecessors, root first.
   std::vector<std::string> spine_to(const std::optional<std::string>& tip) const {
     std::vector<std::string> out;
-    for (std::optional<std::string> at = tip; at;) {
-      out.push_back(*at);
+    // Only this file's nodes: a parentUuid naming a record never stored (a damaged line) ends it.
+    std::set<std::string> seen;  // uuids repeat in a damaged file: a link back ends the walk
+    for (std::optional<std::string> at = tip; at && seen.insert(*at).second;) {
       auto it = pred_of_.find(*at);
       if (it == pred_of_.end()) break;
+      out.push_back(*at);
       at = it->second;
     }
     return {out.rbegin(), out.rend()};
