@@ -90,6 +90,7 @@ struct LedgerScan {
   RecentIds recent;
   std::vector<std::string> suspects;  // nodes whose predecessor is not older: where a cycle can close
   std::int64_t prev = 0;              ///< the seq of the row before
+  Sha256 hash;                        ///< one context for every node's digest, reset per node
 };
 
 /// Reserves chain's vectors for the session's node count.
@@ -236,8 +237,11 @@ void scan_ledger_row(LedgerScan& s) {
   s.chain.pred.push_back(pred_seq);
   s.chain.message.push_back(n.kind == kind::kMessage);
   const bool view = n.is_view();
-  Sha256 hash;
-  if (s.digests) hash_stored_node(st, n, view, hash);
+  Sha256& hash = s.hash;
+  if (s.digests) {
+    hash.reset();
+    hash_stored_node(st, n, view, hash);
+  }
   if (view) check_view_covers(s, n, hash);
   if (!s.digests) return;
   std::string digest = hash.hex();
@@ -263,7 +267,7 @@ void check_ledger(Store& store, const std::string& session, Check& c, Check& dag
   auto covers = store.db().prepare(
       "SELECT c.node_id, EXISTS(SELECT 1 FROM nodes n WHERE n.id = c.node_id) FROM covers c "
       "WHERE c.summary_seq=?1 ORDER BY c.pos");
-  LedgerScan scan{session, c, dag, chain, digests, st, look, covers, RecentIds{}, {}, 0};
+  LedgerScan scan{session, c, dag, chain, digests, st, look, covers, RecentIds{}, {}, 0, {}};
   while (st.step()) scan_ledger_row(scan);
   check_cycles(store, session, scan.suspects, dag);
 }

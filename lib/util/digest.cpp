@@ -19,14 +19,22 @@ const LibCrypto& libcrypto() {
     lib.get(a.digest_final_ex, "EVP_DigestFinal_ex");
     lib.get(a.encode_block, "EVP_EncodeBlock");
     lib.get(a.decode_block, "EVP_DecodeBlock");
+    decltype(&::EVP_MD_fetch) md_fetch = nullptr;
+    lib.get(md_fetch, "EVP_MD_fetch");
+    a.sha256_md = md_fetch(nullptr, "SHA256", nullptr);  // kept for the process's life
+    if (!a.sha256_md) a.sha256_md = a.sha256();
     return a;
   }();
   return api;
 }
 
 Sha256::Sha256() : ctx_(libcrypto().md_ctx_new()) {
-  const LibCrypto& c = libcrypto();
-  if (!ctx_ || c.digest_init_ex(static_cast<EVP_MD_CTX*>(ctx_), c.sha256(), nullptr) != 1)
+  if (!ctx_) throw std::runtime_error("cannot initialise sha256");
+  reset();
+}
+
+void Sha256::reset() {
+  if (libcrypto().digest_init_ex(static_cast<EVP_MD_CTX*>(ctx_), libcrypto().sha256_md, nullptr) != 1)
     throw std::runtime_error("cannot initialise sha256");
 }
 

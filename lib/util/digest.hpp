@@ -15,6 +15,8 @@ class Sha256 {
   Sha256(const Sha256&) = delete;
   Sha256& operator=(const Sha256&) = delete;
   void update(std::string_view bytes);
+  /// Starts a new digest on the same context (cheaper than a new object per digest).
+  void reset();
   /// Finishes and returns 64 lowercase hex characters; the object must not be updated after.
   std::string hex();
 

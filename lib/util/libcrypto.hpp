@@ -10,6 +10,9 @@ struct LibCrypto {
   decltype(&::EVP_MD_CTX_new) md_ctx_new;
   decltype(&::EVP_MD_CTX_free) md_ctx_free;
   decltype(&::EVP_sha256) sha256;
+  /// SHA-256 fetched once from the default provider (EVP_MD_fetch): an EVP_DigestInit_ex with
+  /// EVP_sha256() fetches it again on every call (OpenSSL 3 "Performance" in crypto(7)).
+  const EVP_MD* sha256_md;
   decltype(&::EVP_DigestInit_ex) digest_init_ex;
   decltype(&::EVP_DigestUpdate) digest_update;
   decltype(&::EVP_DigestFinal_ex) digest_final_ex;
