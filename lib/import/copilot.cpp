@@ -173,10 +173,22 @@ class CopilotImporter {
     } else if (type == "tool.execution_complete") {
       tool_complete(c, rec, data);
     } else if (type == "system.message" && json_str(data, "role", "system") == "system") {
+      const std::string before = c.system_prompt;
       c.system_prompt = json_str(data, "content");
       sink_.keep_record(c.session, rec.line, type, dump_json(v));
-      if (c.pending) c.pending->metadata["system_prompt"] = c.system_prompt;
-      else c.system_pending = true;
+      // A turn's system.message follows its user message. One after another node (an assistant
+      // reply, or a node stored already because other events came between: a damaged log) that
+      // changes the prompt would change a request that was already sent: a record only.
+      const bool fits = c.pending ? c.pending->role == role::kUser : !c.last;
+      if (c.system_prompt != before && !fits) {
+        sink_.warn(rec.line, "system.late",
+                   "a Copilot CLI system.message that does not follow a user message changes the system prompt; kept as a source record only");
+        c.system_prompt = before;
+      } else if (c.pending) {
+        c.pending->metadata["system_prompt"] = c.system_prompt;
+      } else {
+        c.system_pending = true;
+      }
     } else if (type == "session.usage_record" && data.contains("usage") && data["usage"].is_object()) {
       c.usage = data["usage"];
       sink_.keep_record(c.session, rec.line, type, dump_json(v));
