@@ -39,8 +39,9 @@ class LineageIndexTest : public SessionTest {
     t.commit();
   }
 
-  /// SQLite virtual-machine steps taken by session_lineage (a progress handler called at every one).
-  std::int64_t steps_of_lineage(std::map<std::string, SessionLineage>& out) {
+  /// SQLite virtual-machine steps taken by fn (a progress handler called at every one).
+  template <class Fn>
+  std::int64_t steps_of(Fn&& fn) {
     std::int64_t steps = 0;
     sqlite3_progress_handler(
         st().db().raw(), 1,
@@ -49,9 +50,14 @@ class LineageIndexTest : public SessionTest {
           return 0;
         },
         &steps);
-    out = session_lineage(st());
+    fn();
     sqlite3_progress_handler(st().db().raw(), 0, nullptr, nullptr);
     return steps;
+  }
+
+  /// SQLite virtual-machine steps taken by session_lineage.
+  std::int64_t steps_of_lineage(std::map<std::string, SessionLineage>& out) {
+    return steps_of([&] { out = session_lineage(st()); });
   }
 };
 
@@ -100,16 +106,7 @@ TEST_F(LineageIndexTest, SharedPrefixShortcutEqualsTheLineage) {
   ASSERT_TRUE(st().create_session(SessionInfo{"sub2", "sidechain", std::string("s")}));
   EXPECT_TRUE(shared_prefix_nodes(st()).empty());
   EXPECT_EQ(shared_prefix_nodes(st()), shared_prefix_nodes(session_lineage(st())));
-  std::int64_t steps = 0;
-  sqlite3_progress_handler(
-      st().db().raw(), 1,
-      [](void* p) {
-        ++*static_cast<std::int64_t*>(p);
-        return 0;
-      },
-      &steps);
-  (void)shared_prefix_nodes(st());
-  sqlite3_progress_handler(st().db().raw(), 0, nullptr, nullptr);
+  const std::int64_t steps = steps_of([&] { (void)shared_prefix_nodes(st()); });
   EXPECT_LT(steps, 600) << "no link: two small queries, not a pass over the 300 nodes";
   build(20);
   const std::set<std::string> shared = shared_prefix_nodes(st());
