@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 namespace ctxfold {
 
@@ -32,6 +33,35 @@ constexpr std::size_t kRealOffset = (sizeof(MapFile) + 15) / 16 * 16;
 
 MapFile* self(sqlite3_file* f) { return reinterpret_cast<MapFile*>(f); }
 sqlite3_file* real(sqlite3_file* f) { return self(f)->real; }
+
+/// A read-only descriptor of the file at `path`, opened once per file (device and inode) and never
+/// closed while the process lives; -1 when it cannot be opened. Why never closed: POSIX record
+/// locks belong to the process and the file, and closing any descriptor of a file drops every lock
+/// the process holds on it. Closing the descriptor a mapping was made from would drop the SHARED
+/// lock of every other connection of this process to the database (a read-only store's read
+/// transaction among them); a writer in another process could then take the database's EXCLUSIVE
+/// lock, checkpoint the whole WAL into the file and delete it under that reader, whose snapshot
+/// would then mix old and new pages. SQLite's own unix VFS keeps such descriptors open for the
+/// same reason. The set is bounded by the number of distinct database files mapped.
+int kept_descriptor(const char* path) {
+  static std::mutex mu;
+  struct Kept {
+    dev_t dev;
+    ino_t ino;
+    int fd;
+  };
+  static std::vector<Kept> kept;
+  std::lock_guard<std::mutex> lock(mu);
+  struct stat st {};
+  if (::stat(path, &st) == 0)
+    for (const Kept& k : kept)
+      if (k.dev == st.st_dev && k.ino == st.st_ino) return k.fd;
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  // Kept even when fstat fails or the path now names another file: closing it would drop the locks.
+  if (fstat(fd, &st) == 0) kept.push_back({st.st_dev, st.st_ino, fd});
+  return fd;
+}
 
 int x_close(sqlite3_file* f) {
   MapFile* m = self(f);
@@ -69,13 +99,12 @@ int x_file_control(sqlite3_file* f, int op, void* arg) {
   if (op == kMapWholeFile) {
     if (!m->main_db || !m->path) return SQLITE_NOTFOUND;
     if (m->map) return SQLITE_OK;
-    const int fd = ::open(m->path, O_RDONLY | O_CLOEXEC);
+    const int fd = kept_descriptor(m->path);
     if (fd < 0) return SQLITE_IOERR;
     struct stat st {};
     void* p = MAP_FAILED;
     if (fstat(fd, &st) == 0 && st.st_size > 0)
       p = mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
-    ::close(fd);  // the mapping keeps the file
     if (p == MAP_FAILED) return SQLITE_IOERR;
     m->map = static_cast<const char*>(p);
     m->map_size = st.st_size;

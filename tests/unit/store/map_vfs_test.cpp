@@ -2,6 +2,8 @@
 // the bytes pread gives, pages written after the mapping are still read (past its end), and only
 // read-only connections can turn it on.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -58,6 +60,63 @@ TEST(MapVfsTest, MappedReadsEqualTheStoredBytesAndRowsWrittenLaterAreRead) {
   check(0, 400);
   w.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   check(0, 400);
+  fs::remove_all(dir);
+}
+
+/// Whether another process sees a read lock on the SHARED range of the database file at `path`
+/// (SQLite's unix locking: 510 bytes from PENDING_BYTE + 2). Asked from a child process: F_GETLK
+/// reports no conflict with the asking process's own locks.
+bool another_process_sees_a_shared_lock(const std::string& path) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    struct flock fl {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = 0x40000000 + 2;
+    fl.l_len = 510;
+    const bool held = fd >= 0 && ::fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type == F_RDLCK;
+    ::_exit(held ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// A reader's read transaction holds a SHARED lock on the database file; turning the mapping on
+// for a second connection of the same process must not drop it (closing a descriptor of the file
+// drops every lock of the process on it). Without the lock a writer in another process may
+// checkpoint the WAL into the file and delete it under the reader (docs/commands.md "Reading never
+// writes": every read command reads one snapshot).
+TEST(MapVfsTest, MappingForASecondConnectionKeepsTheFirstConnectionsReadLock) {
+  const fs::path dir = fs::temp_directory_path() / ("ctxfold-mapvfs-lock-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string path = (dir / "m.db").string();
+  {
+    Db w(path, false);
+    w.exec("PRAGMA journal_mode=WAL");
+    w.exec("CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)");
+    w.exec("INSERT INTO t(id, b) VALUES (1, 'x')");
+  }
+  Db keep_wal(path, false);  // a writer's open connection keeps the WAL: readers open read-only
+  keep_wal.exec("INSERT INTO t(id, b) VALUES (2, 'y')");
+  Db reader(path, true);
+  reader.exec("BEGIN");
+  {
+    auto q = reader.prepare("SELECT count(*) FROM t");
+    ASSERT_TRUE(q.step());
+    EXPECT_EQ(q.int64(0), 2);
+  }
+  ASSERT_TRUE(another_process_sees_a_shared_lock(path));  // the test's own premise
+  for (int i = 0; i < 3; ++i) {
+    Db scan(path, true);
+    ASSERT_TRUE(map_whole_file(scan.raw()));
+    auto q = scan.prepare("SELECT count(*) FROM t");
+    ASSERT_TRUE(q.step());
+  }
+  EXPECT_TRUE(another_process_sees_a_shared_lock(path));
+  reader.exec("ROLLBACK");
   fs::remove_all(dir);
 }
 
