@@ -562,11 +562,24 @@ HomeFile import_file(Store& store, const HomeOptions& opts, const Candidate& c, 
   return std::move(f.hf);
 }
 
+/// Whether path is the database `store` writes to or one of its companion files (-wal, -shm,
+/// -journal). A walk that reaches them passes them by unopened: they are no agent's transcript,
+/// and opening then closing a descriptor of the database would drop this process's locks on it
+/// (POSIX record locks belong to the process and the file).
+bool is_own_database(const Store& store, const std::string& path) {
+  if (store.path().empty() || store.path() == ":memory:") return false;
+  std::error_code ec;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    if (fs::equivalent(path, store.path() + suffix, ec) && !ec) return true;
+  return false;
+}
+
 }  // namespace
 
 HomeResult import_home(Store& store, const HomeOptions& opts) {
   HomeResult res;
   std::vector<Candidate> cands = candidates(opts, res);
+  std::erase_if(cands, [&](const Candidate& c) { return is_own_database(store, c.path); });
   std::size_t done = 0;
   for (const Candidate& c : cands) {
     if (opts.progress)

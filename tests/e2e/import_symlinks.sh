@@ -2,7 +2,7 @@
 # `import --from all DIR` stays inside the tree it walks: a symbolic link to a transcript outside
 # it is not imported but listed as ignored with its path and target; --follow-symlinks imports
 # it. A link to a file inside the tree is read once, as its target; a link to a folder is not
-# followed.
+# followed. The database the import writes to, when inside the tree, is passed by unopened.
 source "$(dirname "$0")/lib.sh"
 cd "$WORK"
 mk() { # mk FILE SESSION
@@ -34,4 +34,10 @@ expect_eq "the link out is imported" "inner secret" "$(sessions b.db)"
 expect_eq "two files new, none ignored" "2 0" "$(jq -r '"\(.outcomes.new) \(.outcomes.ignored)"' "$WORK/out")"
 expect_rc "the same again" 0 "$CTXFOLD" --db b.db import --from all --follow-symlinks tree
 expect_eq "second run: both unchanged" "2 0" "$(jq -r '"\(.outcomes.unchanged) \(.nodes_added)"' "$WORK/out")"
+
+# The database the import writes to, inside the folder walked: passed by, unopened and unlisted.
+expect_rc "--from all into a database inside the tree" 0 "$CTXFOLD" --db tree/own.db import --from all tree
+expect_rc "the same again (the database and its companions now exist)" 0 "$CTXFOLD" --db tree/own.db import --from all tree
+expect_eq "the database is not among the files" "0" "$(jq '[.files[] | select(.path | contains("own.db"))] | length' "$WORK/out")"
+expect_eq "ignored: only the link out" "1" "$(jq '.outcomes.ignored' "$WORK/out")"
 finish
