@@ -492,8 +492,18 @@ void check_determinism(Store& store, const std::string& session, const std::stri
     }
     // Before the first user or assistant message the leading run of system messages is still
     // open (no request was sendable, so no cache holds it): a system message joins it.
-    if (f == RenderFormat::anthropic && !pm.empty() && system_bytes(pb) != hb.system)
-      add(c, session, {head, *pred}, fmt::format("appending HEAD '{}' changed the rendered system prompt", head));
+    // A HEAD node the importer marked as where the client's own prompt changed (render's system
+    // source "node", docs/render.md "The system prompt") changes it by the client's doing: the
+    // render follows the request the client sent, and prompt caches miss once.
+    if (f == RenderFormat::anthropic && !pm.empty() && system_bytes(pb) != hb.system) {
+      if (a.r.system.source == "node" && a.r.system.node == head)
+        warn(c, session, {head, *pred},
+             fmt::format("HEAD '{}' carries the client's new system prompt: the rendered system prompt differs from "
+                         "the render at '{}' (prompt caches miss once)",
+                         head, *pred));
+      else
+        add(c, session, {head, *pred}, fmt::format("appending HEAD '{}' changed the rendered system prompt", head));
+    }
   }
 }
 
