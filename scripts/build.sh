@@ -4,13 +4,17 @@
 # CTXFOLD_WERROR=ON (as CI sets it) makes warnings in the project's own code errors. ccache is
 # used when it is installed; without it (a fresh clone, CI) the sources are compiled as a unity
 # build (CTXFOLD_UNITY: headers parsed once per folder, a shorter cold build; docs/architecture.md
-# "Building"); CTXFOLD_UNITY=ON|OFF overrides.
+# "Building"); CTXFOLD_UNITY=ON|OFF overrides. A new build folder uses Ninja when it is installed
+# (the binary's own sources then compile beside the library's instead of after them); a folder
+# configured before keeps its generator.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 launcher=()
 unity=ON
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache) unity=OFF; fi
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCTXFOLD_WERROR="${CTXFOLD_WERROR:-OFF}" \
+generator=()
+if [ ! -f build/CMakeCache.txt ] && command -v ninja >/dev/null; then generator=(-G Ninja); fi
+cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCTXFOLD_WERROR="${CTXFOLD_WERROR:-OFF}" \
   -DCTXFOLD_UNITY="${CTXFOLD_UNITY:-$unity}" "${launcher[@]}" >/dev/null
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ctxfold builds and tests with (needs root or sudo).
 set -euo pipefail
-pkgs=(cmake g++ make pkg-config libcli11-dev libsqlite3-dev nlohmann-json3-dev libfmt-dev
+pkgs=(cmake g++ make ninja-build pkg-config libcli11-dev libsqlite3-dev nlohmann-json3-dev libfmt-dev
       libcurl4-openssl-dev libssl-dev googletest libgtest-dev libgmock-dev libutf8proc-dev libre2-dev libpng-dev xfonts-base pcf2bdf
       libcmark-gfm-dev libcmark-gfm-extensions-dev libsimdjson-dev
       jq sqlite3 ripgrep python3 man-db groff-base

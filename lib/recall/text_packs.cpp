@@ -213,17 +213,25 @@ void for_each_text_pack(Store& st, const std::optional<std::string>& session, st
     q.bind(1, session.value_or("")).bind(2, after);
     while (q.step()) ids.push_back(q.int64(0));
   }
-  // The text is read through a blob handle into one buffer reused for every pack (PackBuffer): a
-  // column read would allocate (and the kernel zero) a fresh buffer of the pack's size for each row. The row
-  // statement stays stepped while the handle reads, so both see the same snapshot.
-  auto q = db.prepare("SELECT nodes, seqs, ends, flags FROM text_pack WHERE id=?1");
-  sqlite3_blob* blob = nullptr;
-  struct BlobCloser {
-    sqlite3_blob*& b;
-    ~BlobCloser() {
-      if (b) sqlite3_blob_close(b);
+  // Every array of a pack is read through a blob handle into one buffer reused for every pack
+  // (PackBuffer): a column read would allocate a fresh buffer of the array's size for each row,
+  // and on short nodes the page faults of those allocations were most of a scan's time. The row
+  // statement stays stepped while the handles read, so all see the same snapshot.
+  auto q = db.prepare("SELECT nodes FROM text_pack WHERE id=?1");
+  struct Handle {
+    const char* column;
+    sqlite3_blob* blob = nullptr;
+    ~Handle() {
+      if (blob) sqlite3_blob_close(blob);
     }
-  } closer{blob};
+  };
+  Handle handles[4] = {{"text"}, {"seqs"}, {"ends"}, {"flags"}};
+  auto fail = [&](int rc, std::int64_t id) {
+    if (rc == SQLITE_ERROR)  // not a blob: no pack update_text_packs wrote
+      throw Error(Exit::bad_input, "pack.corrupt", fmt::format("text pack {} is inconsistent", id),
+                  "run `ctxfold index --rebuild`");
+    throw Error(Exit::environment, "pack.read", fmt::format("reading text pack {}: {}", id, sqlite3_errmsg(db.raw())));
+  };
   PackBuffer buf;
   for (std::int64_t id : ids) {
     q.bind(1, id);
@@ -231,19 +239,31 @@ void for_each_text_pack(Store& st, const std::optional<std::string>& session, st
       q.reset();
       continue;
     }
-    const int rc = blob ? sqlite3_blob_reopen(blob, id) : sqlite3_blob_open(db.raw(), "main", "text_pack", "text", id, 0, &blob);
-    if (rc != SQLITE_OK)
-      throw Error(Exit::environment, "pack.read", fmt::format("reading text pack {}: {}", id, sqlite3_errmsg(db.raw())));
-    const auto size = static_cast<std::size_t>(sqlite3_blob_bytes(blob));
-    char* text = buf.get(size);
-    if (size > 0 && sqlite3_blob_read(blob, text, static_cast<int>(size), 0) != SQLITE_OK)
-      throw Error(Exit::environment, "pack.read", fmt::format("reading text pack {}: {}", id, sqlite3_errmsg(db.raw())));
+    std::size_t sizes[4], total = 0;
+    for (int i = 0; i < 4; ++i) {
+      Handle& h = handles[i];
+      const int rc = h.blob ? sqlite3_blob_reopen(h.blob, id)
+                            : sqlite3_blob_open(db.raw(), "main", "text_pack", h.column, id, 0, &h.blob);
+      if (rc != SQLITE_OK) fail(rc, id);
+      sizes[i] = static_cast<std::size_t>(sqlite3_blob_bytes(h.blob));
+      total += sizes[i];
+    }
+    char* at = buf.get(total);
+    std::string_view got[4];
+    for (int i = 0; i < 4; ++i) {
+      if (sizes[i] > 0) {
+        const int rc = sqlite3_blob_read(handles[i].blob, at, static_cast<int>(sizes[i]), 0);
+        if (rc != SQLITE_OK) fail(rc == SQLITE_ERROR ? SQLITE_IOERR : rc, id);
+      }
+      got[i] = std::string_view(at, sizes[i]);
+      at += sizes[i];
+    }
     TextPack p;
     const std::int64_t n = q.int64(0);
-    p.seqs = q.blob(1);
-    p.ends = q.blob(2);
-    p.flag_bytes = q.blob(3);
-    p.text = std::string_view(text, size);
+    p.text = got[0];
+    p.seqs = got[1];
+    p.ends = got[2];
+    p.flag_bytes = got[3];
     p.n = static_cast<std::size_t>(n);
     if (n < 0 || p.seqs.size() != 8 * p.n || p.ends.size() != 4 * p.n || p.flag_bytes.size() != p.n ||
         (p.n > 0 && p.end(p.n - 1) != p.text.size()))

@@ -20,4 +20,15 @@ const char* map_vfs_name();
 /// SQLite's own mmap, a file truncated by another process while mapped would fault on access.
 bool map_whole_file(sqlite3* db);
 
+/// Turns read-ahead on or off for the main database of `db` (opened with map_vfs_name()). While
+/// on, a page read that continues the previous read (the next pages of a table or of a text pack's
+/// overflow chain) fetches the next 64 KiB with one pread(2) into a buffer and later reads inside
+/// it are copied from there; other reads go on as before. For a scan with SQLite's own memory map
+/// off: on the benchmark's virtual machine a first touch of a mapped page cost ~2 us, a 64 KiB
+/// pread into a cache-resident buffer ~15 us (bench/README.md "Cold grep: page faults, not
+/// bytes"). The bytes are forgotten at every change of lock (the start and end of a read
+/// transaction), so they never outlive the snapshot they were read in. Returns false (nothing
+/// changes) for a connection not using this VFS.
+bool read_ahead(sqlite3* db, bool on);
+
 }  // namespace ctxfold

@@ -155,7 +155,8 @@ void Importer::read_request_shapes() {
     // No shape recorded: the newest prompt_snapshot attachment (its systemPrompt sections are the
     // prompt's second block joined with a blank line; the leading identity block is not in it).
     const std::uint32_t t_attachment = sk_.ids.intern("attachment");
-    for (auto it = sk_.lines.rbegin(); it != sk_.lines.rend(); ++it) {
+    for (std::size_t k = sk_.lines.size(); k-- > 0;) {
+      const Line* it = &sk_.lines[k];
       if (it->kind != LineKind::node || it->type != t_attachment || it->injected) continue;
       Json v = reader_->read_at(it->offset, it->length, it->part);
       if (!is_obj(v, "attachment") || str_at(v["attachment"], "type") != "prompt_snapshot") continue;
@@ -205,7 +206,8 @@ Json Importer::source_of(const Line& first) {
   return source;
 }
 
-void Importer::add_event_line(const Line& ln, Json v, Built& b) {
+void Importer::add_event_line(int li, Json v, Built& b) {
+  const Line& ln = sk_.lines[li];
   Json& meta = b.meta;
   const std::string_view ln_type = sk_.ids.view(ln.type);
   std::string sub = str_at(v, "subtype");
@@ -217,7 +219,8 @@ void Importer::add_event_line(const Line& ln, Json v, Built& b) {
       b.content.push_back(Json{{"type", "text"}, {"text", c->get<std::string>()}});
   }
   if (ln.boundary) {
-    meta["logical_parent"] = ln.logical_parent == 0 ? Json(nullptr) : Json(sk_.str(ln.logical_parent));
+    const std::uint32_t lp = sk_.logical_parent_of(li);
+    meta["logical_parent"] = lp == 0 ? Json(nullptr) : Json(sk_.str(lp));
     if (is_obj(v, "compactMetadata")) meta["compact"] = v["compactMetadata"];
   }
   meta["raw"] = std::move(v);
@@ -366,7 +369,7 @@ Node Importer::build(int p) {
       if (v.contains("timestamp")) meta["timestamp"] = v["timestamp"];
     }
     if (n.kind == kind::kEvent)
-      add_event_line(ln, std::move(v), b);
+      add_event_line(li, std::move(v), b);
     else
       add_message_line(ln, std::move(v), b);
   }
@@ -381,7 +384,7 @@ Node Importer::build(int p) {
   n.content = std::move(b.content);
   n.metadata = std::move(meta);
   if (pl.pred >= 0) n.predecessor = final_id(pl.pred);
-  else if (!pl.stored_pred.empty()) n.predecessor = pl.stored_pred;
+  else if (pl.stored_pred != 0) n.predecessor = stored_pred(pl);
   if (auto cv = covers_.find(p); cv != covers_.end())
     for (int c : cv->second) n.covers_ids.push_back(final_id(c));
   return std::move(b.n);

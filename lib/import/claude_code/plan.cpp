@@ -3,6 +3,8 @@
 
 #include "import/claude_code/skeleton.hpp"
 
+#include <bit>
+
 namespace ctxfold::cc_import {
 
 // An earlier line of the streamed assistant message line i continues: consecutive chain lines
@@ -49,7 +51,7 @@ void Importer::plan_nodes() {
     std::uint32_t named = ln.parent;
     if (ln.boundary && named == 0) {
       // A compaction boundary restarts the chain; its logical parent keeps the raw chain whole.
-      named = ln.logical_parent;
+      named = sk_.logical_parent_of(p.first);
       if (named != 0) p.pred_changed = true;
     }
     if (named == 0) continue;
@@ -63,7 +65,7 @@ void Importer::plan_nodes() {
         if (first.type == sk_.t_assistant && stored_message_id(stored) == sk_.str(first.msg_id))
           throw Error(Exit::bad_input, kResumeUnsafe, "a streamed message continues across the resume point");
         // (a merged line's uuid resolves to its node: the same predecessor a whole read gives)
-        p.stored_pred = std::move(stored);
+        set_stored_pred(p, std::move(stored));
         continue;
       }
     }
@@ -183,41 +185,50 @@ void Importer::break_cycles() {
 void Importer::linearize_results() {
   // Parallel tool calls (2.1.x): every result hangs off the assistant message and the
   // conversation continues from the last one. Chain them so the spine meets each.
-  std::unordered_map<int, int> last_result;                            // step -> last result plan
-  std::unordered_map<int, std::unordered_set<std::uint32_t>> answered;  // step -> answered tool ids
+  // Flat tables (no node per entry, so nothing fragments the heap): step -> last result plan, and
+  // the (step, tool id) pairs answered so far, open addressing over 64-bit keys (step << 32 | id,
+  // plus 1 so no key is 0, the empty slot) at most half full (result_pool bounds the pairs).
+  std::vector<int> last_result(plans_.size(), -1);
+  std::vector<std::uint64_t> answered(std::bit_ceil(2 * sk_.result_pool.size() + 2), 0);
+  auto answered_slot = [&answered](int step, std::uint32_t id) -> std::uint64_t& {
+    const std::uint64_t key = ((static_cast<std::uint64_t>(step) << 32) | id) + 1;
+    const std::size_t mask = answered.size() - 1;
+    for (std::size_t h = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;; h = (h + 1) & mask)
+      if (answered[h] == 0 || answered[h] == key) return answered[h];
+  };
   std::unordered_map<std::string, int> last_stored_result;  // resumed: stored step -> last result plan
   for (int p = 0; p < static_cast<int>(plans_.size()); ++p) {
     Plan& pl = plans_[p];
     const Line& ln = sk_.lines[pl.first];
-    if (pl.kind != PlanKind::message || ln.type != sk_.t_user || ln.n_results == 0) continue;
-    if (pl.pred < 0 && !pl.stored_pred.empty() && !stored_message_id(pl.stored_pred).empty()) {
+    if (pl.kind != PlanKind::message || ln.type != sk_.t_user || sk_.n_results(ln) == 0) continue;
+    if (pl.pred < 0 && pl.stored_pred != 0 && !stored_message_id(stored_pred(pl)).empty()) {
       // Resumed: the step was stored by the earlier run; continue after its stored results, then
       // after this run's.
-      const std::string step = pl.stored_pred;
+      const std::string step = stored_pred(pl);
       auto it = last_stored_result.find(step);
       if (it != last_stored_result.end()) {
-        pl.stored_pred.clear();
+        pl.stored_pred = 0;
         pl.pred = it->second;
       } else {
-        pl.stored_pred = stored_results_end(step);
+        set_stored_pred(pl, stored_results_end(step));
       }
-      if (pl.stored_pred != step) pl.pred_changed = true;
+      if (stored_pred(pl) != step) pl.pred_changed = true;
       last_stored_result[step] = p;
       continue;
     }
     if (pl.pred < 0) continue;
     int step = pl.pred;
     if (first_line(step).type != sk_.t_assistant) continue;
-    auto& seen = answered[step];
-    const std::uint32_t* ids = sk_.result_pool.data() + ln.results;
+    const std::uint32_t* ids = sk_.result_ids(ln);
+    const std::uint32_t n_results = sk_.n_results(ln);
     bool again = false;
-    for (std::uint32_t k = 0; k < ln.n_results; ++k)
-      if (seen.count(ids[k])) again = true;
+    for (std::uint32_t k = 0; k < n_results; ++k)
+      if (answered_slot(step, ids[k]) != 0) again = true;
     if (again) continue;  // the same call answered on another branch: a real branch, leave it
-    for (std::uint32_t k = 0; k < ln.n_results; ++k) seen.insert(ids[k]);
-    auto it = last_result.find(step);
-    if (it != last_result.end()) {
-      pl.pred = it->second;
+    for (std::uint32_t k = 0; k < n_results; ++k)
+      answered_slot(step, ids[k]) = ((static_cast<std::uint64_t>(step) << 32) | ids[k]) + 1;
+    if (last_result[step] >= 0) {
+      pl.pred = last_result[step];
       pl.pred_changed = true;
     }
     last_result[step] = p;
@@ -240,13 +251,13 @@ void Importer::inject_worker_reminders() {
     // Resumed: reminders the earlier run spliced after a stored node ("<uuid>~main" children)
     // come before what continues from it, as in a whole read.
     for (Plan& pl : plans_) {
-      if (pl.stored_pred.empty()) continue;
+      if (pl.stored_pred == 0) continue;
       for (int guard = 0; guard < 10000; ++guard) {
         std::string next;
-        for (const std::string& c : sink_.store().children(pl.stored_pred))
+        for (const std::string& c : sink_.store().children(stored_pred(pl)))
           if (c.size() > 5 && c.compare(c.size() - 5, 5, "~main") == 0) next = c;
         if (next.empty()) break;
-        pl.stored_pred = std::move(next);
+        set_stored_pred(pl, std::move(next));
         pl.pred_changed = true;
       }
     }
@@ -466,7 +477,7 @@ void Importer::plan_compactions() {
     if (last < 0) {
       // A boundary whose logicalParentUuid is null starts the session with its summary (a session
       // `export --format claude-code` wrote, docs/formats/writeback.md): a message, nothing lost.
-      if (q >= 0 && first_line(q).boundary && first_line(q).logical_parent == 0) continue;
+      if (q >= 0 && first_line(q).boundary && sk_.logical_parent_of(plans_[q].first) == 0) continue;
       sink_.warn(ln.line, "summary.uncovered",
                  fmt::format("compact summary '{}' has no logical parent in this file; kept as a message",
                              sk_.ids.view(ln.uuid)));

@@ -303,7 +303,7 @@ Line record_line(Skeleton& sk, const JsonlRecord& rec) {
   ln.part = rec.part;
   if (rec.part > 0) {
     ln.glued = true;
-    for (auto it = sk.lines.rbegin(); it != sk.lines.rend() && it->line == rec.line; ++it) it->glued = true;
+    for (std::size_t k = sk.lines.size(); k > 0 && sk.lines[k - 1].line == rec.line; --k) sk.lines[k - 1].glued = true;
   }
   return ln;
 }
@@ -341,7 +341,8 @@ void note_user(Skeleton& sk, Line& ln, const ScanSax& v) {
   ln.compact_summary = v.compact_summary;
   if (v.content_array) {
     bool only = v.n_blocks > 0;
-    ln.results = static_cast<std::uint32_t>(sk.result_pool.size());
+    const auto at = static_cast<std::uint32_t>(sk.result_pool.size());
+    sk.result_pool.push_back(0);  // the count, set below
     for (std::size_t k = 0; k < v.n_blocks; ++k) {
       const ScanSax::Block& b = v.blocks[k];
       if (b.object && b.type == "tool_result")
@@ -349,15 +350,20 @@ void note_user(Skeleton& sk, Line& ln, const ScanSax& v) {
       else
         only = false;
     }
-    ln.n_results = static_cast<std::uint32_t>(sk.result_pool.size()) - ln.results;
+    if (sk.result_pool.size() > at + 1) {
+      sk.result_pool[at] = static_cast<std::uint32_t>(sk.result_pool.size() - at - 1);
+      ln.results = at;
+    } else {
+      sk.result_pool.pop_back();
+    }
     ln.result_only = only;
   }
-  if (v.tur_object && ln.n_results > 0 && !v.tur_agent.empty())
-    sk.agent_tool_use.emplace(v.tur_agent, sk.str(sk.result_pool[ln.results]));
+  if (v.tur_object && sk.n_results(ln) > 0 && !v.tur_agent.empty())
+    sk.agent_tool_use.emplace(v.tur_agent, sk.str(sk.result_ids(ln)[0]));
 }
 
 /// Any other chain record, a transparent event: an attachment's rendered text, a compact boundary.
-void note_event(Skeleton& sk, Line& ln, const ScanSax& v) {
+void note_event(Skeleton& sk, Line& ln, const ScanSax& v, std::int32_t index) {
   ln.event = true;
   if (v.rendered) {
     ln.rendered = true;
@@ -370,7 +376,7 @@ void note_event(Skeleton& sk, Line& ln, const ScanSax& v) {
     ln.turn_end = true;
   if (ln.type == sk.t_system && v.subtype == "compact_boundary") {
     ln.boundary = true;
-    ln.logical_parent = sk.ids.intern(v.logical_parent);
+    if (std::uint32_t lp = sk.ids.intern(v.logical_parent)) sk.logical_parent[index] = lp;
   }
 }
 
@@ -460,7 +466,7 @@ Skeleton scan(const std::string& path, const JsonlReader::Warn& warn, bool keep_
       else
         note_user(sk, ln, v);
     } else {
-      note_event(sk, ln, v);
+      note_event(sk, ln, v, index);
     }
     if (!ln.conflict) Skeleton::put_first(sk.by_uuid, ln.uuid, index);
     sk.lines.push_back(ln);

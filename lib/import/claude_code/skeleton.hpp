@@ -10,18 +10,20 @@
 //
 // Memory model. Content is never held beyond the node being written (bounded by the longest
 // line). What grows with the file is the skeleton, O(lines) at a small constant:
-//   - Line: 64 bytes per record (strings are 32-bit ids into one Interner; tool_result ids in a
-//     shared pool);
-//   - Interner: each distinct id (uuid, message id, tool id, type name) once, ~50 bytes
-//     (bytes in 1 MiB blocks + pointer/length + open-addressing slot);
+//   - Line: 56 bytes per record (strings are 32-bit ids into one Interner; tool_result ids in a
+//     shared pool; a boundary's logical parent in a side map), in fixed chunks (util/chunked.hpp:
+//     no reallocation, so no copy and no 3x transient peak while it grows);
+//   - Interner: each distinct id (uuid, message id, tool id, type name) once: its bytes behind a
+//     1-byte length, a 4-byte place and 8-16 bytes of hash index (~50 bytes for a uuid);
 //   - by_uuid / tool_use_line: 4 bytes per interned id each (freed before pass 2);
-//   - node_of_ and session_of_line_ (freed before pass 2): 4 bytes per line each;
-//   - Plan: 40 bytes per node; cycles, covers and conflict renames are side maps (rare).
-// That is ~150-200 bytes per line (~60 MB at 10^5 lines) instead of ~1 KB. Duplicate detection
-// keeps no digests: when a uuid repeats, both records are re-read by offset and their payloads
-// compared (a handful of times per file). Not yet flat: a bounded-window streaming design that
-// resolves older parents and a compaction's covered chain through the database (parents precede
-// children in every sample) would make it so; see bench/README.md.
+//   - node_of_ and session_of_line_ (the latter freed before pass 2): 4 bytes per line each;
+//   - Plan: 40 bytes per node, chunked; cycles, covers, conflict renames and a resumed import's
+//     stored predecessors are side tables (rare); planning steps use flat tables, not node maps.
+// That is ~130-150 bytes per line during pass 1 and ~190 during pass 2 (~200 MB at 10^6 lines),
+// not flat. Duplicate detection keeps no digests: when a uuid repeats, both records are re-read by
+// offset and their payloads compared (a handful of times per file). Flat memory needs a
+// bounded-window streaming design that resolves older parents and a compaction's covered chain
+// through the database (parents precede children in every sample); see bench/README.md.
 #pragma once
 
 #include <fmt/format.h>
@@ -44,6 +46,7 @@
 #include "util/digest.hpp"
 #include "util/error.hpp"
 #include "util/utf8.hpp"
+#include "util/chunked.hpp"
 #include "util/interner.hpp"
 
 namespace ctxfold::cc_import {
@@ -55,7 +58,8 @@ inline constexpr const char* kFormat = "claude-code";
 enum class LineKind : std::uint8_t { keep, node, skip };
 
 /// What pass 1 keeps of one record: enough to link, merge and place it, never its content.
-/// Fixed size (64 bytes): strings are interned ids, tool_result ids live in a shared pool.
+/// Fixed size (56 bytes): strings are interned ids, tool_result ids live in a shared pool, a
+/// compact boundary's logical parent in a side map (Skeleton::logical_parent).
 struct Line {
   std::int64_t line = 0;
   std::uint64_t offset = 0;
@@ -63,10 +67,8 @@ struct Line {
   std::uint32_t type = 0;  ///< interned type name ("non-object" / "unknown" when absent)
   std::uint32_t uuid = 0;
   std::uint32_t parent = 0;
-  std::uint32_t logical_parent = 0;  ///< compact_boundary.logicalParentUuid
-  std::uint32_t msg_id = 0;          ///< assistant message.id
-  std::uint32_t results = 0;         ///< first tool_result.tool_use_id of a user line in Skeleton::result_pool
-  std::uint32_t n_results = 0;
+  std::uint32_t msg_id = 0;   ///< assistant message.id
+  std::uint32_t results = 0;  ///< user line: its tool results in Skeleton::result_pool (0 none): count, then ids
   std::int32_t part = 0;
   std::int32_t next = -1;  ///< the next line merged into the same node (plan step), file order
   LineKind kind = LineKind::keep;
@@ -87,10 +89,12 @@ struct Line {
 
 struct Skeleton {
   Interner ids;
-  std::vector<Line> lines;
+  Chunked<Line> lines;
   std::vector<std::int32_t> by_uuid;        ///< interned uuid -> first kept occurrence (-1 none)
   std::vector<std::int32_t> tool_use_line;  ///< interned tool_use id -> assistant line (-1 none)
-  std::vector<std::uint32_t> result_pool;   ///< tool_result ids of user lines (interned)
+  /// Tool results of user lines: per line its count, then its tool_use ids (interned); entry 0 unused.
+  std::vector<std::uint32_t> result_pool{0};
+  std::unordered_map<std::int32_t, std::uint32_t> logical_parent;  ///< boundary line -> logicalParentUuid (interned)
   std::string inner_session;                ///< first sessionId seen
   std::string first_agent_id;
   std::vector<std::pair<std::string, std::string>> task_prompts;  ///< (prompt hash, tool_use id), file order
@@ -115,6 +119,15 @@ struct Skeleton {
     if (v[id] < 0) v[id] = value;
   }
   int line_of(std::uint32_t uuid) const { return get(by_uuid, uuid); }
+  /// The number of tool results of user line ln, and the first of their ids (pass 1 and plan only:
+  /// the pool is freed before pass 2).
+  std::uint32_t n_results(const Line& ln) const { return ln.results ? result_pool[ln.results] : 0; }
+  const std::uint32_t* result_ids(const Line& ln) const { return result_pool.data() + ln.results + 1; }
+  /// A compact boundary's logicalParentUuid (interned; 0 none).
+  std::uint32_t logical_parent_of(int line) const {
+    auto it = logical_parent.find(line);
+    return it == logical_parent.end() ? 0 : it->second;
+  }
   std::string str(std::uint32_t id) const { return ids.str(id); }
 };
 
@@ -153,8 +166,9 @@ inline const char* kind_name(PlanKind k) {
   }
 }
 
-/// One node to write: its source lines, its predecessor and how it got there. Fixed size; the
-/// rare extras (cycle report, covered plans, a renamed stored id) live in Importer side maps.
+/// One node to write: its source lines, its predecessor and how it got there. Fixed size (40
+/// bytes); the rare extras (cycle report, covered plans, a renamed stored id, a stored
+/// predecessor's id) live in Importer side tables.
 struct Plan {
   std::int32_t first = -1;  ///< first source line; the others follow Line::next, file order
   std::int32_t last = -1;   ///< last source line
@@ -164,7 +178,7 @@ struct Plan {
   std::int32_t cover_last = -1;  ///< summary: last covered plan (the logical parent)
   std::uint32_t missing_pred = 0;          ///< interned id, 0 none
   std::uint32_t cross_session_parent = 0;  ///< interned id, 0 none
-  std::string stored_pred;  ///< resumed import: the predecessor is a node stored by an earlier run
+  std::uint32_t stored_pred = 0;  ///< resumed import: the predecessor is a node stored by an earlier run (Importer::stored_preds_, 0 none)
   PlanKind kind = PlanKind::message;
   bool pred_changed = false;  ///< predecessor differs from the source's parentUuid
   bool emitted = false;
@@ -242,8 +256,8 @@ class Importer {
   struct Built;
   /// metadata.source of a node whose first line is `first`.
   Json source_of(const Line& first);
-  /// An event line: metadata.event, a system line's text, a compact boundary's links, the record.
-  void add_event_line(const Line& ln, Json v, Built& b);
+  /// An event line (line li): metadata.event, a system line's text, a compact boundary's links, the record.
+  void add_event_line(int li, Json v, Built& b);
   /// A message line (record v): its content blocks, metadata and envelope (metadata.source.parts).
   void add_message_line(const Line& ln, Json v, Built& b);
   /// A message line's message.content (c, may be null) as blocks.
@@ -273,7 +287,18 @@ class Importer {
   std::string path_;
   ImportSink& sink_;
   Skeleton sk_;
-  std::vector<Plan> plans_;
+  Chunked<Plan> plans_;
+  /// Stored predecessors' ids (Plan::stored_pred); entry 0 is "none".
+  std::vector<std::string> stored_preds_{std::string()};
+  const std::string& stored_pred(const Plan& p) const { return stored_preds_[p.stored_pred]; }
+  void set_stored_pred(Plan& p, std::string id) {
+    if (id.empty()) {
+      p.stored_pred = 0;
+      return;
+    }
+    p.stored_pred = static_cast<std::uint32_t>(stored_preds_.size());
+    stored_preds_.push_back(std::move(id));
+  }
   std::unordered_map<int, std::vector<std::string>> cycle_;  // plan -> reported loop
   std::unordered_map<int, std::vector<int>> covers_;         // summary plan -> covered plans
   std::unordered_map<int, std::string> renamed_;             // plan -> stored id when not its uuid

@@ -1,6 +1,7 @@
-// The whole-file mapping of read-only connections (lib/store/map_vfs.hpp): reads through it give
-// the bytes pread gives, pages written after the mapping are still read (past its end), and only
-// read-only connections can turn it on.
+// The whole-file mapping and the read-ahead of read-only connections (lib/store/map_vfs.hpp):
+// reads through them give the bytes pread gives, pages written after the mapping are still read
+// (past its end), read-ahead bytes never outlive their transaction, and only read-only
+// connections can turn either on.
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -60,6 +61,56 @@ TEST(MapVfsTest, MappedReadsEqualTheStoredBytesAndRowsWrittenLaterAreRead) {
   check(0, 400);
   w.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   check(0, 400);
+  fs::remove_all(dir);
+}
+
+// Read-ahead (read_ahead): reads give the stored bytes, and bytes read ahead in one read
+// transaction are never served in the next one: rows a writer rewrites in place and checkpoints
+// into the file between two reads are read anew (the same pages, the same offsets).
+TEST(MapVfsTest, ReadAheadGivesTheStoredBytesAndForgetsThemBetweenTransactions) {
+  const fs::path dir = fs::temp_directory_path() / ("ctxfold-ahead-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string path = (dir / "a.db").string();
+  Db w(path, false);
+  w.exec("PRAGMA journal_mode=WAL");
+  w.exec("CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)");
+  auto put = [&](int shift) {
+    w.exec("BEGIN");
+    for (int i = 0; i < 200; ++i) {
+      auto q = w.prepare("INSERT OR REPLACE INTO t(id, b) VALUES (?1, ?2)");
+      q.bind(1, std::int64_t{i}).bind_blob(2, blob_of(i + shift));
+      q.run();
+    }
+    w.exec("COMMIT");
+    w.exec("PRAGMA wal_checkpoint(TRUNCATE)");  // into the file itself: reads come from there
+  };
+  put(0);
+  EXPECT_FALSE(read_ahead(w.raw(), true));  // a writer's connection does not use the VFS
+  Db r(path, true);
+  r.exec("PRAGMA cache_size=4");  // pages come from the file, not from the page cache
+  ASSERT_TRUE(read_ahead(r.raw(), true));
+  EXPECT_TRUE(read_ahead(r.raw(), true));  // already on
+  auto check = [&](int shift) {
+    r.exec("BEGIN");
+    auto q = r.prepare("SELECT id, b FROM t ORDER BY id");  // a sequential scan: read ahead
+    int n = 0;
+    while (q.step()) {
+      const int i = static_cast<int>(q.int64(0));
+      EXPECT_EQ(std::string(q.blob(1)), blob_of(i + shift)) << i;
+      ++n;
+    }
+    EXPECT_EQ(n, 200);
+    q.reset();
+    r.exec("COMMIT");
+  };
+  check(0);
+  for (int shift : {1, 2, 3}) {
+    put(shift);  // the same rows, new bytes, in the same pages of the file
+    check(shift);
+  }
+  EXPECT_TRUE(read_ahead(r.raw(), false));
+  check(3);
   fs::remove_all(dir);
 }
 
