@@ -19,11 +19,13 @@ std::optional<std::string> meta_str(const Json& j, const char* key) {
 /// Claude Code: per session, the other sessions its assistant records name in requestSessionId
 /// (2.1.x writes it on the records --fork-session copies from the session that made the request)
 /// and how many records name each.
-/// The nodes of the query's `nodes n` row source: through the partial index of the nodes whose
-/// metadata holds a lineage key (schema 012, nodes_lineage_links) where the database has it, so
-/// only those few are read; every node otherwise. Each query keeps the index's own term for its
-/// key, so the rows are the same either way.
+/// The nodes of the query's `nodes n` row source: the nodes node_marks lists with a lineage key
+/// (schema 013) or, in a file of schema 012 opened read-only, those of the partial index
+/// nodes_lineage_links, so only those few are read; every node otherwise. Each query keeps the
+/// term for its key, so the rows are the same either way.
 std::string lineage_nodes(Db& db) {
+  if (db.has_schema_object("node_marks"))
+    return "(SELECT * FROM nodes WHERE seq IN (SELECT seq FROM node_marks WHERE mark & 1)) n";
   return db.has_schema_object("nodes_lineage_links") ? "nodes n INDEXED BY nodes_lineage_links" : "nodes n";
 }
 

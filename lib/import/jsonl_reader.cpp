@@ -510,6 +510,17 @@ Json JsonlReader::read_at(std::uint64_t offset, std::uint64_t length, int part) 
   std::string bytes(length, '\0');
   f.read(bytes.data(), static_cast<std::streamsize>(length));
   bytes.resize(static_cast<std::size_t>(f.gcount()));
+  // The first pass read this line and kept a record of it: most lines are one clean value, and
+  // then the line's text parses as it is, to the value the recovery rules would give (they only
+  // change a line that does not parse whole: NUL bytes, invalid UTF-8, glued values, lone
+  // surrogate escapes, out-of-range numbers; whitespace and a final CR are JSON whitespace). So
+  // parse it first, and run the rules (a second UTF-8 check and split) only when that fails.
+  if (part == 0) {
+    try {
+      return parse_json(bytes);
+    } catch (const std::exception&) {
+    }
+  }
   // Whether the line was the unterminated last one does not change what parses.
   std::vector<JsonlRecord> recs;
   impl_->process(bytes, 0, offset, false, true, recs);

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <string.h>
+
 #include <chrono>
 #include <filesystem>
 #include <string_view>
@@ -40,6 +42,32 @@ Json stored_json(std::string_view text, const std::string& path, const char* tab
                             table, e.what()),
                 kDamagedDatabaseHint);
   }
+}
+
+/// The node_marks bits of a node (share/schema/013_node_marks.sql): 1 when the stored metadata
+/// text holds a lineage key (the terms lineage.cpp's queries repeat), 2 when metadata.event is
+/// 'system_prompt'. 0: the node is not listed.
+std::int64_t node_mark(const Json& meta, std::string_view meta_text) {
+  // memmem (glibc: a vectorised scan) rather than string_view::find, which calls memchr at every
+  // 'r' and '"' of the text.
+  auto holds = [&](std::string_view needle) {
+    return memmem(meta_text.data(), meta_text.size(), needle.data(), needle.size()) != nullptr;
+  };
+  std::int64_t mark = 0;
+  if (holds("requestSessionId") || holds("\"duplicate_of\"") || holds("\"forked_from\"")) mark |= 1;
+  if (meta.is_object())
+    if (auto it = meta.find("event"); it != meta.end() && it->is_string() && it->get_ref<const std::string&>() == "system_prompt")
+      mark |= 2;
+  return mark;
+}
+
+/// Lists the node of `seq` in node_marks when node_mark gives it a bit.
+void put_node_mark(Db& db, std::int64_t seq, std::int64_t mark) {
+  if (mark == 0) return;
+  auto& st = db.cached("INSERT INTO node_marks(seq, mark) VALUES (?1, ?2)");
+  ResetOnExit st_reset(st);
+  st.bind(1, seq).bind(2, mark);
+  st.run();
 }
 
 }  // namespace
@@ -166,6 +194,12 @@ Store Store::open(const std::string& path, Mode mode, TokenMeasure measure) {
     return finish_read_only(std::move(s));
   }
   Store s(Db(path, false), path, measure);
+  // 16 KiB pages for a new file (an existing file keeps its own: the pragma only takes effect
+  // before the first table is written). An import writes every page twice, to the WAL and at the
+  // checkpoint, a system call per page each time, and a node's content and metadata run over
+  // overflow pages: at 4 KiB, the writes were a third of an import's CPU; at 16 KiB the whole
+  // import takes ~1/3 less CPU (bench/README.md "Import").
+  s.db_.exec("PRAGMA page_size=16384");
   enable_wal(s.db_, path);
   s.db_.exec("PRAGMA synchronous=NORMAL");
   s.db_.exec("PRAGMA foreign_keys=ON");
@@ -304,6 +338,7 @@ AppendResult Store::append(Node& n) {
   n.digest = std::move(digest);
   n.tokens = tokens;
   n.seq = sqlite3_last_insert_rowid(db_.raw());
+  put_node_mark(db_, n.seq, node_mark(n.metadata, meta));
   if (n.is_view() && !n.covers_ids.empty()) {
     auto& cv = db_.cached("INSERT INTO covers(summary_seq, pos, node_id) VALUES (?1, ?2, ?3)");
     ResetOnExit cv_reset(cv);
@@ -355,6 +390,7 @@ bool Store::copy_node(const std::string& from, const std::string& to, const std:
   ins.bind(6, content).bind(7, meta_text).bind(8, tokens);
   ins.bind(9, sha256_hex(canonical_node(copy, content, meta_text)));
   ins.run();
+  put_node_mark(db_, sqlite3_last_insert_rowid(db_.raw()), node_mark(meta, meta_text));
   return true;
 }
 
@@ -475,10 +511,16 @@ std::optional<Node> Store::active_summary(const std::string& session, std::int64
 }
 
 std::optional<Node> Store::system_prompt(const std::string& session, std::int64_t as_of) {
+  // Through node_marks (schema 013) where the file has it: only the marked nodes are read. A file
+  // of an older schema opened read-only reads through its partial index nodes_system_prompt.
+  const bool marks = db_.has_schema_object("node_marks");
   auto st = db_.prepare(fmt::format(
-      "SELECT {} FROM nodes WHERE session=?1 AND kind='event' AND seq<=?2 "
+      "SELECT {} FROM nodes WHERE {}session=?1 AND kind='event' AND seq<=?2 "
       "AND json_extract(metadata,'$.event')='system_prompt' ORDER BY seq DESC LIMIT 1",
-      kNodeColumns));
+      kNodeColumns,
+      marks ? "seq = (SELECT max(m.seq) FROM node_marks m CROSS JOIN nodes x ON x.seq = m.seq WHERE m.mark & 2 "
+              "AND m.seq<=?2 AND x.session=?1 AND x.kind='event' AND json_extract(x.metadata,'$.event')='system_prompt') AND "
+            : ""));
   st.bind(1, session).bind(2, as_of);
   if (!st.step()) return std::nullopt;
   return read_node(st, path_);

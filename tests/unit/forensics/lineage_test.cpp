@@ -1,7 +1,9 @@
-// session_lineage over the partial index of the nodes holding a lineage key (schema 012): the
+// session_lineage over the list of the nodes holding a lineage key (node_marks, schema 013): the
 // same lineage as a pass over every node, and work that follows the linked nodes, not the store.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+
+#include <algorithm>
 
 #include "forensics/lineage.hpp"
 #include "session_fixture.hpp"
@@ -73,10 +75,10 @@ std::string describe(const std::map<std::string, SessionLineage>& all) {
 
 TEST_F(LineageIndexTest, SameLineageWithAndWithoutTheIndex) {
   build(20);
-  ASSERT_TRUE(st().db().has_schema_object("nodes_lineage_links"));
+  ASSERT_TRUE(st().db().has_schema_object("node_marks"));
   std::map<std::string, SessionLineage> with_index, without;
   steps_of_lineage(with_index);
-  st().db().exec("DROP INDEX nodes_lineage_links");
+  st().db().exec("DROP TABLE node_marks");
   steps_of_lineage(without);
   EXPECT_EQ(describe(with_index), describe(without));
   // The links were found at all: the copies in the sub-agent, the fork's node, the resume's parent.
@@ -84,6 +86,46 @@ TEST_F(LineageIndexTest, SameLineageWithAndWithoutTheIndex) {
   EXPECT_EQ(with_index.at("f").shared.size(), 1u);
   EXPECT_EQ(with_index.at("r").parent.value_or(""), "s");
   EXPECT_EQ(with_index.at("r").relation, "fork");
+}
+
+// node_marks (schema 013) lists, as the store appends or copies a node, exactly the nodes the SQL
+// terms it replaces select: the lineage keys anywhere in the metadata text (here also inside a
+// string value, as instr finds them), and metadata.event = 'system_prompt'.
+TEST_F(LineageIndexTest, NodeMarksListWhatTheTermsSelect) {
+  build(5);
+  {
+    Txn t(st().db());
+    auto put = [&](const std::string& id, Json meta) {
+      Node n;
+      n.id = id;
+      n.session = "s";
+      n.kind = id == "sp" || id == "ev" ? "event" : "message";
+      n.role = n.kind == "event" ? "" : role::kUser;
+      n.content = Json::array({Json{{"type", "text"}, {"text", "x"}}});
+      n.metadata = std::move(meta);
+      ASSERT_EQ(st().append(n), AppendResult::added) << id;
+    };
+    put("sp", Json{{"event", "system_prompt"}});
+    put("ev", Json{{"event", "progress"}, {"note", "requestSessionId in a value"}});
+    put("nested", Json{{"x", {{"event", "system_prompt"}}}});
+    t.commit();
+  }
+  ASSERT_TRUE(st().copy_node("f0", "f0copy", "f", [](Json&, std::optional<std::string>&) {}));
+  auto rows = [&](const std::string& sql) {
+    std::string out;
+    auto q = st().db().prepare(sql);
+    while (q.step()) out += std::to_string(q.int64(0)) + ":" + std::to_string(q.int64(1)) + " ";
+    return out;
+  };
+  const std::string listed = rows("SELECT seq, mark FROM node_marks ORDER BY seq");
+  EXPECT_EQ(listed, rows("SELECT seq, m FROM (SELECT seq, (CASE WHEN instr(metadata, 'requestSessionId') > 0 "
+                         "OR instr(metadata, '\"duplicate_of\"') > 0 OR instr(metadata, '\"forked_from\"') > 0 "
+                         "THEN 1 ELSE 0 END) | (CASE WHEN json_extract(metadata, '$.event') = 'system_prompt' "
+                         "THEN 2 ELSE 0 END) AS m FROM nodes) WHERE m <> 0 ORDER BY seq"));
+  EXPECT_EQ(std::count(listed.begin(), listed.end(), ' '), 7) << listed;  // sub0 sub1 f0 r0 sp ev f0copy
+  auto sp = st().system_prompt("s", st().max_seq());
+  ASSERT_TRUE(sp.has_value());
+  EXPECT_EQ(sp->id, "sp");
 }
 
 // Before schema 012 each lineage query read every node's metadata (three passes over the largest

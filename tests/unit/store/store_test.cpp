@@ -296,22 +296,25 @@ TEST_F(StoreTest, CorruptPageIsRefused) {
     s.create_session(SessionInfo{"s1"});
     Txn t(s.db());
     for (int i = 0; i < 200; ++i) {
-      Node n = msg("n" + std::to_string(i), "s1", std::nullopt, "user", std::string(600, 'a' + i % 26));
+      Node n = msg("n" + std::to_string(i), "s1", std::nullopt, "user", std::string(2400, 'a' + i % 26));
       s.append(n);
     }
     t.commit();
   }
-  std::int64_t page = 0;
+  std::int64_t page = 0, page_size = 0;
   {
     Store r = open_store(path_, Store::Mode::read_only);
     auto q = r.db().prepare("SELECT pageno FROM dbstat WHERE name='nodes' AND pagetype='leaf' ORDER BY pageno LIMIT 1 OFFSET 5");
     ASSERT_TRUE(q.step());
     page = q.int64(0);
+    auto ps = r.db().prepare("PRAGMA page_size");
+    ASSERT_TRUE(ps.step());
+    page_size = ps.int64(0);
   }
   {
     std::fstream f(path_, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp((page - 1) * 4096);
-    std::string garbage(4096, '\x5a');
+    f.seekp((page - 1) * page_size);
+    std::string garbage(static_cast<std::size_t>(page_size), '\x5a');
     f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
   }
   Store w = open_store(path_, Store::Mode::read_write);
