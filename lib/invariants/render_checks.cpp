@@ -466,6 +466,10 @@ void check_determinism(Store& store, const std::string& session, const std::stri
     if (rp.kind == "synthetic_result") --synthetic[{rp.node, rp.tool_use_id}];
   const bool late_result =
       std::any_of(synthetic.begin(), synthetic.end(), [](const auto& kv) { return kv.second > 0; });
+  // HEAD carries the client's own new system prompt (render's system source "node"): the OpenAI
+  // render's leading system message changes by the client's doing (the Anthropic render keeps it
+  // apart and still compares every message).
+  const bool new_prompt = a.r.system.source == "node" && a.r.system.node == head;
   for (auto f : {RenderFormat::openai, RenderFormat::anthropic}) {
     const char* name = f == RenderFormat::openai ? "openai" : "anthropic";
     const Json pb = render_request_body(p, f);
@@ -483,6 +487,11 @@ void check_determinism(Store& store, const std::string& session, const std::stri
                            head, *pred, name, i));
           break;
         }
+        if (new_prompt && f == RenderFormat::openai) {
+          warn(c, session, {head, *pred}, fmt::format("HEAD '{}' carries the client's new system prompt: the openai "
+                                                      "render's system message differs from the render at '{}' (prompt caches miss once)", head, *pred));
+          break;
+        }
         add(c, session, {head, *pred},
             fmt::format("appending HEAD '{}' changed the rendered prefix before it ({} message {} differs from the "
                         "render at '{}'): prompt caches would miss",
@@ -496,7 +505,7 @@ void check_determinism(Store& store, const std::string& session, const std::stri
     // source "node", docs/render.md "The system prompt") changes it by the client's doing: the
     // render follows the request the client sent, and prompt caches miss once.
     if (f == RenderFormat::anthropic && !pm.empty() && system_bytes(pb) != hb.system) {
-      if (a.r.system.source == "node" && a.r.system.node == head)
+      if (new_prompt)
         warn(c, session, {head, *pred},
              fmt::format("HEAD '{}' carries the client's new system prompt: the rendered system prompt differs from "
                          "the render at '{}' (prompt caches miss once)",
