@@ -172,7 +172,8 @@ class CopilotImporter {
       assistant_message(c, rec, data);
     } else if (type == "tool.execution_complete") {
       tool_complete(c, rec, data);
-    } else if (type == "system.message" && json_str(data, "role", "system") == "system") {
+    } else if (type == "system.message" && json_str(data, "role", "system") == "system" &&
+               !json_str(data, "content").empty()) {  // an empty one sets no prompt: a record only
       const std::string before = c.system_prompt;
       c.system_prompt = json_str(data, "content");
       sink_.keep_record(c.session, rec.line, type, dump_json(v));
