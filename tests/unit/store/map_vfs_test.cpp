@@ -24,14 +24,23 @@ std::string blob_of(int i) {
   return s;
 }
 
-TEST(MapVfsTest, MappedReadsEqualTheStoredBytesAndRowsWrittenLaterAreRead) {
-  const fs::path dir = fs::temp_directory_path() / ("ctxfold-mapvfs-" + std::to_string(::getpid()));
+/// A new database `name` in a fresh folder of the temporary directory, in WAL mode, with the
+/// table t(id, b); returns its path (the folder is the caller's to remove).
+std::string new_wal_table(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("ctxfold-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string path = (dir / "m.db").string();
   Db w(path, false);
   w.exec("PRAGMA journal_mode=WAL");
   w.exec("CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)");
+  return path;
+}
+
+TEST(MapVfsTest, MappedReadsEqualTheStoredBytesAndRowsWrittenLaterAreRead) {
+  const std::string path = new_wal_table("mapvfs");
+  const fs::path dir = fs::path(path).parent_path();
+  Db w(path, false);
   auto put = [&](int from, int to) {
     w.exec("BEGIN");
     for (int i = from; i < to; ++i) {
@@ -68,13 +77,9 @@ TEST(MapVfsTest, MappedReadsEqualTheStoredBytesAndRowsWrittenLaterAreRead) {
 // transaction are never served in the next one: rows a writer rewrites in place and checkpoints
 // into the file between two reads are read anew (the same pages, the same offsets).
 TEST(MapVfsTest, ReadAheadGivesTheStoredBytesAndForgetsThemBetweenTransactions) {
-  const fs::path dir = fs::temp_directory_path() / ("ctxfold-ahead-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const std::string path = (dir / "a.db").string();
+  const std::string path = new_wal_table("ahead");
+  const fs::path dir = fs::path(path).parent_path();
   Db w(path, false);
-  w.exec("PRAGMA journal_mode=WAL");
-  w.exec("CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)");
   auto put = [&](int shift) {
     w.exec("BEGIN");
     for (int i = 0; i < 200; ++i) {
@@ -140,16 +145,9 @@ bool another_process_sees_a_shared_lock(const std::string& path) {
 // checkpoint the WAL into the file and delete it under the reader (docs/commands.md "Reading never
 // writes": every read command reads one snapshot).
 TEST(MapVfsTest, MappingForASecondConnectionKeepsTheFirstConnectionsReadLock) {
-  const fs::path dir = fs::temp_directory_path() / ("ctxfold-mapvfs-lock-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const std::string path = (dir / "m.db").string();
-  {
-    Db w(path, false);
-    w.exec("PRAGMA journal_mode=WAL");
-    w.exec("CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)");
-    w.exec("INSERT INTO t(id, b) VALUES (1, 'x')");
-  }
+  const std::string path = new_wal_table("mapvfs-lock");
+  const fs::path dir = fs::path(path).parent_path();
+  Db(path, false).exec("INSERT INTO t(id, b) VALUES (1, 'x')");
   Db keep_wal(path, false);  // a writer's open connection keeps the WAL: readers open read-only
   keep_wal.exec("INSERT INTO t(id, b) VALUES (2, 'y')");
   Db reader(path, true);
