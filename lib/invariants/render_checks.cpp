@@ -11,7 +11,9 @@
 #include <unordered_set>
 
 #include "invariants/catalog.hpp"
+#include "render/moved.hpp"
 #include "util/digest.hpp"
+#include "util/json_digest.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold::verify_detail {
@@ -150,13 +152,27 @@ BodyPrint body_print(const Json& body) {
   BodyPrint p;
   const Json& msgs = body["messages"];
   p.messages.reserve(msgs.size());
-  for (const auto& m : msgs) p.messages.push_back(sha256_hex(dump_json(m)));
+  for (const auto& m : msgs) p.messages.push_back(dump_json_sha256(m));
   p.system = system_bytes(body);
   return p;
 }
 
 /// SHA-256 of the `render` JSON document of r in format f: the bytes I10 compares.
-std::string document_digest(const Rendered& r, RenderFormat f) { return sha256_hex(dump_json(render_to_json(r, f))); }
+std::string document_digest(const Rendered& r, RenderFormat f) { return dump_json_sha256(render_to_json(r, f)); }
+
+/// render_context for verify: the items' content moved into the messages (render/moved.hpp),
+/// then the items dropped but for the summary-kind ones (what I4 reads), without content. The
+/// checks read the messages, reads, sections, repairs, folds and figures, and the openai and
+/// anthropic documents and bodies, which are the same.
+Rendered verify_render(Store& store, const std::string& session, RenderOptions o) {
+  o.lean_metadata = true;  // I5 and I10 read no stored source records
+  Rendered r = render_moved(store, session, o);
+  std::vector<Node> summaries;
+  for (auto& n : r.items)
+    if (n.kind == kind::kSummary) summaries.push_back(std::move(n));
+  r.items = std::move(summaries);
+  return r;
+}
 
 }  // namespace
 
@@ -183,8 +199,7 @@ std::optional<HeadRender> render_head(Store& store, const std::string& session, 
   try {
     RenderOptions ro;
     ro.strategy = label_name(strategy);
-    ro.lean_metadata = true;  // I5 and I10 read no stored source records
-    h.r = render_context(store, session, ro);
+    h.r = verify_render(store, session, ro);
   } catch (const Error& e) {
     add(c, session, {head}, fmt::format("rendering HEAD '{}' failed: {}", head, e.what()));
     return std::nullopt;
@@ -420,9 +435,7 @@ void check_determinism(Store& store, const std::string& session, const std::stri
   {
     Rendered b;
     try {
-      RenderOptions o;
-      o.lean_metadata = true;
-      b = render_context(store, session, o);
+      b = verify_render(store, session, RenderOptions{});
     } catch (const Error&) {
       add(c, session, {head}, fmt::format("rendering HEAD '{}' failed the second time only", head));
       return;
@@ -442,8 +455,7 @@ void check_determinism(Store& store, const std::string& session, const std::stri
   try {
     RenderOptions o;
     o.head = *pred;
-    o.lean_metadata = true;
-    p = render_context(store, session, o);
+    p = verify_render(store, session, o);
   } catch (const Error&) {
     return;  // a predecessor outside the session: I2
   }
@@ -479,7 +491,7 @@ void check_determinism(Store& store, const std::string& session, const std::stri
     std::size_t n = stable_prefix(pm, f == RenderFormat::openai);
     for (std::size_t i = 0; i < n; ++i) {
       // The bytes of each message, compared by digest.
-      if (i >= hm.size() || sha256_hex(dump_json(pm[i])) != hm[i]) {
+      if (i >= hm.size() || dump_json_sha256(pm[i]) != hm[i]) {
         if (late_result) {
           warn(c, session, {head, *pred},
                fmt::format("HEAD '{}' answers a tool call that the render at '{}' had to answer synthetically; the "

@@ -58,9 +58,13 @@ Json orphan_result_text(const Json& b, const std::string& id) {
 /// build_messages' state: the items, where each call's results are and which moved to a call.
 struct Pairing {
   Rendered& r;
-  const std::vector<Node>& items;
+  std::vector<Node>& items;
+  bool take;  // move each block out of its item instead of copying it (build_messages)
   std::map<std::string, std::vector<Pos>> results;  // tool_use_id -> result positions in order
   std::set<Pos> consumed;
+
+  /// The block b of an item, moved out when take (each block is passed on at most once).
+  Json pass(Json& b) const { return take ? std::move(b) : b; }
 
   void index_results();
   std::size_t assistant_turn(std::size_t i);
@@ -86,17 +90,17 @@ std::size_t Pairing::assistant_turn(std::size_t i) {
   for (; j < items.size() && message_role(items[j]) == role::kAssistant; ++j) {
     m.ids.push_back(items[j].id);
     if (!items[j].content.is_array()) continue;
-    for (const auto& b : items[j].content) {
+    for (auto& b : items[j].content) {
       if (is_type(b, "tool_use")) {
         calls.emplace_back(json_str(b, "id"), items[j].id);
-        m.content.push_back(b);
+        m.content.push_back(pass(b));
       } else if (is_type(b, "tool_result")) {
         // A result inside an assistant record answers nothing a provider accepts: keep as text.
         std::string id = json_str(b, "tool_use_id");
         m.content.push_back(orphan_result_text(b, id));
         r.repairs.push_back({"orphan_result_as_text", items[j].id, id});
       } else {
-        m.content.push_back(b);
+        m.content.push_back(pass(b));
       }
     }
   }
@@ -130,7 +134,7 @@ void Pairing::answer_calls(const Calls& calls, std::size_t j) {
   }
   std::sort(found_results.begin(), found_results.end());
   for (const Pos& p : found_results) {
-    tg.content.push_back(items[p.first].content[p.second]);
+    tg.content.push_back(pass(items[p.first].content[p.second]));
     const std::string& src = items[p.first].id;
     if (std::find(tg.ids.begin(), tg.ids.end(), src) == tg.ids.end()) tg.ids.push_back(src);
   }
@@ -146,14 +150,14 @@ void Pairing::answer_calls(const Calls& calls, std::size_t j) {
 
 /// A record other than an assistant one: its blocks less the results moved up to their calls.
 void Pairing::other_message(std::size_t i) {
-  const Node& n = items[i];
+  Node& n = items[i];
   if (split_replacement_history(n, r.messages)) return;
   RenderedMessage m{message_role(n), n.is_view() ? kind::kSummary : kind::kMessage, {n.id}, Json::array()};
   if (n.content.is_array()) {
     for (std::size_t b = 0; b < n.content.size(); ++b) {
-      const Json& blk = n.content[b];
+      if (consumed.count({i, b})) continue;  // a tool result moved up to its call (possibly taken)
+      Json& blk = n.content[b];
       if (is_type(blk, "tool_result")) {
-        if (consumed.count({i, b})) continue;
         std::string id = json_str(blk, "tool_use_id");
         m.content.push_back(orphan_result_text(blk, id));
         r.repairs.push_back({"orphan_result_as_text", n.id, id});
@@ -161,7 +165,7 @@ void Pairing::other_message(std::size_t i) {
         // A call outside an assistant turn cannot be a provider tool call.
         m.content.push_back(text_block(tool_use_as_text(blk)));
       } else {
-        m.content.push_back(blk);
+        m.content.push_back(pass(blk));
       }
     }
   } else if (n.content.is_string()) {
@@ -175,9 +179,8 @@ void Pairing::other_message(std::size_t i) {
 
 }  // namespace
 
-/// Builds r.messages (and r.repairs) from r.items; see RenderedMessage.
-void build_messages(Rendered& r) {
-  Pairing p{r, r.items, {}, {}};
+void build_messages(Rendered& r, bool take) {
+  Pairing p{r, r.items, take, {}, {}};
   p.index_results();
   std::size_t i = 0;
   while (i < r.items.size()) {
@@ -188,6 +191,8 @@ void build_messages(Rendered& r) {
     p.other_message(i);
     ++i;
   }
+  if (take)
+    for (Node& n : r.items) n.content = Json::array();
 }
 
 }  // namespace ctxfold::render_detail

@@ -1,6 +1,7 @@
 // render_context: the driver that runs a render's steps in order (render_parts.hpp), and the
 // system prompt it puts first.
 #include "render/render.hpp"
+#include "render/moved.hpp"
 
 #include <fmt/format.h>
 
@@ -110,9 +111,9 @@ void warn_refused_calibration(Rendered& r) {
                                      r.tokens.refused->reason));
 }
 
-/// render_context's steps; with figs, render_figures' (figs->r is r).
+/// render_context's steps; with figs, render_figures' (figs->r is r); with moved, render_moved's.
 void render_into(Store& store, const std::string& session, const RenderOptions& opts, Rendered& r,
-                 RenderedFigures* figs_out, bool edits) {
+                 RenderedFigures* figs_out, bool edits, bool moved = false) {
   const ViewPolicy* policy = &view_policy(opts.strategy);
   r.session = session;
   r.strategy = opts.strategy;
@@ -144,8 +145,13 @@ void render_into(Store& store, const std::string& session, const RenderOptions& 
     return;
   }
   assign_sections(store, view, v.archive_folds, r);
-  build_messages(r);
-  r.tokens = token_figure(store, r, opts.as_of);
+  if (!moved) {
+    build_messages(r);
+    r.tokens = token_figure(store, r, opts.as_of);
+  } else {  // the figure reads the items' content (edit results), which the messages then take
+    r.tokens = token_figure(store, r, opts.as_of);
+    build_messages(r, true);
+  }
   warn_refused_calibration(r);
 }
 
@@ -154,6 +160,12 @@ void render_into(Store& store, const std::string& session, const RenderOptions& 
 Rendered render_context(Store& store, const std::string& session, const RenderOptions& opts) {
   Rendered r;
   render_into(store, session, opts, r, nullptr, false);
+  return r;
+}
+
+Rendered render_moved(Store& store, const std::string& session, const RenderOptions& opts) {
+  Rendered r;
+  render_into(store, session, opts, r, nullptr, false, true);
   return r;
 }
 
