@@ -70,6 +70,7 @@ void check_head(Store& store, const std::string& session, Check& c);
 struct BodyPrint {
   std::vector<std::string> messages;  ///< sha256_hex(dump_json(message)), in order
   std::string system;                 ///< dump_json(body["system"]), "\"\"" without one (openai)
+  std::size_t leading_system = 0;     ///< messages before the first whose role is not "system"
 };
 
 /// The default render of HEAD, made once per session and read by I5, I10 and I4, and what I5 and

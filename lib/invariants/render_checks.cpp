@@ -147,6 +147,13 @@ std::string system_bytes(const Json& body) {
   return it == body.end() ? std::string("\"\"") : dump_json(*it);
 }
 
+/// How many messages open msgs before the first whose role is not "system".
+std::size_t leading_system_messages(const Json& msgs) {
+  std::size_t n = 0;
+  while (n < msgs.size() && json_str(msgs[n], "role") == "system") ++n;
+  return n;
+}
+
 /// The BodyPrint of one request body.
 BodyPrint body_print(const Json& body) {
   BodyPrint p;
@@ -154,6 +161,7 @@ BodyPrint body_print(const Json& body) {
   p.messages.reserve(msgs.size());
   for (const auto& m : msgs) p.messages.push_back(dump_json_sha256(m));
   p.system = system_bytes(body);
+  p.leading_system = leading_system_messages(msgs);
   return p;
 }
 
@@ -489,19 +497,32 @@ void check_determinism(Store& store, const std::string& session, const std::stri
     const Json& pm = pb["messages"];
     const std::vector<std::string>& hm = hb.messages;
     std::size_t n = stable_prefix(pm, f == RenderFormat::openai);
-    for (std::size_t i = 0; i < n; ++i) {
+    // HEAD's new system prompt changes the OpenAI render's leading system messages (their text,
+    // or their number when the earlier render had none): a warning, and the messages after them
+    // are still compared, each against the one as far from the end of its leading run.
+    std::size_t skip_p = 0, skip_h = 0;
+    if (new_prompt && f == RenderFormat::openai) {
+      const std::size_t ps = leading_system_messages(pm), hs = hb.leading_system;
+      bool same = ps == hs;
+      for (std::size_t i = 0; same && i < ps; ++i) same = i < hm.size() && dump_json_sha256(pm[i]) == hm[i];
+      if (!same) {
+        warn(c, session, {head, *pred},
+             fmt::format("HEAD '{}' carries the client's new system prompt: the openai render's system message "
+                         "differs from the render at '{}' (prompt caches miss once)",
+                         head, *pred));
+        skip_p = ps;
+        skip_h = hs;
+      }
+    }
+    for (std::size_t i = skip_p; i < n; ++i) {
       // The bytes of each message, compared by digest.
-      if (i >= hm.size() || dump_json_sha256(pm[i]) != hm[i]) {
+      const std::size_t j = i - skip_p + skip_h;
+      if (j >= hm.size() || dump_json_sha256(pm[i]) != hm[j]) {
         if (late_result) {
           warn(c, session, {head, *pred},
                fmt::format("HEAD '{}' answers a tool call that the render at '{}' had to answer synthetically; the "
                            "rendered prefix changes from {} message {} on (prompt caches miss once)",
                            head, *pred, name, i));
-          break;
-        }
-        if (new_prompt && f == RenderFormat::openai) {
-          warn(c, session, {head, *pred}, fmt::format("HEAD '{}' carries the client's new system prompt: the openai "
-                                                      "render's system message differs from the render at '{}' (prompt caches miss once)", head, *pred));
           break;
         }
         add(c, session, {head, *pred},
