@@ -41,6 +41,15 @@ class Interner {
       if (view(id) == s) return id;
     }
   }
+  /// The id of s when it was interned, else 0 (nothing is added).
+  std::uint32_t find(std::string_view s) const {
+    if (s.empty() || slots_.empty()) return 0;
+    std::size_t mask = slots_.size() - 1;
+    for (std::size_t h = std::hash<std::string_view>{}(s) & mask;; h = (h + 1) & mask) {
+      std::uint32_t id = slots_[h];
+      if (id == 0 || view(id) == s) return id;
+    }
+  }
   std::string_view view(std::uint32_t id) const {
     if (at_[id] == kEmpty) return {};
     const auto* p = reinterpret_cast<const unsigned char*>(blocks_[at_[id] >> kShift].get()) + (at_[id] & (kBlock - 1));

@@ -401,10 +401,21 @@ void Importer::write(int p) {
 }
 
 void Importer::emit(int start) {
-  // Parents first (the store's predecessor is a foreign key), iteratively.
+  // Parents first (the store's predecessor is a foreign key), iteratively. on_stack_ is all zero
+  // between calls (the plans marked are cleared at the end): one table for the import, not one
+  // per call, which made pass 2 quadratic in the plans (a plans-long memset per node).
   std::vector<int> stack{start};
-  std::vector<char> on_stack(plans_.size(), 0);
+  std::vector<int> marked{start};
+  on_stack_.resize(plans_.size(), 0);
+  std::vector<char>& on_stack = on_stack_;
   on_stack[start] = 1;
+  struct Clear {
+    std::vector<char>& on;
+    std::vector<int>& marked;
+    ~Clear() {
+      for (int m : marked) on[m] = 0;
+    }
+  } clear{on_stack, marked};
   while (!stack.empty()) {
     int p = stack.back();
     if (plans_[p].emitted) {
@@ -419,6 +430,7 @@ void Importer::emit(int start) {
       }
     if (dep >= 0) {
       on_stack[dep] = 1;
+      marked.push_back(dep);
       stack.push_back(dep);
       continue;
     }

@@ -5,13 +5,9 @@
 namespace ctxfold::cc_import {
 
 std::string Importer::parent_node_of_tool_use(const Skeleton& sk, const std::string& tool_use_id) const {
-  // Looked up without interning (sk may be a const scan of another file).
-  int i = -1;
-  for (std::uint32_t id = 1; id < sk.tool_use_line.size(); ++id)
-    if (sk.tool_use_line[id] >= 0 && sk.ids.view(id) == tool_use_id) {
-      i = sk.tool_use_line[id];
-      break;
-    }
+  // Looked up without interning (sk may be a const scan of another file); a hash probe, not a
+  // walk over every id (this runs once per inline sidechain root: a walk made it quadratic).
+  int i = Skeleton::get(sk.tool_use_line, sk.ids.find(tool_use_id));
   if (i < 0) return {};
   std::size_t steps = 0;
   for (int t = merge_target(sk, i); t >= 0 && steps++ < sk.lines.size(); t = merge_target(sk, i)) i = t;

@@ -303,6 +303,7 @@ class Importer {
   std::unordered_map<int, std::vector<int>> covers_;         // summary plan -> covered plans
   std::unordered_map<int, std::string> renamed_;             // plan -> stored id when not its uuid
   std::vector<int> node_of_;  // line -> plan
+  std::vector<char> on_stack_;  // emit(): plan -> on its stack (all zero between calls)
   std::vector<SessionSlot> sessions_;
   std::vector<int> session_of_line_;
   std::string stem_;

@@ -33,6 +33,19 @@ TEST(Interner, EveryLengthComesBackUnderOneId) {
   EXPECT_EQ(in.str(ids[3]), strings[3]);
 }
 
+TEST(Interner, FindAnswersWithoutAdding) {
+  Interner in;
+  EXPECT_EQ(in.find("toolu_01"), 0u);  // empty interner
+  std::vector<std::uint32_t> ids;
+  for (int i = 0; i < 5000; ++i) ids.push_back(in.intern("toolu_01" + std::to_string(i)));  // grows the index
+  const std::size_t size = in.size();
+  for (int i = 0; i < 5000; ++i) ASSERT_EQ(in.find("toolu_01" + std::to_string(i)), ids[i]) << i;
+  EXPECT_EQ(in.find("toolu_015000"), 0u);
+  EXPECT_EQ(in.find("toolu_0"), 0u);
+  EXPECT_EQ(in.find(""), 0u);
+  EXPECT_EQ(in.size(), size);  // nothing added
+}
+
 TEST(Interner, EmbeddedNulAndHighBytes) {
   Interner in;
   const std::string a("a\0b", 3), b("a\0c", 3), c("\xff\x80\x7f", 3);
