@@ -9,6 +9,7 @@
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "invariants/catalog.hpp"
 #include "render/moved.hpp"
@@ -152,6 +153,18 @@ std::size_t leading_system_messages(const Json& msgs) {
   std::size_t n = 0;
   while (n < msgs.size() && json_str(msgs[n], "role") == "system") ++n;
   return n;
+}
+
+/// Where I10's prefix comparison of an earlier render's messages pm with HEAD's print hb starts
+/// in each: past each one's leading system messages when those differ in number or bytes (HEAD
+/// carries the client's new system prompt), else {0, 0}.
+std::pair<std::size_t, std::size_t> leading_system_skip(const Json& pm, const BodyPrint& hb) {
+  const std::size_t ps = leading_system_messages(pm), hs = hb.leading_system;
+  bool same = ps == hs;
+  for (std::size_t i = 0; same && i < ps; ++i)
+    same = i < hb.messages.size() && dump_json_sha256(pm[i]) == hb.messages[i];
+  if (same) return {0, 0};
+  return {ps, hs};
 }
 
 /// The BodyPrint of one request body.
@@ -434,28 +447,33 @@ std::size_t stable_prefix(const Json& msgs, bool openai) {
   return n;
 }
 
+/// I10's first half: a second render of HEAD gives the bytes of a's `render` documents. False
+/// (a violation in c) when the second render fails.
+bool check_second_render(Store& store, const std::string& session, const std::string& head, const HeadRender& a,
+                         Check& c) {
+  Rendered b;
+  try {
+    b = verify_render(store, session, RenderOptions{});
+  } catch (const Error&) {
+    add(c, session, {head}, fmt::format("rendering HEAD '{}' failed the second time only", head));
+    return false;
+  }
+  // The bytes `render` prints in each format, compared by digest (the first render may be slimmed).
+  for (auto f : {RenderFormat::openai, RenderFormat::anthropic}) {
+    const char* name = f == RenderFormat::openai ? "openai" : "anthropic";
+    if (document_digest(b, f) != (f == RenderFormat::openai ? a.openai_document : a.anthropic_document))
+      add(c, session, {head}, fmt::format("rendering HEAD '{}' twice gave different bytes ({})", head, name));
+  }
+  return true;
+}
+
 }  // namespace
 
 /// I10 for HEAD's render a (render_head, strategy rolling): a second render gives the same bytes,
 /// and the render from HEAD's predecessor is a prefix of a's (prompt-cache stability).
 void check_determinism(Store& store, const std::string& session, const std::string& head, const HeadRender& a,
                        Check& c) {
-  {
-    Rendered b;
-    try {
-      b = verify_render(store, session, RenderOptions{});
-    } catch (const Error&) {
-      add(c, session, {head}, fmt::format("rendering HEAD '{}' failed the second time only", head));
-      return;
-    }
-    // The bytes `render` prints in each format, compared by digest (the first render may be slimmed).
-    for (auto f : {RenderFormat::openai, RenderFormat::anthropic}) {
-      const char* name = f == RenderFormat::openai ? "openai" : "anthropic";
-      if (document_digest(b, f) != (f == RenderFormat::openai ? a.openai_document : a.anthropic_document))
-        add(c, session, {head}, fmt::format("rendering HEAD '{}' twice gave different bytes ({})", head, name));
-    }
-  }
-
+  if (!check_second_render(store, session, head, a, c)) return;
   // Prompt-cache stability: the render from HEAD's predecessor is a prefix of HEAD's render.
   auto pred = store.predecessor_of(head);
   if (!pred) return;
@@ -500,20 +518,13 @@ void check_determinism(Store& store, const std::string& session, const std::stri
     // HEAD's new system prompt changes the OpenAI render's leading system messages (their text,
     // or their number when the earlier render had none): a warning, and the messages after them
     // are still compared, each against the one as far from the end of its leading run.
-    std::size_t skip_p = 0, skip_h = 0;
-    if (new_prompt && f == RenderFormat::openai) {
-      const std::size_t ps = leading_system_messages(pm), hs = hb.leading_system;
-      bool same = ps == hs;
-      for (std::size_t i = 0; same && i < ps; ++i) same = i < hm.size() && dump_json_sha256(pm[i]) == hm[i];
-      if (!same) {
-        warn(c, session, {head, *pred},
-             fmt::format("HEAD '{}' carries the client's new system prompt: the openai render's system message "
-                         "differs from the render at '{}' (prompt caches miss once)",
-                         head, *pred));
-        skip_p = ps;
-        skip_h = hs;
-      }
-    }
+    const auto [skip_p, skip_h] =
+        new_prompt && f == RenderFormat::openai ? leading_system_skip(pm, hb) : std::pair<std::size_t, std::size_t>{};
+    if (skip_p + skip_h > 0)
+      warn(c, session, {head, *pred},
+           fmt::format("HEAD '{}' carries the client's new system prompt: the openai render's system message "
+                       "differs from the render at '{}' (prompt caches miss once)",
+                       head, *pred));
     for (std::size_t i = skip_p; i < n; ++i) {
       // The bytes of each message, compared by digest.
       const std::size_t j = i - skip_p + skip_h;
