@@ -5,19 +5,18 @@
 // before figures existed (old_request_table below: the previous implementation, kept as the
 // reference).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdlib>
-#include <filesystem>
 
 #include "fake_environment.hpp"
 #include "forensics/request_table.hpp"
 #include "import/import.hpp"
 #include "render/figures.hpp"
 #include "render/render.hpp"
+#include "render_sweep.hpp"
 #include "render/token_figure.hpp"
 #include "session/open.hpp"
-#include "forced_options.hpp"
+#include "temp_dir.hpp"
 #include "strategies/lcm.hpp"
 #include "strategies/rolling.hpp"
 #include "summarize/extractive.hpp"
@@ -27,24 +26,7 @@
 namespace ctxfold {
 namespace {
 
-namespace fs = std::filesystem;
-
-const std::string kDir = CTXFOLD_TRANSCRIPTS_DIR;
-
-/// Every shipped transcript file a session is imported from (sidechains come with their main file).
-std::vector<std::string> transcript_files() {
-  std::vector<std::string> out;
-  if (!fs::exists(kDir)) return out;
-  for (const auto& e : fs::recursive_directory_iterator(kDir)) {
-    if (!e.is_regular_file()) continue;
-    const std::string p = e.path().string();
-    if (p.find("/subagents/") != std::string::npos) continue;
-    const std::string ext = e.path().extension().string();
-    if (ext == ".jsonl" || ext == ".json") out.push_back(p);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+using render_sweep::kDir;
 
 /// Compares the figures-only render with the whole one at the same options; returns the number
 /// of differing fields (each reported).
@@ -225,77 +207,15 @@ int compare_table(Store& st, const std::string& session, const std::string& what
   return bad;
 }
 
-/// The figures and the table of every session in st, at HEAD and at every `step`-th node of the
-/// raw spine; returns the number of comparisons made.
-int compare_all(Store& st, const std::string& what, std::size_t step) {
-  int made = 0;
-  for (const auto& s : st.sessions()) {
-    if (!st.head(s.id)) continue;
-    for (const char* strategy : {"rolling", "raw", "lcm"}) {
-      RenderOptions o;
-      o.strategy = strategy;
-      EXPECT_EQ(compare_figures(st, s.id, o, what + " " + s.id + " " + strategy), 0);
-      ++made;
-    }
-    RenderOptions raw;
-    raw.strategy = "raw";
-    const Rendered spine = render_context(st, s.id, raw);
-    for (std::size_t i = 0; i < spine.items.size(); i += step) {
-      if (spine.items[i].seq <= 0) continue;
-      RenderOptions o;
-      o.head = spine.items[i].id;
-      EXPECT_EQ(compare_figures(st, s.id, o, what + " " + s.id + " at " + *o.head), 0);
-      ++made;
-    }
-    EXPECT_EQ(compare_table(st, s.id, what + " " + s.id), 0);
-    ++made;
-  }
-  return made;
+TEST(Figures, EqualTheWholeRenderAndTheOldTableOnEveryRealTranscript) {
+  if (render_sweep::transcript_files().empty()) GTEST_SKIP() << "no transcripts at " << kDir;
+  TempDir dir("figures");
+  EXPECT_GT(render_sweep::sweep_transcripts(dir.root(), 23, compare_figures, compare_table), 40);
 }
 
-class Figures : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("ctxfold-figures-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
-
-TEST_F(Figures, EqualTheWholeRenderAndTheOldTableOnEveryRealTranscript) {
-  const std::vector<std::string> files = transcript_files();
-  if (files.empty()) GTEST_SKIP() << "no transcripts at " << kDir;
-  int made = 0, n = 0;
-  for (const auto& file : files) {
-    const std::string db = (dir_ / ("t" + std::to_string(n++) + ".db")).string();
-    Store st = open_store(db, Store::Mode::read_write);
-    try {
-      import_paths(st, {file}, ImportOptions{});
-    } catch (const std::exception&) {
-      continue;  // a file that holds no session
-    }
-    made += compare_all(st, fs::path(file).filename().string(), 23);
-  }
-  EXPECT_GT(made, 40);
-}
-
-TEST_F(Figures, EqualTheWholeRenderAfterRollingAndLcmCompactions) {
-  const std::string file =
-      kDir + "/claude-code/compaction_manual_v2.1.39_TRUNCATED/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl";
-  if (!fs::exists(file)) GTEST_SKIP() << "no transcript at " << file;
-  for (const char* strategy : {"rolling", "lcm"}) {
-    Store st = open_store((dir_ / (std::string(strategy) + ".db")).string(), Store::Mode::read_write);
-    import_paths(st, {file}, ImportOptions{});
-    const std::string s = "ae4a77f8-aedd-4bc1-888f-c94edc91af04";
-    ExtractiveSummarizer ex;
-    CompactResult c;
-    if (std::string(strategy) == "rolling") c = compact_rolling(st, s, ex, testing_env::forced_rolling(60000));
-    else c = compact_lcm(st, s, ex, testing_env::forced_small_lcm());
-    ASSERT_EQ(c.status, "compacted") << strategy;
-    EXPECT_GT(compare_all(st, std::string("compacted ") + strategy, 41), 3);
-  }
+TEST(Figures, EqualTheWholeRenderAfterRollingAndLcmCompactions) {
+  TempDir dir("figures");
+  render_sweep::sweep_compactions(dir.root(), 41, compare_figures, compare_table);
 }
 
 }  // namespace

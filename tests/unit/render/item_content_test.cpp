@@ -6,15 +6,13 @@
 // warnings, and the openai and anthropic documents and request bodies byte for byte (and their
 // streamed digests, util/json.hpp dump_json_sha256).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
-
-#include "forced_options.hpp"
 #include "import/import.hpp"
 #include "render/moved.hpp"
 #include "render/render.hpp"
+#include "render_sweep.hpp"
 #include "session/open.hpp"
+#include "temp_dir.hpp"
 #include "strategies/lcm.hpp"
 #include "strategies/rolling.hpp"
 #include "summarize/extractive.hpp"
@@ -24,24 +22,7 @@
 namespace ctxfold {
 namespace {
 
-namespace fs = std::filesystem;
-
-const std::string kDir = CTXFOLD_TRANSCRIPTS_DIR;
-
-/// Every shipped transcript file a session is imported from (sidechains come with their main file).
-std::vector<std::string> transcript_files() {
-  std::vector<std::string> out;
-  if (!fs::exists(kDir)) return out;
-  for (const auto& e : fs::recursive_directory_iterator(kDir)) {
-    if (!e.is_regular_file()) continue;
-    const std::string p = e.path().string();
-    if (p.find("/subagents/") != std::string::npos) continue;
-    const std::string ext = e.path().extension().string();
-    if (ext == ".jsonl" || ext == ".json") out.push_back(p);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+using render_sweep::kDir;
 
 Json messages_json(const Rendered& r) {
   Json out = Json::array();
@@ -103,75 +84,15 @@ int compare_render(Store& st, const std::string& session, RenderOptions o, const
   return bad;
 }
 
-/// Every session of st: rolling, raw and lcm renders at HEAD, and rolling renders at every
-/// `step`-th node of the raw spine; returns the number of comparisons made.
-int compare_all(Store& st, const std::string& what, std::size_t step) {
-  int made = 0;
-  for (const auto& s : st.sessions()) {
-    if (!st.head(s.id)) continue;
-    for (const char* strategy : {"rolling", "raw", "lcm"}) {
-      RenderOptions o;
-      o.strategy = strategy;
-      EXPECT_EQ(compare_render(st, s.id, o, what + " " + s.id + " " + strategy), 0);
-      ++made;
-    }
-    RenderOptions raw;
-    raw.strategy = "raw";
-    const Rendered spine = render_context(st, s.id, raw);
-    for (std::size_t i = 0; i < spine.items.size(); i += step) {
-      if (spine.items[i].seq <= 0) continue;
-      RenderOptions o;
-      o.head = spine.items[i].id;
-      EXPECT_EQ(compare_render(st, s.id, o, what + " " + s.id + " at " + *o.head), 0);
-      ++made;
-    }
-  }
-  return made;
+TEST(ItemContent, MovedContentRendersTheSameOnEveryRealTranscript) {
+  if (render_sweep::transcript_files().empty()) GTEST_SKIP() << "no transcripts at " << kDir;
+  TempDir dir("itemcontent");
+  EXPECT_GT(render_sweep::sweep_transcripts(dir.root(), 17, compare_render), 40);
 }
 
-class ItemContent : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("ctxfold-item-content-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
-
-TEST_F(ItemContent, MovedContentRendersTheSameOnEveryRealTranscript) {
-  const std::vector<std::string> files = transcript_files();
-  if (files.empty()) GTEST_SKIP() << "no transcripts at " << kDir;
-  int made = 0, n = 0;
-  for (const auto& file : files) {
-    const std::string db = (dir_ / ("t" + std::to_string(n++) + ".db")).string();
-    Store st = open_store(db, Store::Mode::read_write);
-    try {
-      import_paths(st, {file}, ImportOptions{});
-    } catch (const std::exception&) {
-      continue;  // a file that holds no session
-    }
-    made += compare_all(st, fs::path(file).filename().string(), 17);
-  }
-  EXPECT_GT(made, 40);
-}
-
-TEST_F(ItemContent, MovedContentRendersTheSameAfterRollingAndLcmCompactions) {
-  const std::string file =
-      kDir + "/claude-code/compaction_manual_v2.1.39_TRUNCATED/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl";
-  if (!fs::exists(file)) GTEST_SKIP() << "no transcript at " << file;
-  for (const char* strategy : {"rolling", "lcm"}) {
-    Store st = open_store((dir_ / (std::string(strategy) + ".db")).string(), Store::Mode::read_write);
-    import_paths(st, {file}, ImportOptions{});
-    const std::string s = "ae4a77f8-aedd-4bc1-888f-c94edc91af04";
-    ExtractiveSummarizer ex;
-    CompactResult c;
-    if (std::string(strategy) == "rolling") c = compact_rolling(st, s, ex, testing_env::forced_rolling(60000));
-    else c = compact_lcm(st, s, ex, testing_env::forced_small_lcm());
-    ASSERT_EQ(c.status, "compacted") << strategy;
-    EXPECT_GT(compare_all(st, std::string("compacted ") + strategy, 29), 3);
-  }
+TEST(ItemContent, MovedContentRendersTheSameAfterRollingAndLcmCompactions) {
+  TempDir dir("itemcontent");
+  render_sweep::sweep_compactions(dir.root(), 29, compare_render);
 }
 
 TEST(DumpJsonSha256, IsTheDigestOfTheDumpedText) {
