@@ -30,10 +30,6 @@ using namespace verify_detail;
 /// cache): 8 MiB of JSON text, some tens of MB parsed, under the 64 MB peak-RSS target (issue 6).
 constexpr std::size_t kVerifyNodeCacheBytes = 8u << 20;
 
-/// Bytes the database-wide checks read through the map between two releases of its pages
-/// (release_mapped_pages): what the map adds to verify's peak RSS, whatever the file's size.
-constexpr sqlite3_int64 kMapReleaseBytes = 32ll << 20;
-
 /// Maps the database file of a read-only `st` for the database-wide checks, which read every page
 /// (I11's integrity_check) and every covers row (I3): pages come from one shared read-only mapping
 /// of the file (the kernel's page cache) instead of one pread(2) each. SQLite maps at most
@@ -43,17 +39,8 @@ constexpr sqlite3_int64 kMapReleaseBytes = 32ll << 20;
 /// (bench/README.md, verify section).
 void map_for_scan(Store& st) {
   if (!st.read_only()) return;
-  // Experiment (bench/README.md "Memory", fourth pass): CTXFOLD_AHEAD=KiB reads with pread and
-  // 64 KiB read-ahead and a page cache of that size instead of the map; CTXFOLD_MAP_RELEASE_MB sets
-  // the release window.
-  if (const char* kib = getenv("CTXFOLD_AHEAD")) {
-    read_ahead(st.db().raw(), true);
-    st.db().exec(std::string("PRAGMA cache_size=-") + kib);
-    return;
-  }
   st.db().exec("PRAGMA mmap_size=4294967296");
-  const char* e = getenv("CTXFOLD_MAP_RELEASE_MB");
-  if (map_whole_file(st.db().raw())) release_mapped_pages(st.db().raw(), e ? (atoll(e) << 20) : kMapReleaseBytes);
+  map_whole_file(st.db().raw());
 }
 
 /// CPU seconds of the calling thread spent per check, printed to stderr when on. I11 on its own

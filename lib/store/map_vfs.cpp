@@ -5,9 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstddef>
-#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -20,7 +18,6 @@ namespace {
 /// A file control opcode of this VFS (SQLite leaves opcodes it does not know to the VFS).
 constexpr int kMapWholeFile = 0x43464D31;  // "CFM1"
 constexpr int kReadAhead = 0x43464D32;    // "CFM2": argument int* (1 on, 0 off)
-constexpr int kReleaseEvery = 0x43464D33; // "CFM3": argument sqlite3_int64* (bytes; 0 off)
 
 /// Bytes one read-ahead pread(2) fetches: small enough to stay in a core's L2 cache, from where
 /// SQLite's page reads copy it, large enough that a sequential scan makes one system call per
@@ -36,13 +33,6 @@ struct MapFile {
   bool main_db;
   const char* map;
   sqlite3_int64 map_size;
-  // Release (release_mapped_pages(), note_served()): the kGranule granules of `map` read in the
-  // current and the previous generation, one bit each; `served` is the current one's bytes.
-  sqlite3_int64 release_every, served;
-  struct Generations {
-    std::vector<std::uint64_t> cur, prev;
-  };
-  Generations* gens;  // owned; allocated while release is on (0: off)
   // Read-ahead (read_ahead()): the file's bytes [ahead_off, ahead_off + ahead_len) as read by one
   // pread(2) of the descriptor ahead_fd into `ahead`; ahead_next is where a read continuing the
   // previous one would start.
@@ -114,63 +104,9 @@ bool read_ahead_hit(MapFile* m, void* buf, int amt, sqlite3_int64 off) {
   return true;
 }
 
-/// Granule of release accounting: the kernel maps a read-faulted file page together with its
-/// neighbours in the page cache (fault-around, 64 KiB by default), so a touched granule counts whole.
-constexpr sqlite3_int64 kGranule = 64 << 10;
-
-/// Drops the mapped pages of the granules marked in `cold` (madvise(MADV_DONTNEED), one call per run).
-void drop_granules(MapFile* m, const std::vector<std::uint64_t>& cold) {
-  const sqlite3_int64 n = static_cast<sqlite3_int64>(cold.size()) * 64;
-  auto marked = [&](sqlite3_int64 g) { return (cold[static_cast<std::size_t>(g / 64)] >> (g % 64)) & 1; };
-  for (sqlite3_int64 g = 0; g < n;) {
-    if (cold[static_cast<std::size_t>(g / 64)] == 0) {
-      g = (g / 64 + 1) * 64;
-      continue;
-    }
-    if (!marked(g)) {
-      ++g;
-      continue;
-    }
-    sqlite3_int64 end = g + 1;
-    while (end < n && marked(end)) ++end;
-    const sqlite3_int64 lo = g * kGranule, hi = std::min(end * kGranule, m->map_size);
-    if (lo < hi) madvise(const_cast<char*>(m->map) + lo, static_cast<std::size_t>(hi - lo), MADV_DONTNEED);
-    g = end;
-  }
-}
-
-/// Notes that [off, off + amt) of the mapping was read. Granules are counted in two generations:
-/// once the granules first read in the current one add up to release_every bytes, those read in
-/// the previous generation and not since are dropped (drop_granules: the mapping is shared and
-/// backed by the file, so a later read faults the same bytes back in from the page cache, and
-/// pointers SQLite holds into it stay valid), and the current generation becomes the previous.
-/// Pages read again and again (b-tree roots, interior pages, the indexes integrity_check probes
-/// for every row) stay mapped; pages a scan passed are dropped. At most two generations, twice
-/// release_every bytes, are mapped at once (plus the pages fault-around maps beside them).
-void note_served(MapFile* m, sqlite3_int64 off, sqlite3_int64 amt) {
-  if (m->release_every <= 0) return;
-  std::vector<std::uint64_t>& cur = m->gens->cur;
-  for (sqlite3_int64 g = off / kGranule; g <= (off + amt - 1) / kGranule; ++g) {
-    std::uint64_t& word = cur[static_cast<std::size_t>(g / 64)];
-    const std::uint64_t bit = std::uint64_t{1} << (g % 64);
-    if (word & bit) continue;
-    word |= bit;
-    m->served += kGranule;
-  }
-  if (m->served < m->release_every) return;
-  std::vector<std::uint64_t>& prev = m->gens->prev;
-  for (std::size_t i = 0; i < prev.size(); ++i) prev[i] &= ~cur[i];
-  drop_granules(m, prev);
-  prev.swap(cur);
-  std::fill(cur.begin(), cur.end(), 0);
-  m->served = 0;
-}
-
 int x_close(sqlite3_file* f) {
   MapFile* m = self(f);
   stop_ahead(m);
-  delete m->gens;
-  m->gens = nullptr;
   if (m->map) munmap(const_cast<char*>(m->map), static_cast<std::size_t>(m->map_size));
   m->map = nullptr;
   return real(f)->pMethods->xClose(real(f));
@@ -180,7 +116,6 @@ int x_read(sqlite3_file* f, void* buf, int amt, sqlite3_int64 off) {
   if (m->ahead && read_ahead_hit(m, buf, amt, off)) return SQLITE_OK;
   if (m->map && off >= 0 && off + amt <= m->map_size) {
     std::memcpy(buf, m->map + off, static_cast<std::size_t>(amt));
-    note_served(m, off, amt);
     return SQLITE_OK;
   }
   return real(f)->pMethods->xRead(real(f), buf, amt, off);
@@ -196,7 +131,6 @@ int x_truncate(sqlite3_file* f, sqlite3_int64 size) {
     munmap(const_cast<char*>(m->map), static_cast<std::size_t>(m->map_size));
     m->map = nullptr;
     m->map_size = 0;
-    m->release_every = 0;
   }
   return real(f)->pMethods->xTruncate(real(f), size);
 }
@@ -228,19 +162,6 @@ int x_file_control(sqlite3_file* f, int op, void* arg) {
     m->map_size = st.st_size;
     return SQLITE_OK;
   }
-  if (op == kReleaseEvery) {
-    if (!m->map) return SQLITE_NOTFOUND;
-    const sqlite3_int64 every = *static_cast<sqlite3_int64*>(arg);
-    delete m->gens;
-    m->gens = nullptr;
-    if (every > 0) {
-      const std::size_t words = static_cast<std::size_t>(m->map_size / kGranule / 64 + 1);
-      m->gens = new MapFile::Generations{std::vector<std::uint64_t>(words, 0), std::vector<std::uint64_t>(words, 0)};
-    }
-    m->release_every = every > 0 ? every : 0;
-    m->served = 0;
-    return SQLITE_OK;
-  }
   if (op == kReadAhead) {
     if (!m->main_db || !m->path) return SQLITE_NOTFOUND;
     if (!*static_cast<int*>(arg)) {
@@ -269,23 +190,10 @@ int x_shm_lock(sqlite3_file* f, int offset, int n, int flags) {
 }
 void x_shm_barrier(sqlite3_file* f) { real(f)->pMethods->xShmBarrier(real(f)); }
 int x_shm_unmap(sqlite3_file* f, int del) { return real(f)->pMethods->xShmUnmap(real(f), del); }
-// With release on, SQLite's memory-mapped page reads are served from this file's own mapping, so
-// that their pages can be released too (the wrapped VFS's mapping is not ours to drop).
 int x_fetch(sqlite3_file* f, sqlite3_int64 off, int amt, void** pp) {
-  MapFile* m = self(f);
-  if (m->release_every > 0 && m->map && off >= 0 && amt > 0 && off + amt <= m->map_size) {
-    *pp = const_cast<char*>(m->map) + off;
-    note_served(m, off, amt);
-    return SQLITE_OK;
-  }
   return real(f)->pMethods->xFetch(real(f), off, amt, pp);
 }
-int x_unfetch(sqlite3_file* f, sqlite3_int64 off, void* p) {
-  MapFile* m = self(f);
-  const char* c = static_cast<const char*>(p);
-  if (c && m->map && c >= m->map && c < m->map + m->map_size) return SQLITE_OK;  // ours: nothing to undo
-  return real(f)->pMethods->xUnfetch(real(f), off, p);
-}
+int x_unfetch(sqlite3_file* f, sqlite3_int64 off, void* p) { return real(f)->pMethods->xUnfetch(real(f), off, p); }
 
 // One table per iVersion the wrapped file may have: SQLite calls the xShm* (version 2) and
 // xFetch (version 3) members only when the version says they exist.
@@ -325,8 +233,6 @@ int x_open(sqlite3_vfs*, const char* name, sqlite3_file* f, int flags, int* out_
   m->main_db = (flags & SQLITE_OPEN_MAIN_DB) != 0;
   m->map = nullptr;
   m->map_size = 0;
-  m->release_every = m->served = 0;
-  m->gens = nullptr;
   m->ahead = nullptr;
   m->ahead_fd = -1;
   m->ahead_off = m->ahead_len = 0;
@@ -360,10 +266,6 @@ const char* map_vfs_name() {
 
 bool map_whole_file(sqlite3* db) {
   return sqlite3_file_control(db, "main", kMapWholeFile, nullptr) == SQLITE_OK;
-}
-
-bool release_mapped_pages(sqlite3* db, sqlite3_int64 every) {
-  return sqlite3_file_control(db, "main", kReleaseEvery, &every) == SQLITE_OK;
 }
 
 bool read_ahead(sqlite3* db, bool on) {

@@ -20,17 +20,6 @@ const char* map_vfs_name();
 /// SQLite's own mmap, a file truncated by another process while mapped would fault on access.
 bool map_whole_file(sqlite3* db);
 
-/// Bounds what the whole-file mapping of `db` (map_whole_file(), called first) adds to the
-/// process's resident set: after every `every` bytes read from it (0: never, the default), the
-/// pages read since the last release are dropped from the process's page tables
-/// (madvise(MADV_DONTNEED) on the shared file mapping; the bytes stay in the kernel's page cache
-/// and a later read faults them back in). While on, SQLite's own memory-mapped page reads
-/// (PRAGMA mmap_size) are served from this mapping too, so they are released with it. Linux counts
-/// every mapped page a process has touched in its RSS; without this a scan of the whole file
-/// (verify-invariants' integrity_check) shows the file's size as peak RSS (docs/invariants.md
-/// "Memory"). Returns false (nothing changes) when the file is not mapped.
-bool release_mapped_pages(sqlite3* db, sqlite3_int64 every);
-
 /// Turns read-ahead on or off for the main database of `db` (opened with map_vfs_name()). While
 /// on, a page read that continues the previous read (the next pages of a table or of a text pack's
 /// overflow chain) fetches the next 64 KiB with one pread(2) into a buffer and later reads inside
