@@ -74,7 +74,7 @@ struct BodyPrint {
 };
 
 /// The default render of HEAD, made once per session and read by I5, I10 and I4, and what I5 and
-/// I10 need of its output, computed while the render is whole: the tool-pairing findings of both
+/// I10 need of its output, computed as its messages stream (render_stream): the tool-pairing findings of both
 /// request bodies, each body's BodyPrint and the digest of the `render` JSON document in each
 /// format. After check_render, slim() drops the render's content (verify holds one render at a
 /// time: docs/invariants.md "Memory").

@@ -83,103 +83,136 @@ std::string id_at(Store& store, std::int64_t seq) {
   return st.step() ? st.text(0) : std::to_string(seq);
 }
 
-/// openai: every tool call answered right after its turn and every result answering the turn before it.
-void check_openai_pairing(const Json& openai, const std::string& session, Check& c) {
-  for (std::size_t i = 0; i < openai.size(); ++i) {
-    const Json& m = openai[i];
-    if (m["role"] == "assistant" && m.contains("tool_calls")) {
-      std::size_t k = i + 1;
-      std::set<std::string> answered;
-      for (; k < openai.size() && openai[k]["role"] == "tool"; ++k) answered.insert(json_str(openai[k], "tool_call_id"));
-      for (const auto& call : m["tool_calls"])
-        if (!answered.count(json_str(call, "id")))
-          add(c, session, {}, fmt::format("openai render: tool call '{}' has no tool message after it", json_str(call, "id")));
-    }
-    if (m["role"] == "tool") {
-      std::size_t k = i;
-      while (k > 0 && openai[k - 1]["role"] == "tool") --k;
-      bool ok = false;
-      if (k > 0 && openai[k - 1].contains("tool_calls"))
-        for (const auto& call : openai[k - 1]["tool_calls"])
-          if (json_str(call, "id") == json_str(m, "tool_call_id")) ok = true;
-      if (!ok)
-        add(c, session, {},
-            fmt::format("openai render: tool message for '{}' does not follow its call", json_str(m, "tool_call_id")));
-    }
-  }
+/// The ids in msg's content blocks of the given type, under key.
+std::set<std::string> block_ids(const Json& msg, const char* type, const char* key) {
+  std::set<std::string> out;
+  for (const auto& b : msg["content"])
+    if (json_str(b, "type") == type) out.insert(json_str(b, key));
+  return out;
 }
 
-/// anthropic: every tool_use answered in the next message and every tool_result answering the one before.
-void check_anthropic_pairing(const Json& anthropic, const std::string& session, Check& c) {
-  for (std::size_t i = 0; i < anthropic.size(); ++i) {
-    const Json& m = anthropic[i];
-    std::set<std::string> uses, results;
-    auto ids_of = [](const Json& msg, const char* type, const char* key) {
-      std::set<std::string> out;
-      for (const auto& b : msg["content"])
-        if (json_str(b, "type") == type) out.insert(json_str(b, key));
-      return out;
-    };
-    if (m["role"] == "assistant") {
-      uses = ids_of(m, "tool_use", "id");
-      std::set<std::string> next;
-      if (i + 1 < anthropic.size()) next = ids_of(anthropic[i + 1], "tool_result", "tool_use_id");
-      for (const auto& u : uses)
-        if (!next.count(u))
-          add(c, session, {}, fmt::format("anthropic render: tool_use '{}' has no tool_result in the next message", u));
-    } else {
-      results = ids_of(m, "tool_result", "tool_use_id");
-      std::set<std::string> prev;
-      if (i > 0) prev = ids_of(anthropic[i - 1], "tool_use", "id");
-      for (const auto& r : results)
-        if (!prev.count(r))
-          add(c, session, {}, fmt::format("anthropic render: tool_result '{}' does not answer the message before it", r));
+/// openai: every tool call answered right after its turn and every result answering the turn
+/// before it. Fed the body's messages one at a time (render_stream); holds the run of tool
+/// messages after the last other message, as ids, and reports in message order.
+class OpenaiPairing {
+ public:
+  OpenaiPairing(const std::string& session, Check& c) : session_(session), c_(c) {}
+  void add(const Json& m) {
+    if (m["role"] == "tool") {
+      const std::string id = json_str(m, "tool_call_id");
+      answered_.insert(id);
+      bool ok = false;
+      if (before_.is_array())
+        for (const auto& call : before_)
+          if (json_str(call, "id") == id) ok = true;
+      if (!ok) later_.push_back(fmt::format("openai render: tool message for '{}' does not follow its call", id));
+      return;
     }
+    close_run();
+    before_ = m.contains("tool_calls") ? m["tool_calls"] : Json();
+    calls_ = m["role"] == "assistant" ? before_ : Json();
   }
-}
+  /// Closes the last run; call once after the last message.
+  void close_run() {
+    if (calls_.is_array())
+      for (const auto& call : calls_)
+        if (!answered_.count(json_str(call, "id")))
+          add_v(fmt::format("openai render: tool call '{}' has no tool message after it", json_str(call, "id")));
+    for (auto& v : later_) add_v(std::move(v));
+    later_.clear();
+    answered_.clear();
+    calls_ = Json();
+  }
+
+ private:
+  void add_v(std::string msg) { verify_detail::add(c_, session_, {}, std::move(msg)); }
+  const std::string& session_;
+  Check& c_;
+  Json before_;                       ///< tool_calls of the message before the current tool run
+  Json calls_;                        ///< the same when that message is an assistant turn
+  std::set<std::string> answered_;    ///< tool_call_ids of the current run
+  std::vector<std::string> later_;    ///< the run's own findings, reported after its call's
+};
+
+/// anthropic: every tool_use answered in the next message and every tool_result answering the one
+/// before. Fed the body's messages one at a time; holds the previous message's tool_use ids.
+class AnthropicPairing {
+ public:
+  AnthropicPairing(const std::string& session, Check& c) : session_(session), c_(c) {}
+  void add(const Json& m) {
+    const std::set<std::string> results = block_ids(m, "tool_result", "tool_use_id");
+    close_assistant(results);
+    if (m["role"] == "assistant") {
+      open_ = true;
+    } else {
+      for (const auto& r : results)
+        if (!uses_.count(r))
+          add_v(fmt::format("anthropic render: tool_result '{}' does not answer the message before it", r));
+    }
+    uses_ = block_ids(m, "tool_use", "id");
+  }
+  /// Call once after the last message.
+  void finish() { close_assistant({}); }
+
+ private:
+  void close_assistant(const std::set<std::string>& next) {
+    if (!open_) return;
+    open_ = false;
+    for (const auto& u : uses_)
+      if (!next.count(u)) add_v(fmt::format("anthropic render: tool_use '{}' has no tool_result in the next message", u));
+  }
+  void add_v(std::string msg) { verify_detail::add(c_, session_, {}, std::move(msg)); }
+  const std::string& session_;
+  Check& c_;
+  std::set<std::string> uses_;  ///< tool_use ids of the previous message
+  bool open_ = false;           ///< the previous message is an assistant turn not yet checked
+};
 
 }  // namespace
 
 namespace {
 
-/// The bytes of a body's "system" (anthropic: a string, or blocks), "\"\"" when it has none.
-std::string system_bytes(const Json& body) {
-  auto it = body.find("system");
-  return it == body.end() ? std::string("\"\"") : dump_json(*it);
+/// The bytes of a body's "system" in format f: dump_json(body["system"]) of the anthropic body
+/// (a string, or blocks), "\"\"" when it has none (always for openai).
+std::string system_bytes(const Rendered& r, RenderFormat f) {
+  if (f != RenderFormat::anthropic) return "\"\"";
+  const Json system = anthropic_request_system(r);
+  return system.is_null() ? std::string("\"\"") : dump_json(system);
 }
 
-/// How many messages open msgs before the first whose role is not "system".
-std::size_t leading_system_messages(const Json& msgs) {
-  std::size_t n = 0;
-  while (n < msgs.size() && json_str(msgs[n], "role") == "system") ++n;
-  return n;
-}
-
-/// Where I10's prefix comparison of an earlier render's messages pm with HEAD's print hb starts
-/// in each: past each one's leading system messages when those differ in number or bytes (HEAD
+/// Where I10's prefix comparison of an earlier render's print pb with HEAD's print hb starts in
+/// each: past each one's leading system messages when those differ in number or bytes (HEAD
 /// carries the client's new system prompt), else {0, 0}.
-std::pair<std::size_t, std::size_t> leading_system_skip(const Json& pm, const BodyPrint& hb) {
-  const std::size_t ps = leading_system_messages(pm), hs = hb.leading_system;
+std::pair<std::size_t, std::size_t> leading_system_skip(const BodyPrint& pb, const BodyPrint& hb) {
+  const std::size_t ps = pb.leading_system, hs = hb.leading_system;
   bool same = ps == hs;
-  for (std::size_t i = 0; same && i < ps; ++i)
-    same = i < hb.messages.size() && dump_json_sha256(pm[i]) == hb.messages[i];
+  for (std::size_t i = 0; same && i < ps; ++i) same = i < hb.messages.size() && pb.messages[i] == hb.messages[i];
   if (same) return {0, 0};
   return {ps, hs};
 }
 
-/// The BodyPrint of one request body.
-BodyPrint body_print(const Json& body) {
+/// Builds the BodyPrint of a request body one message at a time.
+struct PrintBuilder {
   BodyPrint p;
-  const Json& msgs = body["messages"];
-  p.messages.reserve(msgs.size());
-  for (const auto& m : msgs) p.messages.push_back(dump_json_sha256(m));
-  p.system = system_bytes(body);
-  p.leading_system = leading_system_messages(msgs);
-  return p;
-}
-
-/// SHA-256 of the `render` JSON document of r in format f: the bytes I10 compares.
-std::string document_digest(const Rendered& r, RenderFormat f) { return dump_json_sha256(render_to_json(r, f)); }
+  bool leading = true;
+  std::vector<bool> open;  ///< per message: an open turn (stable_prefix), when `track_open`
+  bool track_open = false;
+  bool openai = true;
+  void add(const Json& m) {
+    p.messages.push_back(dump_json_sha256(m));
+    leading = leading && json_str(m, "role") == "system";
+    if (leading) ++p.leading_system;
+    if (track_open) open.push_back(open_turn(m));
+  }
+  /// A message whose tool answers may still arrive (stable_prefix).
+  bool open_turn(const Json& m) const {
+    if (openai) return m["role"] == "tool" || (m["role"] == "assistant" && m.contains("tool_calls"));
+    if (m["role"] != "assistant") return false;
+    for (const auto& b : m["content"])
+      if (json_str(b, "type") == "tool_use") return true;
+    return false;
+  }
+};
 
 /// render_context for verify: the items' content moved into the messages (render/moved.hpp),
 /// then the items dropped but for the summary-kind ones (what I4 reads), without content. The
@@ -225,23 +258,28 @@ std::optional<HeadRender> render_head(Store& store, const std::string& session, 
     add(c, session, {head}, fmt::format("rendering HEAD '{}' failed: {}", head, e.what()));
     return std::nullopt;
   }
-  // One request body at a time: its pairing findings and its print, then it is freed.
+  // Each body streamed one message at a time: its pairing findings, its print and the digest of
+  // the `render` document in the same format (render_stream); no body or document is held.
   Check pairing = make_check("I5");
-  {
-    const Json openai = render_request_body(h.r, RenderFormat::openai);
-    check_openai_pairing(openai["messages"], session, pairing);
-    if (with_prints) h.openai = body_print(openai);
-  }
-  {
-    const Json anthropic = render_request_body(h.r, RenderFormat::anthropic);
-    check_anthropic_pairing(anthropic["messages"], session, pairing);
-    if (with_prints) h.anthropic = body_print(anthropic);
+  for (auto f : {RenderFormat::openai, RenderFormat::anthropic}) {
+    const bool openai = f == RenderFormat::openai;
+    OpenaiPairing op(session, pairing);
+    AnthropicPairing ap(session, pairing);
+    PrintBuilder pb;
+    pb.openai = openai;
+    const std::string digest = render_stream(h.r, f, [&](const Json& m) {
+      if (openai) op.add(m);
+      else ap.add(m);
+      if (with_prints) pb.add(m);
+    }, with_prints);
+    if (openai) op.close_run();
+    else ap.finish();
+    if (!with_prints) continue;
+    pb.p.system = system_bytes(h.r, f);
+    (openai ? h.openai : h.anthropic) = std::move(pb.p);
+    (openai ? h.openai_document : h.anthropic_document) = digest;
   }
   h.pairing = std::move(pairing.violations);
-  if (with_prints) {
-    h.openai_document = document_digest(h.r, RenderFormat::openai);
-    h.anthropic_document = document_digest(h.r, RenderFormat::anthropic);
-  }
   return h;
 }
 
@@ -433,18 +471,17 @@ void check_render(Store& store, const std::string& session, const Chain& chain, 
 namespace {
 
 /// The messages of a render that a later append cannot change: everything except the last
-/// message, and except a trailing assistant turn whose tool answers may still arrive.
-std::size_t stable_prefix(const Json& msgs, bool openai) {
-  std::size_t n = msgs.empty() ? 0 : msgs.size() - 1;
-  auto open_turn = [&](const Json& m) {
-    if (openai) return m["role"] == "tool" || (m["role"] == "assistant" && m.contains("tool_calls"));
-    if (m["role"] != "assistant") return false;
-    for (const auto& b : m["content"])
-      if (json_str(b, "type") == "tool_use") return true;
-    return false;
-  };
-  while (n > 0 && open_turn(msgs[n - 1])) --n;
+/// message, and except a trailing assistant turn whose tool answers may still arrive. open: per
+/// message, whether it is such a turn (PrintBuilder::open_turn).
+std::size_t stable_prefix(const std::vector<bool>& open) {
+  std::size_t n = open.empty() ? 0 : open.size() - 1;
+  while (n > 0 && open[n - 1]) --n;
   return n;
+}
+
+/// SHA-256 of the `render` JSON document of r in format f: the bytes I10 compares.
+std::string document_digest(const Rendered& r, RenderFormat f) {
+  return render_stream(r, f, [](const Json&) {}, true);
 }
 
 /// I10's first half: a second render of HEAD gives the bytes of a's `render` documents. False
@@ -510,16 +547,20 @@ void check_determinism(Store& store, const std::string& session, const std::stri
   const bool new_prompt = a.r.system.source == "node" && a.r.system.node == head;
   for (auto f : {RenderFormat::openai, RenderFormat::anthropic}) {
     const char* name = f == RenderFormat::openai ? "openai" : "anthropic";
-    const Json pb = render_request_body(p, f);
+    PrintBuilder built;
+    built.openai = f == RenderFormat::openai;
+    built.track_open = true;
+    render_stream(p, f, [&](const Json& m) { built.add(m); }, false);
+    built.p.system = system_bytes(p, f);
+    const BodyPrint& pb = built.p;
     const BodyPrint& hb = f == RenderFormat::openai ? a.openai : a.anthropic;
-    const Json& pm = pb["messages"];
     const std::vector<std::string>& hm = hb.messages;
-    std::size_t n = stable_prefix(pm, f == RenderFormat::openai);
+    std::size_t n = stable_prefix(built.open);
     // HEAD's new system prompt changes the OpenAI render's leading system messages (their text,
     // or their number when the earlier render had none): a warning, and the messages after them
     // are still compared, each against the one as far from the end of its leading run.
     const auto [skip_p, skip_h] =
-        new_prompt && f == RenderFormat::openai ? leading_system_skip(pm, hb) : std::pair<std::size_t, std::size_t>{};
+        new_prompt && f == RenderFormat::openai ? leading_system_skip(pb, hb) : std::pair<std::size_t, std::size_t>{};
     if (skip_p + skip_h > 0)
       warn(c, session, {head, *pred},
            fmt::format("HEAD '{}' carries the client's new system prompt: the openai render's system message "
@@ -528,7 +569,7 @@ void check_determinism(Store& store, const std::string& session, const std::stri
     for (std::size_t i = skip_p; i < n; ++i) {
       // The bytes of each message, compared by digest.
       const std::size_t j = i - skip_p + skip_h;
-      if (j >= hm.size() || dump_json_sha256(pm[i]) != hm[j]) {
+      if (j >= hm.size() || pb.messages[i] != hm[j]) {
         if (late_result) {
           warn(c, session, {head, *pred},
                fmt::format("HEAD '{}' answers a tool call that the render at '{}' had to answer synthetically; the "
@@ -548,7 +589,7 @@ void check_determinism(Store& store, const std::string& session, const std::stri
     // A HEAD node the importer marked as where the client's own prompt changed (render's system
     // source "node", docs/render.md "The system prompt") changes it by the client's doing: the
     // render follows the request the client sent, and prompt caches miss once.
-    if (f == RenderFormat::anthropic && !pm.empty() && system_bytes(pb) != hb.system) {
+    if (f == RenderFormat::anthropic && !pb.messages.empty() && pb.system != hb.system) {
       if (new_prompt)
         warn(c, session, {head, *pred},
              fmt::format("HEAD '{}' carries the client's new system prompt: the rendered system prompt differs from "

@@ -93,53 +93,84 @@ Json AnthropicBody::system_value() const {
   return Json(system);
 }
 
-AnthropicBody anthropic_body(const Rendered& r) {
-  AnthropicBody body;
-  for (const auto& m : r.messages) {
-    Json blocks;
-    if (m.role == role::kSystem) {
-      std::string text = joined_text(m.content, "\n\n");
-      if (text.empty()) continue;
-      if (body.messages.empty()) {
-        if (!body.system.empty()) body.system += "\n\n";
-        body.system += text;
-        ++body.system_messages;
-        for (const auto& b : m.content)
-          if (is_type(b, "text") && !json_str(b, "text").empty()) body.system_blocks.push_back(text_block(json_str(b, "text")));
-        continue;
-      }
-      // A system message after the conversation began (a Codex developer message mid-session)
-      // stays where it is, as marked user text: hoisting it into "system" would change the
-      // request's prefix when it is appended (docs/invariants.md "I10", prompt-cache stability).
-      blocks = Json::array({Json{{"type", "text"}, {"text", std::string(kMidSystemPrefix) + text}}});
-    }
-    std::string role = m.role == role::kAssistant ? "assistant" : "user";
-    if (m.role != role::kSystem) blocks = anthropic_blocks(m.content, false);
-    if (blocks.empty()) continue;
-    if (!body.messages.empty() && body.messages.back()["role"] == role) {
-      for (auto& b : blocks) body.messages.back()["content"].push_back(std::move(b));
-    } else {
-      body.messages.push_back(Json{{"role", role}, {"content", std::move(blocks)}});
-    }
-  }
+void AnthropicStream::finish_message(Json& msg) {
+  // tool_result blocks lead their user message (Messages API requirement), order kept otherwise.
+  if (msg["role"] != "user") return;
+  Json& c = msg["content"];
+  Json results = Json::array(), rest = Json::array();
+  for (auto& b : c) (is_type(b, "tool_result") ? results : rest).push_back(std::move(b));
+  for (auto& b : rest) results.push_back(std::move(b));
+  c = std::move(results);
+}
+
+void AnthropicStream::emit_pending() {
+  if (pending_.is_null()) return;
   // The Messages API requires the first message to be a user turn; a context that starts with an
   // assistant turn (a source excerpt whose earlier turns were never written) gets a marked
   // placeholder rather than an invalid request.
-  if (!body.messages.empty() && body.messages.front()["role"] == "assistant")
-    body.messages.insert(body.messages.begin(),
-                         Json{{"role", "user"},
-                              {"content", Json::array({Json{{"type", "text"},
-                                                            {"text", "[ctxfold: the source holds no earlier user turn]"}}})}});
-  // tool_result blocks lead their user message (Messages API requirement), order kept otherwise.
-  for (auto& msg : body.messages) {
-    if (msg["role"] != "user") continue;
-    Json& c = msg["content"];
-    Json results = Json::array(), rest = Json::array();
-    for (auto& b : c) (is_type(b, "tool_result") ? results : rest).push_back(std::move(b));
-    for (auto& b : rest) results.push_back(std::move(b));
-    c = std::move(results);
+  if (!emitted_ && pending_["role"] == "assistant") {
+    Json placeholder{{"role", "user"},
+                     {"content", Json::array({Json{{"type", "text"},
+                                                   {"text", "[ctxfold: the source holds no earlier user turn]"}}})}};
+    emit_(std::move(placeholder));
   }
+  finish_message(pending_);
+  emitted_ = true;
+  emit_(std::move(pending_));
+  pending_ = Json();
+}
+
+void AnthropicStream::add(const RenderedMessage& m) {
+  Json blocks;
+  if (m.role == role::kSystem) {
+    std::string text = joined_text(m.content, "\n\n");
+    if (text.empty()) return;
+    if (!started_) {
+      if (!body_.system.empty()) body_.system += "\n\n";
+      body_.system += text;
+      ++body_.system_messages;
+      for (const auto& b : m.content)
+        if (is_type(b, "text") && !json_str(b, "text").empty()) body_.system_blocks.push_back(text_block(json_str(b, "text")));
+      return;
+    }
+    // A system message after the conversation began (a Codex developer message mid-session)
+    // stays where it is, as marked user text: hoisting it into "system" would change the
+    // request's prefix when it is appended (docs/invariants.md "I10", prompt-cache stability).
+    blocks = Json::array({Json{{"type", "text"}, {"text", std::string(kMidSystemPrefix) + text}}});
+  }
+  std::string role = m.role == role::kAssistant ? "assistant" : "user";
+  if (m.role != role::kSystem) blocks = anthropic_blocks(m.content, false);
+  if (blocks.empty()) return;
+  started_ = true;
+  if (!pending_.is_null() && pending_["role"] == role) {
+    for (auto& b : blocks) pending_["content"].push_back(std::move(b));
+    return;
+  }
+  emit_pending();
+  pending_ = Json{{"role", role}, {"content", std::move(blocks)}};
+}
+
+AnthropicBody anthropic_body(const Rendered& r) {
+  Json messages = Json::array();
+  AnthropicStream stream([&](Json&& m) { messages.push_back(std::move(m)); });
+  for (const auto& m : r.messages) stream.add(m);
+  AnthropicBody body = stream.finish();
+  body.messages = std::move(messages);
   return body;
+}
+
+AnthropicBody anthropic_system(const Rendered& r) {
+  AnthropicStream stream([](Json&&) {});
+  for (const auto& m : r.messages) {
+    stream.add(m);
+    if (stream.started()) break;  // the leading system run is over
+  }
+  return stream.finish();
+}
+
+AnthropicBody AnthropicStream::finish() {
+  emit_pending();
+  return std::move(body_);
 }
 
 }  // namespace ctxfold::render_detail

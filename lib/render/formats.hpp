@@ -1,11 +1,17 @@
 #pragma once
 // The provider encoders behind render_request_body and render_to_json (private to lib/render):
 // each turns Rendered::messages (after tool-pairing repair) into one provider's request shape.
+#include <functional>
 #include <string>
+#include <utility>
 
 #include "render/render.hpp"
 
 namespace ctxfold::render_detail {
+
+/// Calls emit with each OpenAI chat-completions message that rendered message m becomes (none,
+/// one, or one per tool result), as openai_messages does: the conversion is per message.
+void openai_message(const RenderedMessage& m, const std::function<void(Json&&)>& emit);
 
 /// OpenAI chat-completions "messages". Tool-call ids longer than kOpenAIToolIdMax are sent as
 /// openai_tool_call_id(id).
@@ -37,6 +43,32 @@ struct AnthropicBody {
   Json system_value() const;
 };
 AnthropicBody anthropic_body(const Rendered& r);
+
+/// anthropic_body(r) without its messages (their "messages" empty): the leading system run only,
+/// read up to the first message that is not part of it.
+AnthropicBody anthropic_system(const Rendered& r);
+
+/// anthropic_body one rendered message at a time: add() each of Rendered::messages in order,
+/// then finish(); emit receives each message of the body's "messages" as soon as no later message
+/// can change it (consecutive same-role turns are merged, so a message goes out when the next
+/// role begins, and the last at finish()). Holds one merged message. finish() returns the body's
+/// system fields (messages empty).
+class AnthropicStream {
+ public:
+  explicit AnthropicStream(std::function<void(Json&&)> emit) : emit_(std::move(emit)) {}
+  void add(const RenderedMessage& m);
+  AnthropicBody finish();
+  /// True once a message (not of the leading system run) has begun.
+  bool started() const { return started_; }
+
+ private:
+  void emit_pending();
+  static void finish_message(Json& msg);
+  std::function<void(Json&&)> emit_;
+  AnthropicBody body_;
+  Json pending_;  ///< the message being merged; null when none
+  bool started_ = false, emitted_ = false;
+};
 
 /// ctxfold's neutral messages: {"id","ids","kind","role","content"} per message.
 Json ctxfold_messages(const Rendered& r);

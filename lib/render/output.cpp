@@ -8,6 +8,7 @@
 #include "render/render.hpp"
 #include "render/view_policy.hpp"
 #include "util/error.hpp"
+#include "util/json_digest.hpp"
 
 namespace ctxfold {
 namespace {
@@ -69,7 +70,10 @@ Json render_request_body(const Rendered& r, RenderFormat format) {
   return Json::object();
 }
 
-Json render_to_json(const Rendered& r, RenderFormat format) {
+namespace {
+
+/// The members of render_to_json's document before its format's own (messages and the like).
+Json document_frame(const Rendered& r, RenderFormat format) {
   Json j = Json::object();
   j["schema"] = "ctxfold.render/1";
   j["session"] = r.session;
@@ -121,6 +125,59 @@ Json render_to_json(const Rendered& r, RenderFormat format) {
     repairs.push_back(Json{{"kind", rp.kind}, {"node", rp.node}, {"tool_use_id", rp.tool_use_id}});
   j["repairs"] = std::move(repairs);
   j["warnings"] = r.warnings;
+  return j;
+}
+
+}  // namespace
+
+std::string render_stream(const Rendered& r, RenderFormat format, const std::function<void(const Json&)>& on_message,
+                          bool digest) {
+  if (format != RenderFormat::openai && format != RenderFormat::anthropic)
+    throw Error(Exit::internal, "render.stream_format", "render_stream: only the openai and anthropic formats stream");
+  JsonSha256 sha;
+  std::string suffix = "}";
+  if (digest) {
+    Json j = document_frame(r, format);
+    if (format == RenderFormat::anthropic) {
+      AnthropicBody b = anthropic_system(r);
+      j["system"] = b.system.empty() ? Json(b.system) : b.system_value();
+    } else if (Json ids = openai_tool_id_map(r); !ids.empty()) {
+      suffix = ",\"tool_call_ids\":" + dump_json(ids) + "}";
+    }
+    std::string head = dump_json(j);  // "{...}": the frame holds members, so messages follow a comma
+    head.back() = ',';
+    sha.text(head);
+    sha.text("\"messages\":[");
+  }
+  bool first = true;
+  auto each = [&](Json&& m) {
+    if (digest) {
+      if (!first) sha.text(",");
+      sha.json(m);
+    }
+    first = false;
+    on_message(m);
+  };
+  if (format == RenderFormat::openai) {
+    for (const auto& m : r.messages) openai_message(m, each);
+  } else {
+    AnthropicStream stream(each);
+    for (const auto& m : r.messages) stream.add(m);
+    stream.finish();
+  }
+  if (!digest) return {};
+  sha.text("]");
+  sha.text(suffix);
+  return sha.hex();
+}
+
+Json anthropic_request_system(const Rendered& r) {
+  AnthropicBody b = anthropic_system(r);
+  return b.system.empty() ? Json(nullptr) : b.system_value();
+}
+
+Json render_to_json(const Rendered& r, RenderFormat format) {
+  Json j = document_frame(r, format);
   switch (format) {
     case RenderFormat::openai:
       j["messages"] = openai_messages(r);

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -253,6 +254,19 @@ Json render_to_json(const Rendered& r, RenderFormat format);
 /// gemini (render/format_gemini.hpp), {"instructions"?:...,"input":[...]} for responses (OpenAI
 /// Responses items, render/format_responses.hpp).
 Json render_request_body(const Rendered& r, RenderFormat format);
+
+/// The "system" member of render_request_body(r, RenderFormat::anthropic) (a string, or an array
+/// of text blocks); null when the body has none. Reads the leading system messages only.
+Json anthropic_request_system(const Rendered& r);
+
+/// render_to_json and render_request_body of formats openai and anthropic one message at a time,
+/// for verify-invariants (docs/invariants.md "Memory"): calls on_message with each message of
+/// render_request_body(r, format)["messages"] in order (the same messages as the document's), and
+/// returns sha256_hex(dump_json(render_to_json(r, format))) when digest is set ("" when not). Holds
+/// one converted message at a time (Anthropic: one merged turn), never the body or the document.
+/// Other formats: an internal Error (exit 70).
+std::string render_stream(const Rendered& r, RenderFormat format, const std::function<void(const Json&)>& on_message,
+                          bool digest);
 
 /// Human-readable transcript for `--format text`.
 std::string render_to_text(const Rendered& r);

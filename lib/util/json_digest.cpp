@@ -34,15 +34,28 @@ class Sha256Output : public nlohmann::detail::output_adapter_protocol<char> {
 
 }  // namespace
 
-std::string dump_json_sha256(const Json& j) {
-  Sha256 sha;
+namespace {
+
+/// Feeds dump_json(j) to sha.
+void feed_json(Sha256& sha, const Json& j) {
   auto out = std::make_shared<Sha256Output>(sha);
   // What dump_json (Json::dump(-1, ' ', false, replace)) does with its string adapter: indent -1
   // is no pretty printing, ensure_ascii false.
   nlohmann::detail::serializer<Json> s(out, ' ', nlohmann::json::error_handler_t::replace);
   s.dump(j, false, false, 0);
   out->flush();
+}
+
+}  // namespace
+
+std::string dump_json_sha256(const Json& j) {
+  Sha256 sha;
+  feed_json(sha, j);
   return sha.hex();
 }
+
+void JsonSha256::text(std::string_view bytes) { sha_.update(bytes); }
+void JsonSha256::json(const Json& j) { feed_json(sha_, j); }
+std::string JsonSha256::hex() { return sha_.hex(); }
 
 }  // namespace ctxfold
