@@ -4,7 +4,8 @@
 // along the spine, and after rolling and lcm compactions, everything but the items' content is the
 // same as the whole render's: messages, repairs, reads, sections, estimates, token figure,
 // warnings, and the openai and anthropic documents and request bodies byte for byte (and their
-// streamed digests, util/json.hpp dump_json_sha256).
+// streamed digests, util/json.hpp dump_json_sha256), and render_stream gives the request body's
+// messages one at a time and the document's digest.
 #include <gtest/gtest.h>
 
 #include "import/import.hpp"
@@ -80,6 +81,20 @@ int compare_render(Store& st, const std::string& session, RenderOptions o, const
         check(false, name + " message digest");
         break;
       }
+    // render_stream (verify's bounded pass): the body's messages one at a time, in order, and the
+    // document's digest, from the moved render as verify makes it.
+    std::size_t at = 0;
+    bool same = true;
+    const std::string streamed_digest = render_stream(
+        moved, f,
+        [&](const Json& m) {
+          if (at >= body["messages"].size() || dump_json(m) != dump_json(body["messages"][at])) same = false;
+          ++at;
+        },
+        true);
+    check(same && at == body["messages"].size(), name + " streamed messages");
+    check(streamed_digest == sha256_hex(doc), name + " streamed document digest");
+    check(render_stream(moved, f, [](const Json&) {}, false).empty(), name + " digest when not asked");
   }
   return bad;
 }
