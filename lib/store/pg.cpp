@@ -101,6 +101,12 @@ std::string translate(std::string_view sql, int& params) {
       i = j - 1;
       continue;
     }
+    if ((c == 'C' || c == 'c') && sql.substr(i).size() > 11 && strncasecmp(sql.data() + i, "CROSS JOIN ", 11) == 0 &&
+        (i == 0 || !std::isalnum(static_cast<unsigned char>(sql[i - 1])))) {
+      out += "JOIN ";  // SQLite's join-order hint; PostgreSQL's CROSS JOIN takes no ON clause
+      i += 10;
+      continue;
+    }
     if ((c == 'I' || c == 'i') && sql.substr(i).size() > 10 && strncasecmp(sql.data() + i, "INDEXED BY ", 11) == 0 &&
         (i == 0 || !std::isalnum(static_cast<unsigned char>(sql[i - 1])))) {
       std::size_t j = i + 11;
@@ -183,7 +189,8 @@ std::int64_t Conn::last_insert_id() {
   return v;
 }
 
-Query::Query(Conn& conn, std::string_view sql) : conn_(conn), sql_(translate(sql, params_)) {
+Query::Query(Conn& conn, std::string_view sql) : conn_(conn) {
+  sql_ = translate(sql, params_);  // after params_'s own initializer
   values_.resize(params_);
   types_.assign(params_, 0);
   formats_.assign(params_, 0);

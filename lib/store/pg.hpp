@@ -22,8 +22,8 @@ bool is_url(std::string_view path);
 std::string redact(std::string_view url);
 
 /// `sql` written once for both engines, as PostgreSQL takes it: ?N placeholders become $N, and
-/// SQLite's planner hint `INDEXED BY name` is dropped. Quoted strings and identifiers are kept as
-/// they are. `params` is set to the largest placeholder number.
+/// SQLite's planner hint `INDEXED BY name` is dropped, and its join-order hint `CROSS JOIN` is
+/// sent as JOIN. Quoted strings and identifiers are kept as they are. `params` is set to the largest placeholder number.
 std::string translate(std::string_view sql, int& params);
 
 /// One connection (libpq, blocking). Errors: Error(environment, "db.open") when the server cannot

@@ -534,7 +534,7 @@ std::optional<Node> Store::system_prompt(const std::string& session, std::int64_
       "SELECT {} FROM nodes WHERE {}session=?1 AND kind='event' AND seq<=?2 "
       "AND json_extract(metadata,'$.event')='system_prompt' ORDER BY seq DESC LIMIT 1",
       kNodeColumns,
-      marks ? "seq = (SELECT max(m.seq) FROM node_marks m CROSS JOIN nodes x ON x.seq = m.seq WHERE m.mark & 2 "
+      marks ? "seq = (SELECT max(m.seq) FROM node_marks m CROSS JOIN nodes x ON x.seq = m.seq WHERE (m.mark & 2) <> 0 "
               "AND m.seq<=?2 AND x.session=?1 AND x.kind='event' AND json_extract(x.metadata,'$.event')='system_prompt') AND "
             : ""));
   st.bind(1, session).bind(2, as_of);

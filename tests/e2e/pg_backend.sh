@@ -27,8 +27,10 @@ same() {
   local what=$1; shift
   "$CTXFOLD" --db "$lite" "$@" >"$WORK/a" 2>"$WORK/a.err"; local ra=$?
   "$CTXFOLD" --db "$PGURL" "$@" >"$WORK/b" 2>"$WORK/b.err"; local rb=$?
-  sed -i "s|$lite|DB|g" "$WORK/a"
-  sed -i "s|$shown_url|DB|g" "$WORK/b"
+  X="$lite" perl -pi -e 's/\Q$ENV{X}\E/DB/g' "$WORK/a"
+  X="$shown_url" perl -pi -e 's/\Q$ENV{X}\E/DB/g' "$WORK/b"
+  # export's claude-code and codex records carry the time of the run
+  perl -pi -e 's/"(timestamp|exported_at)":"20\d\d-[^"]*"/"$1":"T"/g' "$WORK/a" "$WORK/b"
   if [ "$ra" != "$rb" ]; then fail "$what: exit $ra on SQLite, $rb on PostgreSQL: $(head -c 300 "$WORK/b.err")"; return; fi
   if cmp -s "$WORK/a" "$WORK/b"; then ok; else fail "$what: outputs differ: $(diff "$WORK/a" "$WORK/b" | head -5 | cut -c1-300)"; fi
   if [ ! -s "$WORK/a" ]; then fail "$what: no output ($(head -c 300 "$WORK/a.err"))"; fi
@@ -48,7 +50,8 @@ for s in "${all[@]}"; do
   done
   same "render --strategy raw $s" --session "$s" render --strategy raw
   same "context $s" --session "$s" context
-  for fmt in ctxfold openai anthropic claude-code codex; do
+  for fmt in ctxfold openai anthropic; do same "export --format $fmt $s" --session "$s" export --format "$fmt"; done
+  for fmt in claude-code codex; do
     same "export --format $fmt $s" --session "$s" export --format "$fmt" --id 00000000-0000-4000-8000-000000000000 --cwd /w
   done
   ids=$("$CTXFOLD" --db "$lite" --session "$s" list --limit 3 | jq -r '.items[].id')
@@ -65,7 +68,7 @@ expect_eq "seq is 1..n" "$(pg_psql -tA -c 'SELECT count(*) FROM nodes')" "$(pg_p
 
 # The ledger is append-only on the server.
 for sql in "UPDATE nodes SET kind = 'x'" "DELETE FROM nodes" "TRUNCATE nodes CASCADE" "UPDATE sessions SET kind = 'x'" \
-           "DELETE FROM covers" "DELETE FROM head_moves" "UPDATE events SET type = 'x'" "DELETE FROM source_records"; do
+           "DELETE FROM covers" "UPDATE covers SET pos = pos + 1" "DELETE FROM head_moves" "DELETE FROM source_records"; do
   if pg_psql -c "$sql" >"$WORK/out" 2>"$WORK/err"; then fail "the server accepted: $sql";
   elif grep -q 'append-only' "$WORK/err"; then ok; else fail "$sql: $(cat "$WORK/err")"; fi
 done
@@ -73,7 +76,7 @@ expect_eq "nodes intact" "$(sqlite3 "$lite" 'SELECT count(*) FROM nodes')" "$(pg
 
 # A command not yet ported is refused before the database is touched.
 fresh=$(pg_createdb fresh)
-for cmd in "grep foo" "verify-invariants" "compact --strategy snapcompact" "append -" "index" "sessions"; do
+for cmd in "grep foo" "verify-invariants" "compact --strategy snapcompact" "append" "index" "sessions"; do
   # shellcheck disable=SC2086
   expect_rc "$cmd refused" 2 "$CTXFOLD" --db "$fresh" $cmd </dev/null
   name=${cmd%% *}

@@ -6,7 +6,7 @@
 --   * every text column compares byte-wise (COLLATE "C"), as SQLite's BINARY does, so ORDER BY
 --     gives the same order on both engines.
 --   * the schema version is the row of ctxfold_schema (SQLite: PRAGMA user_version).
---   * json_extract, json_each and instr are defined below for the JSON paths ctxfold's SQL uses
+--   * json_extract, json_type, json_each, json_valid and instr are defined below for the JSON paths ctxfold's SQL uses
 --     ('$.a.b'), so one SQL text serves both engines.
 --   * the append-only rule is enforced by triggers that refuse UPDATE, DELETE and TRUNCATE.
 -- Derived tables not created here (the grep indexes, cover spans, snapcompact's frames) belong to
@@ -204,3 +204,11 @@ $$;
 CREATE FUNCTION instr(haystack text, needle text) RETURNS integer LANGUAGE sql IMMUTABLE STRICT AS $$
   SELECT strpos(haystack, needle)
 $$;
+
+CREATE FUNCTION json_valid(doc text) RETURNS boolean LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+BEGIN
+  PERFORM doc::json;
+  RETURN true;
+EXCEPTION WHEN others THEN
+  RETURN false;
+END $$;

@@ -34,6 +34,11 @@ TEST(PgTranslate, IndexedByIsDropped) {
   EXPECT_EQ(pg::translate("SELECT reindexed BY_x FROM t", n), "SELECT reindexed BY_x FROM t");
 }
 
+TEST(PgTranslate, CrossJoinIsAPlainJoin) {
+  int n = 0;
+  EXPECT_EQ(pg::translate("FROM node_marks m CROSS JOIN nodes x ON x.seq = m.seq", n), "FROM node_marks m JOIN nodes x ON x.seq = m.seq");
+}
+
 TEST(PgUrl, ServerUrlsAreRecognised) {
   EXPECT_TRUE(is_server_url("postgresql://u@h/db"));
   EXPECT_TRUE(is_server_url("postgres://h/db"));
