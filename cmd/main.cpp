@@ -243,6 +243,15 @@ bool checks_whole_file(const ctxfold::cli::Command& c) {
   return name == "import" || name == "index";
 }
 
+// The commands whose code paths run on a PostgreSQL database (docs/backends.md); the others are
+// refused there before the database is opened.
+ctxfold::Store::ServerUse server_use(const ctxfold::cli::Command& c) {
+  const std::string_view name = c.name;
+  const bool ported = name == "import" || name == "list" || name == "render" || name == "context" ||
+                      name == "export" || name == "describe";
+  return {c.name, ported};
+}
+
 // Opens the store the command needs and runs it: the exit code, errors reported; stdout is
 // flushed after.
 int run_command(ctxfold::cli::Context& ctx, const ctxfold::cli::Runner& run, const ctxfold::cli::Command* chosen) {
@@ -258,8 +267,9 @@ int run_command(ctxfold::cli::Context& ctx, const ctxfold::cli::Runner& run, con
     const Needs needs = run.needs ? run.needs() : chosen->needs;
     creates_db = needs == Needs::read_write && !std::filesystem::exists(ctx.db_path, exists_ec);
     if (needs != Needs::nothing)
-      ctx.store.emplace(open_store(ctx.db_path, needs == Needs::read_only ? Store::Mode::read_only
-                                                                           : Store::Mode::read_write));
+      ctx.store.emplace(open_store(ctx.db_path,
+                                   needs == Needs::read_only ? Store::Mode::read_only : Store::Mode::read_write,
+                                   server_use(*chosen)));
     if (needs == Needs::read_write && !creates_db && checks_whole_file(*chosen)) check_integrity(*ctx.store);
     rc = run.run(ctx);
   } catch (const Error& e) {
@@ -300,7 +310,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   ctx.db_path = env_or("CTXFOLD_DB", "./ctxfold.db");
   if (const char* s = std::getenv("CTXFOLD_SESSION"); s && *s) ctx.session = s;
-  app.add_option("--db", ctx.db_path, "session database (env CTXFOLD_DB, default ./ctxfold.db)");
+  app.add_option("--db", ctx.db_path, "session database: a SQLite file, or a postgresql:// URL (docs/backends.md) (env CTXFOLD_DB, default ./ctxfold.db)");
   app.add_option("--session", ctx.session, "session id (env CTXFOLD_SESSION; default: the only or newest session)");
   app.add_flag("--text", ctx.text, "a human view instead of JSON where one helps");
 

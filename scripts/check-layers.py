@@ -156,6 +156,24 @@ for top in ("lib", "cmd"):
                     if m and owners[m.group(2)] != rel:
                         problems.append(f"{rel}:{no}: writes {m.group(2)}, which {owners[m.group(2)]} owns")
 
+# One connection interface, two engines (docs/backends.md "Writing SQL for both engines"):
+# outside lib/store nothing includes libpq or the server engine, and nothing asks which engine a
+# database is.
+ENGINE = re.compile(r'^\s*#\s*include\s+[<"](libpq-fe\.h|store/pg\.hpp)[>"]|\bis_server(_url)?\s*\(')
+for top in ("lib", "cmd"):
+    for dirpath, _, files in os.walk(os.path.join(root, top)):
+        for f in sorted(files):
+            path = os.path.join(dirpath, f)
+            rel = os.path.relpath(path, root)
+            if rel.startswith(os.path.join("lib", "store") + os.sep):
+                continue
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                for no, line in enumerate(fh, 1):
+                    m = ENGINE.search(line.split("//")[0])
+                    if m:
+                        problems.append(f"{rel}:{no}: knows the database engine ({m.group(0).strip()}); "
+                                        "only lib/store does (docs/backends.md)")
+
 # Nothing in lib/ includes the command layer.
 for dirpath, _, files in os.walk(lib):
     for f in files:

@@ -82,12 +82,12 @@ void read_models(Db& db, const SessionInfo& s, SessionIndexEntry& e) {
   // Models in first-seen order: node metadata (Claude, Gemini), then Codex turn_context records.
   Stmt q = db.prepare(
       "SELECT m FROM (SELECT json_extract(metadata,'$.model') AS m, min(seq) AS s FROM nodes "
-      "WHERE session=?1 AND role='assistant' GROUP BY m) WHERE m IS NOT NULL ORDER BY s");
+      "WHERE session=?1 AND role='assistant' GROUP BY m) AS t WHERE m IS NOT NULL ORDER BY s");
   q.bind(1, s.id);
   while (q.step()) e.models.push_back(q.text(0));
   Stmt r = db.prepare(
       "SELECT m FROM (SELECT json_extract(raw,'$.payload.model') AS m, min(seq) AS s FROM source_records "
-      "WHERE session=?1 AND type='turn_context' AND json_valid(raw) GROUP BY m) WHERE m IS NOT NULL ORDER BY s");
+      "WHERE session=?1 AND type='turn_context' AND json_valid(raw) GROUP BY m) AS t WHERE m IS NOT NULL ORDER BY s");
   r.bind(1, s.id);
   while (r.step())
     if (std::find(e.models.begin(), e.models.end(), r.text(0)) == e.models.end()) e.models.push_back(r.text(0));

@@ -40,7 +40,7 @@ constexpr const char* kGeminiFormat = "gemini";
 std::optional<std::string> stored_session_with_id(Store& st, const std::string& gemini_session_id) {
   auto& q = st.db().cached(
       "SELECT id FROM sessions WHERE format='gemini' AND json_extract(metadata, '$.sessionId') = ?1 "
-      "AND ifnull(json_extract(metadata, '$.kind'), 'main') <> 'subagent' ORDER BY created_seq LIMIT 1");
+      "AND coalesce(json_extract(metadata, '$.kind'), 'main') <> 'subagent' ORDER BY created_seq LIMIT 1");
   ResetOnExit r(q);
   q.bind(1, gemini_session_id);
   if (!q.step()) return std::nullopt;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <unordered_set>
 
 #include "recall/expand.hpp"
@@ -186,7 +187,7 @@ Json list_views(Store& st, const std::string& session, std::int64_t offset, std:
   {
     auto q = st.db().prepare(
         "SELECT ch.value FROM nodes p, json_each(p.metadata, '$.children') ch WHERE p.session=?1 AND "
-        "p.kind='summary' AND json_extract(p.metadata, '$.depth') > 1");
+        "p.kind='summary' AND CAST(json_extract(p.metadata, '$.depth') AS INTEGER) > 1");
     q.bind(1, session);
     while (q.step()) condensed.insert(q.text(0));
   }
@@ -199,7 +200,7 @@ Json list_views(Store& st, const std::string& session, std::int64_t offset, std:
         "SELECT n.id, NOT EXISTS (SELECT 1 FROM covers cv WHERE cv.node_id = n.id) FROM nodes n "
         "INDEXED BY nodes_session_kind WHERE n.session=?1 AND n.kind IN " + std::string(kViewKindsSql) +
         " ORDER BY n.seq LIMIT ?2 OFFSET ?3");
-    q.bind(1, session).bind(2, limit > 0 ? limit : std::int64_t{-1}).bind(3, offset);
+    q.bind(1, session).bind(2, limit > 0 ? limit : std::numeric_limits<std::int64_t>::max()).bind(3, offset);
     while (q.step()) {
       ids.push_back(q.text(0));
       frontier.push_back(q.int64(1) != 0 && !condensed.count(ids.back()));

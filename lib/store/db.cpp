@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "store/map_vfs.hpp"
+#include "store/pg.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold {
@@ -112,15 +113,26 @@ Stmt::Stmt(sqlite3* db, std::string_view sql) : db_(db) {
   if (tail && *tail) throw Error(Exit::internal, "db.surplus_sql", fmt::format("surplus SQL: {}", tail));
 }
 
+Stmt::Stmt(pg::Conn& conn, std::string_view sql) : pg_(new pg::Query(conn, sql)) {}
+
 Stmt::~Stmt() {
   if (st_) sqlite3_finalize(st_);
+  delete pg_;
 }
 
 Stmt& Stmt::bind(int i, std::int64_t v) {
+  if (pg_) [[unlikely]] {
+    pg_->bind_int(i, v);
+    return *this;
+  }
   if (int rc = sqlite3_bind_int64(st_, i, v); rc != SQLITE_OK) fail(db_, rc, "bind");
   return *this;
 }
 Stmt& Stmt::bind(int i, std::string_view v) {
+  if (pg_) [[unlikely]] {
+    pg_->bind_text(i, v);
+    return *this;
+  }
   if (int rc = sqlite3_bind_text64(st_, i, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8); rc != SQLITE_OK)
     fail(db_, rc, "bind");
   return *this;
@@ -129,17 +141,26 @@ Stmt& Stmt::bind(int i, const std::optional<std::string>& v) {
   return v ? bind(i, std::string_view(*v)) : bind_null(i);
 }
 Stmt& Stmt::bind_blob(int i, std::string_view v) {
+  if (pg_) [[unlikely]] {
+    pg_->bind_bytes(i, v);
+    return *this;
+  }
   // An empty view may have no data pointer, which SQLite would bind as NULL.
   const int rc = v.empty() ? sqlite3_bind_zeroblob(st_, i, 0) : sqlite3_bind_blob64(st_, i, v.data(), v.size(), SQLITE_TRANSIENT);
   if (rc != SQLITE_OK) fail(db_, rc, "bind");
   return *this;
 }
 Stmt& Stmt::bind_null(int i) {
+  if (pg_) [[unlikely]] {
+    pg_->bind_null(i);
+    return *this;
+  }
   if (int rc = sqlite3_bind_null(st_, i); rc != SQLITE_OK) fail(db_, rc, "bind");
   return *this;
 }
 
 bool Stmt::step() {
+  if (pg_) [[unlikely]] return pg_->step();
   int rc = sqlite3_step(st_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
@@ -148,20 +169,27 @@ bool Stmt::step() {
 }
 
 void Stmt::reset() {
+  if (pg_) [[unlikely]] return pg_->reset();
   sqlite3_reset(st_);
   sqlite3_clear_bindings(st_);
 }
 
-std::int64_t Stmt::int64(int col) const { return sqlite3_column_int64(st_, col); }
+std::int64_t Stmt::int64(int col) const {
+  if (pg_) [[unlikely]] return pg_->int64(col);
+  return sqlite3_column_int64(st_, col);
+}
 std::string Stmt::text(int col) const {
+  if (pg_) [[unlikely]] return std::string(pg_->view(col));
   auto p = reinterpret_cast<const char*>(sqlite3_column_text(st_, col));
   return p ? std::string(p, sqlite3_column_bytes(st_, col)) : std::string();
 }
 std::string_view Stmt::view(int col) const {
+  if (pg_) [[unlikely]] return pg_->view(col);
   auto p = reinterpret_cast<const char*>(sqlite3_column_text(st_, col));
   return p ? std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(st_, col))) : std::string_view();
 }
 std::string_view Stmt::blob(int col) const {
+  if (pg_) [[unlikely]] return pg_->bytes(col);
   auto p = static_cast<const char*>(sqlite3_column_blob(st_, col));
   return p ? std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(st_, col))) : std::string_view();
 }
@@ -173,9 +201,19 @@ std::optional<std::int64_t> Stmt::opt_int64(int col) const {
   if (is_null(col)) return std::nullopt;
   return int64(col);
 }
-bool Stmt::is_null(int col) const { return sqlite3_column_type(st_, col) == SQLITE_NULL; }
+bool Stmt::is_null(int col) const {
+  if (pg_) [[unlikely]] return pg_->is_null(col);
+  return sqlite3_column_type(st_, col) == SQLITE_NULL;
+}
+
+bool is_server_url(std::string_view path) { return pg::is_url(path); }
 
 Db::Db(const std::string& path, bool read_only, bool immutable) : read_only_(read_only), path_(path) {
+  if (pg::is_url(path)) {
+    path_ = pg::redact(path);
+    pg_ = new pg::Conn(path, read_only);
+    return;
+  }
   // A tidy reader (docs/commands.md "Reading never writes"): without a -wal file beside the
   // database nobody is writing it, so a reader opens it with SQLITE_OPEN_READWRITE, never creating
   // it (SQLite falls back to reading a write-protected file) and query_only (store.cpp), so that
@@ -212,6 +250,10 @@ Db::Db(const std::string& path, bool read_only, bool immutable) : read_only_(rea
 
 Db::~Db() {
   cache_.clear();
+  if (pg_) {
+    delete pg_;  // closing the connection ends (rolls back) an open transaction
+    return;
+  }
   if (!db_) return;
   // A read-only store holds one read transaction for its lifetime (store.cpp finish_read_only).
   if (!sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -229,12 +271,13 @@ Db::~Db() {
 
 Stmt& Db::cached(const std::string& sql) {
   auto it = cache_.find(sql);
-  if (it == cache_.end()) it = cache_.emplace(sql, std::make_unique<Stmt>(db_, sql)).first;
+  if (it == cache_.end()) it = cache_.emplace(sql, std::make_unique<Stmt>(prepare(sql))).first;
   it->second->reset();
   return *it->second;
 }
 
 void Db::exec(std::string_view sql) {
+  if (pg_) return pg_->exec(sql);
   std::string s(sql);
   char* err = nullptr;
   int rc = sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err);
@@ -246,20 +289,74 @@ void Db::exec(std::string_view sql) {
 }
 
 bool Db::has_schema_object(std::string_view name) {
-  Stmt& q = cached("SELECT 1 FROM sqlite_master WHERE name=?1");
+  Stmt& q = cached(pg_ ? "SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace s ON s.oid = c.relnamespace "
+                         "WHERE s.nspname = current_schema() AND c.relname = ?1"
+                       : "SELECT 1 FROM sqlite_master WHERE name=?1");
   ResetOnExit reset(q);
   q.bind(1, name);
   return q.step();
 }
 
 std::int64_t Db::user_version() {
-  Stmt st(db_, "PRAGMA user_version");
+  if (pg_ && !has_schema_object("ctxfold_schema")) return 0;
+  Stmt st = prepare(pg_ ? "SELECT version FROM ctxfold_schema WHERE id = 1" : "PRAGMA user_version");
   return st.step() ? st.int64(0) : 0;
 }
 
-Txn::Txn(Db& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+void Db::set_user_version(std::int64_t v) {
+  if (!pg_) return exec(fmt::format("PRAGMA user_version={}", v));
+  exec(fmt::format("INSERT INTO ctxfold_schema(id, version) VALUES (1, {}) "
+                   "ON CONFLICT (id) DO UPDATE SET version = excluded.version", v));
+}
+
+bool Db::schema_empty() {
+  Stmt st = prepare(pg_ ? "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace s ON "
+                          "s.oid = c.relnamespace WHERE s.nspname = current_schema() AND c.relkind IN ('r','v','i','S','m','p')"
+                        : "SELECT count(*) FROM sqlite_master");
+  st.step();
+  return st.int64(0) == 0;
+}
+
+std::int64_t Db::last_insert_id() { return pg_ ? pg_->last_insert_id() : sqlite3_last_insert_rowid(db_); }
+
+std::int64_t Db::changes() { return pg_ ? pg_->changes() : sqlite3_changes(db_); }
+
+void Db::begin_read_snapshot() {
+  if (pg_) return exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  exec("PRAGMA query_only=ON");
+  exec("BEGIN");
+}
+
+std::string Db::quick_check() {
+  if (pg_) return "ok";
+  Stmt st = prepare("PRAGMA quick_check(1)");
+  return st.step() ? st.text(0) : std::string("no answer");
+}
+
+void Db::rollback_quietly() noexcept {
+  if (pg_) return pg_->exec_quietly("ROLLBACK");
+  if (db_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+/// The key of the advisory lock every server write transaction takes ("ctxf" in ASCII): one
+/// writer at a time per database, as SQLite's BEGIN IMMEDIATE gives.
+constexpr std::int64_t kWriterLock = 0x63747866;
+
+Txn::Txn(Db& db) : db_(db) {
+  if (!db_.pg_) {
+    db_.exec("BEGIN IMMEDIATE");
+    return;
+  }
+  db_.exec("BEGIN");
+  try {
+    db_.exec(fmt::format("SELECT pg_advisory_xact_lock({})", kWriterLock));
+  } catch (...) {
+    db_.rollback_quietly();
+    throw;
+  }
+}
 Txn::~Txn() {
-  if (!done_) sqlite3_exec(db_.raw(), "ROLLBACK", nullptr, nullptr, nullptr);
+  if (!done_) db_.rollback_quietly();
 }
 void Txn::commit() {
   db_.exec("COMMIT");

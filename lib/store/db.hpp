@@ -10,6 +10,11 @@
 
 namespace ctxfold {
 
+namespace pg {
+class Conn;
+class Query;
+}  // namespace pg
+
 /// The hint of every error that finds the database file damaged (a missing table or column, a
 /// stored JSON column that does not parse): docs/invariants.md says what verify reports.
 inline constexpr const char* kDamagedDatabaseHint =
@@ -17,11 +22,19 @@ inline constexpr const char* kDamagedDatabaseHint =
 
 /// Move-only prepared statement. Bind by 1-based index; reads of NULL columns give nullopt.
 /// step() returns true while a row is available; errors throw Error (exit codes and names: db.cpp fail).
+/// The SQL is written once for both engines (docs/backends.md "Writing SQL for both engines"):
+/// on a server database ?N placeholders are sent as $N (store/pg.hpp translate).
+/// One engine per statement, tagged by which handle is set: a SQLite read is one branch away
+/// from the sqlite3_column_* call, no virtual call.
 class Stmt {
  public:
   Stmt(sqlite3* db, std::string_view sql);
+  Stmt(pg::Conn& conn, std::string_view sql);
   ~Stmt();
-  Stmt(Stmt&& o) noexcept : db_(o.db_), st_(o.st_) { o.st_ = nullptr; }
+  Stmt(Stmt&& o) noexcept : db_(o.db_), st_(o.st_), pg_(o.pg_) {
+    o.st_ = nullptr;
+    o.pg_ = nullptr;
+  }
   Stmt& operator=(Stmt&&) = delete;
   Stmt(const Stmt&) = delete;
 
@@ -51,8 +64,9 @@ class Stmt {
   bool is_null(int col) const;
 
  private:
-  sqlite3* db_;
+  sqlite3* db_ = nullptr;
   sqlite3_stmt* st_ = nullptr;
+  pg::Query* pg_ = nullptr;  // owned; set instead of st_ on a server database
 };
 
 /// Resets a statement when the scope ends, ending its implicit read transaction.
@@ -67,8 +81,14 @@ class ResetOnExit {
   Stmt& st_;
 };
 
+/// Whether `path` names a PostgreSQL database (postgresql://... or postgres://...) rather than a
+/// SQLite file (docs/backends.md "Pointing ctxfold at a server").
+bool is_server_url(std::string_view path);
+
 /// Move-only connection. read_only never changes the file's bytes: SQLITE_OPEN_READONLY, or read-write
 /// and query_only when no -wal file exists (db.cpp Db::Db); writers use WAL and a busy timeout.
+/// A server URL (is_server_url) opens a libpq connection instead (docs/backends.md); the
+/// statements and transactions below behave the same on both engines.
 class Db {
  public:
   /// immutable (read-only only): open as an immutable file (no locking, WAL ignored), the
@@ -76,14 +96,15 @@ class Db {
   Db(const std::string& path, bool read_only, bool immutable = false);
   ~Db();
   Db(Db&& o) noexcept
-      : cache_(std::move(o.cache_)), db_(o.db_), read_only_(o.read_only_), path_(std::move(o.path_)) {
+      : cache_(std::move(o.cache_)), db_(o.db_), pg_(o.pg_), read_only_(o.read_only_), path_(std::move(o.path_)) {
     o.db_ = nullptr;
+    o.pg_ = nullptr;
   }
   Db& operator=(Db&&) = delete;
   Db(const Db&) = delete;
 
   void exec(std::string_view sql);
-  Stmt prepare(std::string_view sql) { return Stmt(db_, sql); }
+  Stmt prepare(std::string_view sql) { return pg_ ? Stmt(*pg_, sql) : Stmt(db_, sql); }
   /// A prepared statement kept for the connection's lifetime (reset and unbound on each call),
   /// for hot single-row statements. Not for statements that may be stepped re-entrantly. Pair it
   /// with a ResetOnExit so no half-stepped statement keeps a read transaction (and an old WAL
@@ -93,20 +114,45 @@ class Db {
   /// (text index, cover spans, trigrams) is optional in databases opened read-only at an older
   /// schema, so its readers check first.
   bool has_schema_object(std::string_view name);
+  /// The SQLite handle, for the SQLite-only paths (null on a server database, which those
+  /// commands refuse before they open it: Store::open's ServerUse).
   sqlite3* raw() const { return db_; }
+  bool is_server() const { return pg_ != nullptr; }
   bool read_only() const { return read_only_; }
-  /// The path the connection was opened with, as the user gave it (for messages).
+  /// The path the connection was opened with, as the user gave it (for messages); a server URL
+  /// with its password redacted.
   const std::string& path() const { return path_; }
+  /// The schema version: PRAGMA user_version, or on a server the row of table ctxfold_schema (0
+  /// when there is none).
   std::int64_t user_version();
+  void set_user_version(std::int64_t v);
+  /// Whether the database holds no table, index or view at all (a new database).
+  bool schema_empty();
+  /// The seq (rowid) of the row the connection inserted last.
+  std::int64_t last_insert_id();
+  /// Rows changed by the connection's last INSERT, UPDATE or DELETE.
+  std::int64_t changes();
+  /// A read-only store's one snapshot for its lifetime: SQLite query_only and BEGIN; a server's
+  /// BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY.
+  void begin_read_snapshot();
+  /// The whole-file check of the bulk writers (PRAGMA quick_check(1)): "ok" or SQLite's first
+  /// finding; a server database answers "ok" (its own storage checks its pages).
+  std::string quick_check();
+  /// Rolls back an open transaction, ignoring errors (destructors).
+  void rollback_quietly() noexcept;
 
  private:
+  friend class Txn;
   std::unordered_map<std::string, std::unique_ptr<Stmt>> cache_;  // destroyed before db_ closes
   sqlite3* db_ = nullptr;
+  pg::Conn* pg_ = nullptr;  // owned; set instead of db_ for a server URL
   bool read_only_;
   std::string path_;
 };
 
-/// BEGIN IMMEDIATE ... COMMIT; rolls back in the destructor unless commit() ran.
+/// BEGIN IMMEDIATE ... COMMIT; rolls back in the destructor unless commit() ran. On a server:
+/// BEGIN and a transaction-scoped advisory lock, so writers take turns as with SQLite's one
+/// writer and seq grows in commit order.
 class Txn {
  public:
   explicit Txn(Db& db);

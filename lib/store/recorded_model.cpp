@@ -6,7 +6,7 @@ std::optional<std::string> recorded_model(Store& store, const std::string& sessi
   {
     auto& q = store.db().cached(
         "SELECT m FROM (SELECT json_extract(metadata,'$.model') AS m FROM nodes WHERE session=?1 AND role='assistant' "
-        "ORDER BY seq DESC LIMIT 4096) WHERE m IS NOT NULL AND m<>'' AND m NOT LIKE '<%' LIMIT 1");
+        "ORDER BY seq DESC LIMIT 4096) AS t WHERE m IS NOT NULL AND m<>'' AND m NOT LIKE '<%' LIMIT 1");
     ResetOnExit r(q);
     q.bind(1, session);
     if (q.step() && !q.is_null(0)) return q.text(0);

@@ -19,9 +19,16 @@
 
 namespace ctxfold {
 
-std::vector<std::string_view> embedded_schema();  // generated from share/schema/*.sql
+std::vector<std::string_view> embedded_schema();     // generated from share/schema/*.sql
+std::vector<std::string_view> embedded_pg_schema();  // generated from share/schema/pg/*.sql
 
 std::int64_t schema_version() { return static_cast<std::int64_t>(embedded_schema().size()); }
+
+namespace {
+/// The migrations of the database's engine: share/schema/ for SQLite, share/schema/pg/ for a
+/// server (docs/backends.md "Schema").
+std::vector<std::string_view> migrations_of(const Db& db) { return db.is_server() ? embedded_pg_schema() : embedded_schema(); }
+}  // namespace
 
 namespace {
 
@@ -128,11 +135,7 @@ constexpr const char* kLedgerTables[] = {"sessions", "nodes", "covers", "head_mo
 
 /// Whether the file holds no schema object at all: a new (0-byte) file, or one whose creation was
 /// killed before its first commit.
-bool schema_empty(Db& db) {
-  auto st = db.prepare("SELECT count(*) FROM sqlite_master");
-  st.step();
-  return st.int64(0) == 0;
-}
+bool schema_empty(Db& db) { return db.schema_empty(); }
 
 /// Throws Error(bad_input, "db.damaged") naming the first ledger table the file lacks (a table
 /// dropped by hand or a damaged schema). One read of sqlite_master.
@@ -143,9 +146,9 @@ void require_ledger(Db& db, const std::string& path) {
                   kDamagedDatabaseHint);
 }
 
-[[noreturn]] void throw_newer(const std::string& path, std::int64_t v) {
+[[noreturn]] void throw_newer(const std::string& path, std::int64_t v, std::int64_t known) {
   throw Error(Exit::bad_input, "db.schema_newer",
-              fmt::format("'{}' has schema version {}, newer than this ctxfold ({})", path, v, schema_version()),
+              fmt::format("'{}' has schema version {}, newer than this ctxfold ({})", path, v, known),
               "upgrade ctxfold");
 }
 
@@ -174,9 +177,21 @@ void enable_wal(Db& db, const std::string& path) {
 
 }  // namespace
 
-Store Store::open(const std::string& path, Mode mode, TokenMeasure measure) {
+Store Store::open(const std::string& path, Mode mode, TokenMeasure measure, const ServerUse& use) {
   if (measure == nullptr) throw Error(Exit::internal, "db.open", "Store::open needs a token measure");
   bool ro = mode == Mode::read_only;
+  if (is_server_url(path)) {
+    // Refused before connecting: nothing is read or written (docs/backends.md "What is refused").
+    if (!use.ported)
+      throw Error(Exit::usage, "db.backend", fmt::format("{} is not yet available on the PostgreSQL backend", use.command),
+                  "docs/backends.md lists what works on a server; use a SQLite file for this command");
+    Db db(path, ro);
+    const std::string shown = db.path();  // the URL without its password
+    Store s(std::move(db), shown, measure);
+    if (ro) return finish_read_only(std::move(s));
+    s.migrate();
+    return s;
+  }
   if (ro && path != ":memory:" && !std::filesystem::exists(path))
     throw Error(Exit::environment, "db.open", fmt::format("cannot open database '{}': no such file", path),
                 "import a transcript first, or pass --db");
@@ -213,11 +228,11 @@ Store Store::open(const std::string& path, Mode mode, TokenMeasure measure) {
 
 Store Store::finish_read_only(Store s) {
   const std::string& path = s.path_;
-  s.db_.exec("PRAGMA query_only=ON");
   // One read transaction for the store's lifetime: in WAL mode every statement of the command
   // then reads the one snapshot taken by the first read below, whatever writers commit meanwhile
-  // (docs/commands.md "Reading never writes"). The connection's close ends it.
-  s.db_.exec("BEGIN");
+  // (docs/commands.md "Reading never writes"); a server's is REPEATABLE READ READ ONLY. The
+  // connection's close ends it.
+  s.db_.begin_read_snapshot();
   std::int64_t v = s.db_.user_version();
   if (v == 0 && schema_empty(s.db_))
     throw Error(Exit::bad_input, "db.empty",
@@ -225,13 +240,14 @@ Store Store::finish_read_only(Store s) {
                 "import a transcript into it: import and append take it as a new database");
   if (v == 0 || !s.db_.has_schema_object("nodes"))
     throw Error(Exit::bad_input, "db.not_ctxfold", fmt::format("'{}' is not a ctxfold database", path));
-  if (v > schema_version()) throw_newer(path, v);
+  const auto known = static_cast<std::int64_t>(migrations_of(s.db_).size());
+  if (v > known) throw_newer(path, v, known);
   require_ledger(s.db_, path);
   return s;
 }
 
 void Store::migrate() {
-  auto files = embedded_schema();
+  auto files = migrations_of(db_);
   const auto current = static_cast<std::int64_t>(files.size());
   if (db_.user_version() != current) {
     // Creation and every pending migration are one write transaction, the version re-read inside
@@ -240,12 +256,12 @@ void Store::migrate() {
     // or a creation killed before its commit) is new.
     Txn t(db_);
     const std::int64_t v = db_.user_version();
-    if (v > current) throw_newer(path_, v);
+    if (v > current) throw_newer(path_, v, current);
     // A non-empty database without our version is someone else's file: never touch it.
     if (v == 0 && !schema_empty(db_))
       throw Error(Exit::bad_input, "db.not_ctxfold", fmt::format("'{}' is not a ctxfold database", path_));
     for (std::size_t i = static_cast<std::size_t>(v); i < files.size(); ++i) db_.exec(files[i]);
-    if (v != current) db_.exec(fmt::format("PRAGMA user_version={}", current));
+    if (v != current) db_.set_user_version(current);
     t.commit();
   }
   require_ledger(db_, path_);
@@ -337,7 +353,7 @@ AppendResult Store::append(Node& n) {
   }
   n.digest = std::move(digest);
   n.tokens = tokens;
-  n.seq = sqlite3_last_insert_rowid(db_.raw());
+  n.seq = db_.last_insert_id();
   put_node_mark(db_, n.seq, node_mark(n.metadata, meta));
   if (n.is_view() && !n.covers_ids.empty()) {
     auto& cv = db_.cached("INSERT INTO covers(summary_seq, pos, node_id) VALUES (?1, ?2, ?3)");
@@ -390,7 +406,7 @@ bool Store::copy_node(const std::string& from, const std::string& to, const std:
   ins.bind(6, content).bind(7, meta_text).bind(8, tokens);
   ins.bind(9, sha256_hex(canonical_node(copy, content, meta_text)));
   ins.run();
-  put_node_mark(db_, sqlite3_last_insert_rowid(db_.raw()), node_mark(meta, meta_text));
+  put_node_mark(db_, db_.last_insert_id(), node_mark(meta, meta_text));
   return true;
 }
 
@@ -518,7 +534,7 @@ std::optional<Node> Store::system_prompt(const std::string& session, std::int64_
       "SELECT {} FROM nodes WHERE {}session=?1 AND kind='event' AND seq<=?2 "
       "AND json_extract(metadata,'$.event')='system_prompt' ORDER BY seq DESC LIMIT 1",
       kNodeColumns,
-      marks ? "seq = (SELECT max(m.seq) FROM node_marks m CROSS JOIN nodes x ON x.seq = m.seq WHERE m.mark & 2 "
+      marks ? "seq = (SELECT max(m.seq) FROM node_marks m CROSS JOIN nodes x ON x.seq = m.seq WHERE (m.mark & 2) <> 0 "
               "AND m.seq<=?2 AND x.session=?1 AND x.kind='event' AND json_extract(x.metadata,'$.event')='system_prompt') AND "
             : ""));
   st.bind(1, session).bind(2, as_of);
@@ -616,7 +632,7 @@ std::int64_t Store::log_event(const std::string& session, const std::string& typ
   auto st = db_.prepare("INSERT INTO events(session, type, ref, payload, boundary_seq) VALUES (?1, ?2, ?3, ?4, ?5)");
   st.bind(1, session).bind(2, type).bind(3, ref).bind(4, dump_json(payload)).bind(5, max_seq());
   st.run();
-  return sqlite3_last_insert_rowid(db_.raw());
+  return db_.last_insert_id();
 }
 
 namespace {
@@ -657,10 +673,11 @@ std::optional<Event> Store::last_event(const std::string& session, const std::st
 bool Store::add_source_record(const std::string& session, const std::string& source, std::int64_t line,
                               const std::string& type, const std::string& raw) {
   auto st = db_.prepare(
-      "INSERT OR IGNORE INTO source_records(session, source, line, type, digest, raw) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+      "INSERT INTO source_records(session, source, line, type, digest, raw) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
+      "ON CONFLICT DO NOTHING");
   st.bind(1, session).bind(2, source).bind(3, line).bind(4, type).bind(5, sha256_hex(raw)).bind(6, raw);
   st.run();
-  return sqlite3_changes(db_.raw()) > 0;
+  return db_.changes() > 0;
 }
 
 std::int64_t Store::source_record_count(const std::string& session) {

@@ -65,6 +65,14 @@ enum class AppendResult {
 /// and the row: docs/commands.md "Damaged databases".
 Json parse_node_content(std::string_view raw, const std::string& path, std::int64_t seq, std::string_view id = {});
 
+/// Whether the caller's code paths run on a server database (docs/backends.md): a command not yet
+/// ported is refused on a postgresql:// URL before anything is read or written, with
+/// Error(usage, "db.backend", "COMMAND is not yet available on the PostgreSQL backend").
+struct StoreServerUse {
+  std::string command = "this command";
+  bool ported = false;
+};
+
 /// The session database. Library code reads and appends through this class only.
 /// Errors: Error(environment,"db.open"/"db.io"/"db.locked"), Error(bad_input,"db.not_ctxfold"/"db.empty"/
 /// "db.schema_newer"/"db.damaged"/"db.corrupt"/"db.bad_json"): docs/commands.md "Damaged databases".
@@ -77,10 +85,15 @@ class Store {
   /// tokens/estimate.hpp estimate_node_tokens, which session/open.hpp open_store passes.
   using TokenMeasure = std::int64_t (*)(const Node&);
 
+  using ServerUse = StoreServerUse;
+
   /// read_only never changes a byte and reads one snapshot: one read transaction until destroyed (a
   /// missing file is an environment error). read_write creates the file when absent or schema-less,
   /// enables WAL, applies pending migrations in one write transaction. `measure` must not be null.
-  static Store open(const std::string& path, Mode mode, TokenMeasure measure);
+  /// A server URL (is_server_url) connects instead, as `use` allows: migrations share/schema/pg/,
+  /// the version in table ctxfold_schema; read_only reads in one REPEATABLE READ READ ONLY
+  /// transaction. `path()` is then the URL with its password redacted.
+  static Store open(const std::string& path, Mode mode, TokenMeasure measure, const ServerUse& use = {});
   /// The measure this store was opened with (to open a second handle on the same file).
   TokenMeasure token_measure() const { return measure_; }
 

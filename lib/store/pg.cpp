@@ -1,0 +1,278 @@
+#include "store/pg.hpp"
+
+#include <libpq-fe.h>
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+
+#include "store/db.hpp"
+#include "util/error.hpp"
+
+namespace ctxfold::pg {
+namespace {
+
+// Type oids of the parameters ctxfold binds (PostgreSQL's pg_type.dat).
+constexpr unsigned kInt8 = 20;
+constexpr unsigned kText = 25;
+constexpr unsigned kBytea = 17;
+
+/// The password of a URL's user info (postgresql://user:PASSWORD@host/db) or of its password=
+/// parameter, empty when it has none.
+std::string password_of(std::string_view url) {
+  const auto scheme = url.find("://");
+  if (scheme == std::string_view::npos) return {};
+  std::string_view rest = url.substr(scheme + 3);
+  const auto end = rest.find_first_of("/?");
+  const std::string_view authority = rest.substr(0, end);
+  if (const auto at = authority.rfind('@'); at != std::string_view::npos) {
+    const std::string_view user = authority.substr(0, at);
+    if (const auto colon = user.find(':'); colon != std::string_view::npos) return std::string(user.substr(colon + 1));
+  }
+  if (const auto p = url.find("password="); p != std::string_view::npos) {
+    const auto stop = url.find('&', p);
+    return std::string(url.substr(p + 9, stop == std::string_view::npos ? std::string_view::npos : stop - p - 9));
+  }
+  return {};
+}
+
+/// `text` with every occurrence of `secret` replaced by "***" (a secret under 3 bytes is left: it
+/// would blank out ordinary words, and the URL itself is always redacted).
+std::string scrub(std::string text, const std::string& secret) {
+  if (secret.size() < 3) return text;
+  for (auto p = text.find(secret); p != std::string::npos; p = text.find(secret, p + 3)) text.replace(p, secret.size(), "***");
+  return text;
+}
+
+/// libpq's message without its trailing newline, and without "ERROR:  " (the severity).
+std::string tidy(const char* msg) {
+  std::string s = msg ? msg : "";
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  if (s.rfind("ERROR:  ", 0) == 0) s.erase(0, 8);
+  if (const auto nl = s.find('\n'); nl != std::string::npos) s.erase(nl);
+  return s;
+}
+
+void quiet_notices(void*, const char*) {}
+
+}  // namespace
+
+bool is_url(std::string_view path) {
+  return path.rfind("postgresql://", 0) == 0 || path.rfind("postgres://", 0) == 0;
+}
+
+std::string redact(std::string_view url) {
+  std::string out(url);
+  const std::string pw = password_of(url);
+  if (pw.empty()) return out;
+  const auto scheme = out.find("://");
+  const auto at = out.find('@', scheme);
+  const auto colon = out.find(':', scheme + 3);
+  if (at != std::string::npos && colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
+  if (const auto p = out.find("password="); p != std::string::npos) {
+    const auto stop = out.find('&', p);
+    out.replace(p + 9, stop == std::string::npos ? std::string::npos : stop - p - 9, "***");
+  }
+  return out;
+}
+
+std::string translate(std::string_view sql, int& params) {
+  std::string out;
+  out.reserve(sql.size() + 8);
+  params = 0;
+  for (std::size_t i = 0; i < sql.size(); ++i) {
+    const char c = sql[i];
+    if (c == '\'' || c == '"') {  // a quoted string or identifier, doubled quotes inside
+      const std::size_t close = sql.find(c, i + 1);
+      const std::size_t stop = close == std::string_view::npos ? sql.size() : close + 1;
+      out.append(sql.substr(i, stop - i));
+      i = stop - 1;
+      continue;
+    }
+    if (c == '?') {
+      std::size_t j = i + 1;
+      int n = 0;
+      while (j < sql.size() && std::isdigit(static_cast<unsigned char>(sql[j]))) n = n * 10 + (sql[j++] - '0');
+      if (j == i + 1) n = params + 1;  // a bare ?: the next number
+      params = std::max(params, n);
+      out += fmt::format("${}", n);
+      i = j - 1;
+      continue;
+    }
+    if ((c == 'C' || c == 'c') && sql.substr(i).size() > 11 && strncasecmp(sql.data() + i, "CROSS JOIN ", 11) == 0 &&
+        (i == 0 || !std::isalnum(static_cast<unsigned char>(sql[i - 1])))) {
+      out += "JOIN ";  // SQLite's join-order hint; PostgreSQL's CROSS JOIN takes no ON clause
+      i += 10;
+      continue;
+    }
+    if ((c == 'I' || c == 'i') && sql.substr(i).size() > 10 && strncasecmp(sql.data() + i, "INDEXED BY ", 11) == 0 &&
+        (i == 0 || !std::isalnum(static_cast<unsigned char>(sql[i - 1])))) {
+      std::size_t j = i + 11;
+      while (j < sql.size() && sql[j] == ' ') ++j;
+      while (j < sql.size() && (std::isalnum(static_cast<unsigned char>(sql[j])) || sql[j] == '_')) ++j;
+      i = j - 1;  // the planner hint has no PostgreSQL spelling; its planner keeps statistics
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+Conn::Conn(const std::string& url, bool read_only) : url_(redact(url)), password_(password_of(url)) {
+  conn_ = PQconnectdb(url.c_str());
+  if (conn_ == nullptr || PQstatus(conn_) != CONNECTION_OK) {
+    const std::string msg = scrub(tidy(conn_ ? PQerrorMessage(conn_) : "out of memory"), password_);
+    if (conn_) PQfinish(conn_);
+    conn_ = nullptr;
+    (void)read_only;
+    throw Error(Exit::environment, "db.open", fmt::format("cannot open database '{}': {}", url_, msg),
+                "check the --db URL, the server and the credentials (docs/backends.md)");
+  }
+  PQsetNoticeProcessor(conn_, quiet_notices, nullptr);
+  PQsetClientEncoding(conn_, "UTF8");
+}
+
+Conn::~Conn() {
+  if (conn_) PQfinish(conn_);
+}
+
+void Conn::fail(pg_result* res, std::string_view what, std::string_view sql) const {
+  const char* state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
+  const std::string code = state ? state : "";
+  std::string msg = scrub(tidy(res ? PQresultErrorMessage(res) : PQerrorMessage(conn_)), password_);
+  if (msg.empty()) msg = scrub(tidy(PQerrorMessage(conn_)), password_);
+  if (res) PQclear(res);
+  const std::string cls = code.substr(0, 2);
+  if (code.empty() || cls == "08" || cls == "57" || cls == "53" || PQstatus(conn_) != CONNECTION_OK)
+    throw Error(Exit::environment, "db.io", fmt::format("{} on '{}': {}", what, url_, msg),
+                "check the server; nothing of this write was committed");
+  if (code == "40001" || code == "40P01" || code == "55P03")
+    throw Error(Exit::environment, "db.locked", fmt::format("database is locked ({}): {}", what, msg),
+                "another ctxfold process is writing; retry");
+  if (code == "42P01" || code == "42703") {
+    std::string detail = msg;
+    if (const auto q = msg.find('"'); q != std::string::npos) {
+      const auto q2 = msg.find('"', q + 1);
+      const std::string name = msg.substr(q + 1, q2 - q - 1);
+      detail = fmt::format("{} {} is missing", code == "42P01" ? "table" : "column", name);
+    }
+    throw Error(Exit::bad_input, "db.damaged", fmt::format("'{}' is damaged: {}", url_, detail), kDamagedDatabaseHint);
+  }
+  if (cls == "23" || code == "P0001" || cls == "22")
+    throw Error(Exit::bad_input, "db.constraint", fmt::format("{}: {}", what, msg));
+  if (code == "25006" || code == "42501")
+    throw Error(Exit::environment, "db.io", fmt::format("{} on '{}': {}", what, url_, msg));
+  (void)sql;
+  throw Error(Exit::internal, "db.error", fmt::format("{}: {} (SQLSTATE {})", what, msg, code));
+}
+
+void Conn::exec(std::string_view sql) {
+  const std::string s(sql);
+  PGresult* res = PQexec(conn_, s.c_str());
+  const auto status = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail(res, "exec", sql);
+  PQclear(res);
+}
+
+void Conn::exec_quietly(const char* sql) noexcept {
+  if (conn_ == nullptr) return;
+  if (PGresult* res = PQexec(conn_, sql)) PQclear(res);
+}
+
+std::int64_t Conn::last_insert_id() {
+  PGresult* res = PQexec(conn_, "SELECT lastval()");
+  if (PQresultStatus(res) != PGRES_TUPLES_OK) fail(res, "lastval", {});
+  const std::int64_t v = std::strtoll(PQgetvalue(res, 0, 0), nullptr, 10);
+  PQclear(res);
+  return v;
+}
+
+Query::Query(Conn& conn, std::string_view sql) : conn_(conn) {
+  sql_ = translate(sql, params_);  // after params_'s own initializer
+  values_.resize(params_);
+  types_.assign(params_, 0);
+  formats_.assign(params_, 0);
+}
+
+Query::~Query() {
+  if (res_) PQclear(res_);
+}
+
+void Query::set(int i, std::optional<std::string> v, unsigned type, int format) {
+  if (i < 1 || i > params_)
+    throw Error(Exit::internal, "db.error", fmt::format("bind: parameter {} out of range ({} parameters)", i, params_));
+  values_[i - 1] = std::move(v);
+  types_[i - 1] = type;
+  formats_[i - 1] = format;
+}
+
+void Query::bind_text(int i, std::string_view v) { set(i, std::string(v), kText, 0); }
+void Query::bind_int(int i, std::int64_t v) { set(i, std::to_string(v), kInt8, 0); }
+void Query::bind_bytes(int i, std::string_view v) { set(i, std::string(v), kBytea, 1); }
+void Query::bind_null(int i) { set(i, std::nullopt, 0, 0); }
+
+bool Query::step() {
+  if (res_ == nullptr) {
+    std::vector<const char*> values(params_);
+    std::vector<int> lengths(params_);
+    for (int i = 0; i < params_; ++i) {
+      values[i] = values_[i] ? values_[i]->data() : nullptr;
+      lengths[i] = values_[i] ? static_cast<int>(values_[i]->size()) : 0;
+    }
+    res_ = PQexecParams(conn_.conn_, sql_.c_str(), params_, types_.data(), values.data(), lengths.data(),
+                        formats_.data(), 0);
+    const auto status = res_ ? PQresultStatus(res_) : PGRES_FATAL_ERROR;
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+      PGresult* failed = res_;
+      res_ = nullptr;
+      conn_.fail(failed, "step", sql_);
+    }
+    const char* changed = PQcmdTuples(res_);
+    if (changed && *changed) conn_.changes_ = std::strtoll(changed, nullptr, 10);
+    rows_ = PQntuples(res_);
+    row_ = -1;
+  }
+  if (row_ < rows_) ++row_;
+  return row_ < rows_;
+}
+
+void Query::reset() {
+  if (res_) PQclear(res_);
+  res_ = nullptr;
+  row_ = -1;
+  rows_ = 0;
+  for (auto& v : values_) v.reset();
+  types_.assign(params_, 0);
+  formats_.assign(params_, 0);
+}
+
+std::int64_t Query::int64(int col) const {
+  if (is_null(col)) return 0;
+  const char* v = PQgetvalue(res_, row_, col);
+  if (v[0] == 't' && v[1] == '\0') return 1;
+  if (v[0] == 'f' && v[1] == '\0') return 0;
+  return std::strtoll(v, nullptr, 10);
+}
+
+std::string_view Query::view(int col) const {
+  if (is_null(col)) return {};
+  return {PQgetvalue(res_, row_, col), static_cast<std::size_t>(PQgetlength(res_, row_, col))};
+}
+
+std::string_view Query::bytes(int col) const {
+  if (is_null(col)) return {};
+  std::size_t n = 0;
+  unsigned char* raw = PQunescapeBytea(reinterpret_cast<const unsigned char*>(PQgetvalue(res_, row_, col)), &n);
+  if (raw == nullptr) throw Error(Exit::environment, "db.io", "out of memory decoding a bytea column");
+  buffer_.assign(reinterpret_cast<const char*>(raw), n);
+  PQfreemem(raw);
+  return buffer_;
+}
+
+bool Query::is_null(int col) const {
+  return res_ == nullptr || row_ < 0 || row_ >= rows_ || col >= PQnfields(res_) || PQgetisnull(res_, row_, col);
+}
+
+}  // namespace ctxfold::pg

@@ -1,0 +1,100 @@
+#pragma once
+// The PostgreSQL engine behind Db and Stmt (docs/backends.md). Internal to lib/store: nothing
+// above it includes this header or libpq's; db.hpp's Db and Stmt dispatch to it when the
+// database is a postgresql:// or postgres:// URL.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+struct pg_conn;    // libpq's PGconn
+struct pg_result;  // libpq's PGresult
+
+namespace ctxfold::pg {
+
+/// Whether `path` names a server database: it starts with postgresql:// or postgres://.
+bool is_url(std::string_view path);
+
+/// The URL with its password (the user-info part after ':' and any password= parameter) replaced
+/// by "***", for every message that names the database. Other URLs are returned unchanged.
+std::string redact(std::string_view url);
+
+/// `sql` written once for both engines, as PostgreSQL takes it: ?N placeholders become $N, and
+/// SQLite's planner hint `INDEXED BY name` is dropped, and its join-order hint `CROSS JOIN` is
+/// sent as JOIN. Quoted strings and identifiers are kept as they are. `params` is set to the largest placeholder number.
+std::string translate(std::string_view sql, int& params);
+
+/// One connection (libpq, blocking). Errors: Error(environment, "db.open") when the server cannot
+/// be reached or refuses the login; the message names the redacted URL.
+class Conn {
+ public:
+  Conn(const std::string& url, bool read_only);
+  ~Conn();
+  Conn(const Conn&) = delete;
+  Conn& operator=(const Conn&) = delete;
+
+  /// Runs one or more statements without parameters (the simple query protocol).
+  void exec(std::string_view sql);
+  /// Runs `sql` and ignores any error (ROLLBACK in destructors).
+  void exec_quietly(const char* sql) noexcept;
+  /// The value of the last nextval() of this session (lastval()): the seq of the row just inserted.
+  std::int64_t last_insert_id();
+  /// Rows changed by the connection's last INSERT, UPDATE or DELETE.
+  std::int64_t changes() const { return changes_; }
+  const std::string& url() const { return url_; }
+  pg_conn* handle() const { return conn_; }
+
+  /// Throws the Error for a failed command: SQLSTATE classes mapped to the exit codes of
+  /// docs/commands.md (connection: environment; integrity and the ledger's triggers: bad input;
+  /// a missing table or column: db.damaged). `sql` names the tables of a damaged database.
+  [[noreturn]] void fail(pg_result* res, std::string_view what, std::string_view sql) const;
+
+ private:
+  friend class Query;
+  pg_conn* conn_ = nullptr;
+  std::string url_;         // redacted
+  std::string password_;    // scrubbed from the server's messages
+  std::int64_t changes_ = 0;
+};
+
+/// One statement with parameters, executed by the first step() after binding; the result's rows are
+/// held in memory until reset() (so statements may interleave on one connection, as with SQLite).
+class Query {
+ public:
+  Query(Conn& conn, std::string_view sql);
+  ~Query();
+  Query(const Query&) = delete;
+  Query& operator=(const Query&) = delete;
+
+  void bind_text(int i, std::string_view v);
+  void bind_int(int i, std::int64_t v);
+  void bind_bytes(int i, std::string_view v);
+  void bind_null(int i);
+  bool step();
+  /// Forgets the result and the bindings.
+  void reset();
+
+  /// Integer value of a column (a boolean reads as 1 or 0, NULL as 0, a decimal as its integer part).
+  std::int64_t int64(int col) const;
+  std::string_view view(int col) const;
+  /// A bytea column's bytes (decoded from the text form into a buffer valid until the next read).
+  std::string_view bytes(int col) const;
+  bool is_null(int col) const;
+
+ private:
+  void set(int i, std::optional<std::string> v, unsigned type, int format);
+  Conn& conn_;
+  std::string sql_;
+  int params_ = 0;
+  std::vector<std::optional<std::string>> values_;
+  std::vector<unsigned> types_;
+  std::vector<int> formats_;
+  pg_result* res_ = nullptr;
+  int row_ = -1;
+  int rows_ = 0;
+  mutable std::string buffer_;
+};
+
+}  // namespace ctxfold::pg

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The PostgreSQL backend (docs/backends.md): real Claude Code transcripts imported into a SQLite
+# file and into a throwaway PostgreSQL server give byte-identical import, list, render (every
+# format), context, export and describe output; the server refuses UPDATE, DELETE and TRUNCATE
+# on the ledger; a command not yet ported is refused (exit 2) before anything is written; an
+# unreachable server, a wrong password, another application's database, an empty database and a
+# newer schema exit 4 or 3 without showing the password.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/pg_lib.sh"
+need_transcripts
+start_pg
+
+T="$CTXFOLD_TRANSCRIPTS/claude-code"
+files=(
+  "$T/v2.1.38_short_parallel_tool_rejection.jsonl"
+  "$T/v2.1.38_tool_heavy_websearch_queue.jsonl"
+  "$T/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+  "$T/images_resume_branch_v2.1.22-2.1.29/47bf5f5c-9e11-4f51-8a29-7ad38ecdf17c.jsonl"
+  "$T/compaction_manual_v2.1.39_TRUNCATED/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
+)
+lite="$WORK/lite.db"
+shown_url="postgresql://ctxfold:***@/ctxfold?host=$PG_DIR"
+
+# same WHAT ARGS...: the command's stdout and exit code on SQLite and on the server, the database
+# named in the output replaced by DB, must be identical.
+same() {
+  local what=$1; shift
+  "$CTXFOLD" --db "$lite" "$@" >"$WORK/a" 2>"$WORK/a.err"; local ra=$?
+  "$CTXFOLD" --db "$PGURL" "$@" >"$WORK/b" 2>"$WORK/b.err"; local rb=$?
+  X="$lite" perl -pi -e 's/\Q$ENV{X}\E/DB/g' "$WORK/a"
+  X="$shown_url" perl -pi -e 's/\Q$ENV{X}\E/DB/g' "$WORK/b"
+  # export's claude-code and codex records carry the time of the run
+  perl -pi -e 's/"(timestamp|exported_at)":"20\d\d-[^"]*"/"$1":"T"/g' "$WORK/a" "$WORK/b"
+  if [ "$ra" != "$rb" ]; then fail "$what: exit $ra on SQLite, $rb on PostgreSQL: $(head -c 300 "$WORK/b.err")"; return; fi
+  if cmp -s "$WORK/a" "$WORK/b"; then ok; else fail "$what: outputs differ: $(diff "$WORK/a" "$WORK/b" | head -5 | cut -c1-300)"; fi
+  if [ ! -s "$WORK/a" ]; then fail "$what: no output ($(head -c 300 "$WORK/a.err"))"; fi
+}
+
+for f in "${files[@]}"; do
+  [ -f "$f" ] || { fail "missing transcript $f"; continue; }
+  same "import $(basename "$f")" import "$f"
+done
+sessions=$("$CTXFOLD" --db "$lite" import "${files[0]}" | jq -r '.sessions[].session')
+mapfile -t all < <(sqlite3 "$lite" "SELECT id FROM sessions WHERE kind='main' ORDER BY rowid")
+expect_eq "sessions imported" "${#files[@]}" "${#all[@]}"
+for s in "${all[@]}"; do
+  same "list $s" --session "$s" list --limit 0
+  for fmt in ctxfold openai anthropic gemini responses text; do
+    same "render --format $fmt $s" --session "$s" render --format "$fmt"
+  done
+  same "render --strategy raw $s" --session "$s" render --strategy raw
+  same "context $s" --session "$s" context
+  for fmt in ctxfold openai anthropic; do same "export --format $fmt $s" --session "$s" export --format "$fmt"; done
+  for fmt in claude-code codex; do
+    same "export --format $fmt $s" --session "$s" export --format "$fmt" --id 00000000-0000-4000-8000-000000000000 --cwd /w
+  done
+  ids=$("$CTXFOLD" --db "$lite" --session "$s" list --limit 3 | jq -r '.items[].id')
+  ids+=" $(sqlite3 "$lite" "SELECT id FROM nodes WHERE session='$s' ORDER BY seq LIMIT 2")"
+  for id in $ids; do same "describe $id" --session "$s" describe "$id"; done
+done
+same "export --all-sessions" export --all-sessions
+CTXFOLD_DB=$PGURL "$CTXFOLD" --session "${all[0]}" list >"$WORK/env" 2>&1
+"$CTXFOLD" --db "$PGURL" --session "${all[0]}" list >"$WORK/flag" 2>&1
+if cmp -s "$WORK/env" "$WORK/flag" && [ -s "$WORK/env" ]; then ok; else fail "CTXFOLD_DB names the server as --db does"; fi
+# Importing again adds nothing on either engine.
+expect_eq "node count" "$(sqlite3 "$lite" 'SELECT count(*) FROM nodes')" "$(pg_psql -tA -c 'SELECT count(*) FROM nodes')"
+expect_eq "seq is 1..n" "$(pg_psql -tA -c 'SELECT count(*) FROM nodes')" "$(pg_psql -tA -c 'SELECT max(seq) FROM nodes')"
+
+# The ledger is append-only on the server.
+for sql in "UPDATE nodes SET kind = 'x'" "DELETE FROM nodes" "TRUNCATE nodes CASCADE" "UPDATE sessions SET kind = 'x'" \
+           "DELETE FROM covers" "UPDATE covers SET pos = pos + 1" "DELETE FROM head_moves" "DELETE FROM source_records"; do
+  if pg_psql -c "$sql" >"$WORK/out" 2>"$WORK/err"; then fail "the server accepted: $sql";
+  elif grep -q 'append-only' "$WORK/err"; then ok; else fail "$sql: $(cat "$WORK/err")"; fi
+done
+expect_eq "nodes intact" "$(sqlite3 "$lite" 'SELECT count(*) FROM nodes')" "$(pg_psql -tA -c 'SELECT count(*) FROM nodes')"
+
+# A command not yet ported is refused before the database is touched.
+fresh=$(pg_createdb fresh)
+for cmd in "grep foo" "verify-invariants" "compact --strategy snapcompact" "append" "index" "sessions"; do
+  # shellcheck disable=SC2086
+  expect_rc "$cmd refused" 2 "$CTXFOLD" --db "$fresh" $cmd </dev/null
+  name=${cmd%% *}
+  grep -q "$name is not yet available on the PostgreSQL backend" "$WORK/err" && ok || fail "$cmd: $(cat "$WORK/err")"
+done
+expect_eq "refused commands wrote nothing" 0 "$(pg_psql -d fresh -tA -c "SELECT count(*) FROM pg_tables WHERE schemaname='public'")"
+expect_rc "list on an empty database" 3 "$CTXFOLD" --db "$fresh" list
+grep -q 'holds no ctxfold data' "$WORK/err" && ok || fail "empty: $(cat "$WORK/err")"
+
+# Bad input: every message names the URL without the password.
+nopass() { # nopass WHAT: neither password appears on stderr
+  if grep -q -e "$PG_PASS" -e 'wr0ng-pass' "$WORK/err" "$WORK/out"; then fail "$1: the password is shown"; else ok; fi
+}
+expect_rc "unreachable server" 4 "$CTXFOLD" --db "postgresql://ctxfold:$PG_PASS@/ctxfold?host=$WORK/nowhere" list
+nopass "unreachable server"
+grep -q 'cannot open database' "$WORK/err" && ok || fail "unreachable: $(cat "$WORK/err")"
+expect_rc "wrong password" 4 "$CTXFOLD" --db "postgresql://ctxfold:wr0ng-pass@/ctxfold?host=$PG_DIR" import "${files[0]}"
+nopass "wrong password"
+grep -q 'ctxfold:\*\*\*@' "$WORK/err" && ok || fail "wrong password: the URL is not named redacted: $(cat "$WORK/err")"
+other=$(pg_createdb otherapp)
+pg_psql -d otherapp -c 'CREATE TABLE customers (id integer PRIMARY KEY, name text)' >/dev/null
+expect_rc "another application's database: import" 3 "$CTXFOLD" --db "$other" import "${files[0]}"
+grep -q 'is not a ctxfold database' "$WORK/err" && ok || fail "other app: $(cat "$WORK/err")"
+nopass "another application's database"
+expect_rc "another application's database: list" 3 "$CTXFOLD" --db "$other" list
+expect_eq "another application's database untouched" "customers" \
+  "$(pg_psql -d otherapp -tA -c "SELECT string_agg(tablename, ',') FROM pg_tables WHERE schemaname='public'")"
+newer=$(pg_createdb newer)
+expect_rc "import into a new database" 0 "$CTXFOLD" --db "$newer" import "${files[0]}"
+pg_psql -d newer -c 'UPDATE ctxfold_schema SET version = version + 1' >/dev/null
+expect_rc "newer schema: list" 3 "$CTXFOLD" --db "$newer" list
+grep -q 'newer than this ctxfold' "$WORK/err" && ok || fail "newer: $(cat "$WORK/err")"
+expect_rc "newer schema: import" 3 "$CTXFOLD" --db "$newer" import "${files[1]}"
+nopass "newer schema"
+finish
