@@ -112,6 +112,7 @@ std::string translate(std::string_view sql, int& params) {
       std::size_t j = i + 11;
       while (j < sql.size() && sql[j] == ' ') ++j;
       while (j < sql.size() && (std::isalnum(static_cast<unsigned char>(sql[j])) || sql[j] == '_')) ++j;
+      while (j < sql.size() && sql[j] == ' ' && !out.empty() && out.back() == ' ') ++j;  // one space stays
       i = j - 1;  // the planner hint has no PostgreSQL spelling; its planner keeps statistics
       continue;
     }
