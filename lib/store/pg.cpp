@@ -9,10 +9,67 @@
 #include <cstring>
 
 #include "store/db.hpp"
+#include "util/dynlib.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold::pg {
 namespace {
+
+/// libpq's entry points, resolved on first use (util/dynlib.hpp): only a server URL needs libpq,
+/// and linked it would load libpq and its libssl/libcrypto/GSSAPI/LDAP dependencies at the
+/// start-up of every command.
+struct PqApi {
+  decltype(&::PQclear) PQclear;
+  decltype(&::PQcmdTuples) PQcmdTuples;
+  decltype(&::PQconnectdb) PQconnectdb;
+  decltype(&::PQerrorMessage) PQerrorMessage;
+  decltype(&::PQexec) PQexec;
+  decltype(&::PQexecParams) PQexecParams;
+  decltype(&::PQfinish) PQfinish;
+  decltype(&::PQfreemem) PQfreemem;
+  decltype(&::PQgetisnull) PQgetisnull;
+  decltype(&::PQgetlength) PQgetlength;
+  decltype(&::PQgetvalue) PQgetvalue;
+  decltype(&::PQnfields) PQnfields;
+  decltype(&::PQntuples) PQntuples;
+  decltype(&::PQresultErrorField) PQresultErrorField;
+  decltype(&::PQresultErrorMessage) PQresultErrorMessage;
+  decltype(&::PQresultStatus) PQresultStatus;
+  decltype(&::PQsetClientEncoding) PQsetClientEncoding;
+  decltype(&::PQsetNoticeProcessor) PQsetNoticeProcessor;
+  decltype(&::PQstatus) PQstatus;
+  decltype(&::PQunescapeBytea) PQunescapeBytea;
+};
+
+/// Loads libpq once, or throws Error(Exit::environment, "dependency.missing") naming it.
+const PqApi& pq() {
+  static const PqApi api = [] {
+    static const DynLib lib(CTXFOLD_LIBPQ_SONAME, "libpq5");
+    PqApi a{};
+    lib.get(a.PQclear, "PQclear");
+    lib.get(a.PQcmdTuples, "PQcmdTuples");
+    lib.get(a.PQconnectdb, "PQconnectdb");
+    lib.get(a.PQerrorMessage, "PQerrorMessage");
+    lib.get(a.PQexec, "PQexec");
+    lib.get(a.PQexecParams, "PQexecParams");
+    lib.get(a.PQfinish, "PQfinish");
+    lib.get(a.PQfreemem, "PQfreemem");
+    lib.get(a.PQgetisnull, "PQgetisnull");
+    lib.get(a.PQgetlength, "PQgetlength");
+    lib.get(a.PQgetvalue, "PQgetvalue");
+    lib.get(a.PQnfields, "PQnfields");
+    lib.get(a.PQntuples, "PQntuples");
+    lib.get(a.PQresultErrorField, "PQresultErrorField");
+    lib.get(a.PQresultErrorMessage, "PQresultErrorMessage");
+    lib.get(a.PQresultStatus, "PQresultStatus");
+    lib.get(a.PQsetClientEncoding, "PQsetClientEncoding");
+    lib.get(a.PQsetNoticeProcessor, "PQsetNoticeProcessor");
+    lib.get(a.PQstatus, "PQstatus");
+    lib.get(a.PQunescapeBytea, "PQunescapeBytea");
+    return a;
+  }();
+  return api;
+}
 
 // Type oids of the parameters ctxfold binds (PostgreSQL's pg_type.dat).
 constexpr unsigned kInt8 = 20;
@@ -122,31 +179,31 @@ std::string translate(std::string_view sql, int& params) {
 }
 
 Conn::Conn(const std::string& url, bool read_only) : url_(redact(url)), password_(password_of(url)) {
-  conn_ = PQconnectdb(url.c_str());
-  if (conn_ == nullptr || PQstatus(conn_) != CONNECTION_OK) {
-    const std::string msg = scrub(tidy(conn_ ? PQerrorMessage(conn_) : "out of memory"), password_);
-    if (conn_) PQfinish(conn_);
+  conn_ = pq().PQconnectdb(url.c_str());
+  if (conn_ == nullptr || pq().PQstatus(conn_) != CONNECTION_OK) {
+    const std::string msg = scrub(tidy(conn_ ? pq().PQerrorMessage(conn_) : "out of memory"), password_);
+    if (conn_) pq().PQfinish(conn_);
     conn_ = nullptr;
     (void)read_only;
     throw Error(Exit::environment, "db.open", fmt::format("cannot open database '{}': {}", url_, msg),
                 "check the --db URL, the server and the credentials (docs/backends.md)");
   }
-  PQsetNoticeProcessor(conn_, quiet_notices, nullptr);
-  PQsetClientEncoding(conn_, "UTF8");
+  pq().PQsetNoticeProcessor(conn_, quiet_notices, nullptr);
+  pq().PQsetClientEncoding(conn_, "UTF8");
 }
 
 Conn::~Conn() {
-  if (conn_) PQfinish(conn_);
+  if (conn_) pq().PQfinish(conn_);
 }
 
 void Conn::fail(pg_result* res, std::string_view what, std::string_view sql) const {
-  const char* state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
+  const char* state = res ? pq().PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
   const std::string code = state ? state : "";
-  std::string msg = scrub(tidy(res ? PQresultErrorMessage(res) : PQerrorMessage(conn_)), password_);
-  if (msg.empty()) msg = scrub(tidy(PQerrorMessage(conn_)), password_);
-  if (res) PQclear(res);
+  std::string msg = scrub(tidy(res ? pq().PQresultErrorMessage(res) : pq().PQerrorMessage(conn_)), password_);
+  if (msg.empty()) msg = scrub(tidy(pq().PQerrorMessage(conn_)), password_);
+  if (res) pq().PQclear(res);
   const std::string cls = code.substr(0, 2);
-  if (code.empty() || cls == "08" || cls == "57" || cls == "53" || PQstatus(conn_) != CONNECTION_OK)
+  if (code.empty() || cls == "08" || cls == "57" || cls == "53" || pq().PQstatus(conn_) != CONNECTION_OK)
     throw Error(Exit::environment, "db.io", fmt::format("{} on '{}': {}", what, url_, msg),
                 "check the server; nothing of this write was committed");
   if (code == "40001" || code == "40P01" || code == "55P03")
@@ -171,22 +228,22 @@ void Conn::fail(pg_result* res, std::string_view what, std::string_view sql) con
 
 void Conn::exec(std::string_view sql) {
   const std::string s(sql);
-  PGresult* res = PQexec(conn_, s.c_str());
-  const auto status = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+  PGresult* res = pq().PQexec(conn_, s.c_str());
+  const auto status = res ? pq().PQresultStatus(res) : PGRES_FATAL_ERROR;
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail(res, "exec", sql);
-  PQclear(res);
+  pq().PQclear(res);
 }
 
 void Conn::exec_quietly(const char* sql) noexcept {
   if (conn_ == nullptr) return;
-  if (PGresult* res = PQexec(conn_, sql)) PQclear(res);
+  if (PGresult* res = pq().PQexec(conn_, sql)) pq().PQclear(res);
 }
 
 std::int64_t Conn::last_insert_id() {
-  PGresult* res = PQexec(conn_, "SELECT lastval()");
-  if (PQresultStatus(res) != PGRES_TUPLES_OK) fail(res, "lastval", {});
-  const std::int64_t v = std::strtoll(PQgetvalue(res, 0, 0), nullptr, 10);
-  PQclear(res);
+  PGresult* res = pq().PQexec(conn_, "SELECT lastval()");
+  if (pq().PQresultStatus(res) != PGRES_TUPLES_OK) fail(res, "lastval", {});
+  const std::int64_t v = std::strtoll(pq().PQgetvalue(res, 0, 0), nullptr, 10);
+  pq().PQclear(res);
   return v;
 }
 
@@ -198,7 +255,7 @@ Query::Query(Conn& conn, std::string_view sql) : conn_(conn) {
 }
 
 Query::~Query() {
-  if (res_) PQclear(res_);
+  if (res_) pq().PQclear(res_);
 }
 
 void Query::set(int i, std::optional<std::string> v, unsigned type, int format) {
@@ -222,17 +279,17 @@ bool Query::step() {
       values[i] = values_[i] ? values_[i]->data() : nullptr;
       lengths[i] = values_[i] ? static_cast<int>(values_[i]->size()) : 0;
     }
-    res_ = PQexecParams(conn_.conn_, sql_.c_str(), params_, types_.data(), values.data(), lengths.data(),
+    res_ = pq().PQexecParams(conn_.conn_, sql_.c_str(), params_, types_.data(), values.data(), lengths.data(),
                         formats_.data(), 0);
-    const auto status = res_ ? PQresultStatus(res_) : PGRES_FATAL_ERROR;
+    const auto status = res_ ? pq().PQresultStatus(res_) : PGRES_FATAL_ERROR;
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
       PGresult* failed = res_;
       res_ = nullptr;
       conn_.fail(failed, "step", sql_);
     }
-    const char* changed = PQcmdTuples(res_);
+    const char* changed = pq().PQcmdTuples(res_);
     if (changed && *changed) conn_.changes_ = std::strtoll(changed, nullptr, 10);
-    rows_ = PQntuples(res_);
+    rows_ = pq().PQntuples(res_);
     row_ = -1;
   }
   if (row_ < rows_) ++row_;
@@ -240,7 +297,7 @@ bool Query::step() {
 }
 
 void Query::reset() {
-  if (res_) PQclear(res_);
+  if (res_) pq().PQclear(res_);
   res_ = nullptr;
   row_ = -1;
   rows_ = 0;
@@ -251,7 +308,7 @@ void Query::reset() {
 
 std::int64_t Query::int64(int col) const {
   if (is_null(col)) return 0;
-  const char* v = PQgetvalue(res_, row_, col);
+  const char* v = pq().PQgetvalue(res_, row_, col);
   if (v[0] == 't' && v[1] == '\0') return 1;
   if (v[0] == 'f' && v[1] == '\0') return 0;
   return std::strtoll(v, nullptr, 10);
@@ -259,21 +316,21 @@ std::int64_t Query::int64(int col) const {
 
 std::string_view Query::view(int col) const {
   if (is_null(col)) return {};
-  return {PQgetvalue(res_, row_, col), static_cast<std::size_t>(PQgetlength(res_, row_, col))};
+  return {pq().PQgetvalue(res_, row_, col), static_cast<std::size_t>(pq().PQgetlength(res_, row_, col))};
 }
 
 std::string_view Query::bytes(int col) const {
   if (is_null(col)) return {};
   std::size_t n = 0;
-  unsigned char* raw = PQunescapeBytea(reinterpret_cast<const unsigned char*>(PQgetvalue(res_, row_, col)), &n);
+  unsigned char* raw = pq().PQunescapeBytea(reinterpret_cast<const unsigned char*>(pq().PQgetvalue(res_, row_, col)), &n);
   if (raw == nullptr) throw Error(Exit::environment, "db.io", "out of memory decoding a bytea column");
   buffer_.assign(reinterpret_cast<const char*>(raw), n);
-  PQfreemem(raw);
+  pq().PQfreemem(raw);
   return buffer_;
 }
 
 bool Query::is_null(int col) const {
-  return res_ == nullptr || row_ < 0 || row_ >= rows_ || col >= PQnfields(res_) || PQgetisnull(res_, row_, col);
+  return res_ == nullptr || row_ < 0 || row_ >= rows_ || col >= pq().PQnfields(res_) || pq().PQgetisnull(res_, row_, col);
 }
 
 }  // namespace ctxfold::pg

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# libcrypto and libcurl are dlopen'd on first use (util/dynlib.hpp). When one cannot be loaded
+# libcrypto, libcurl and libpq are dlopen'd on first use (util/dynlib.hpp). When one cannot be loaded
 # (here: a broken file of its soname first on LD_LIBRARY_PATH), the command exits 4
 # (environment), not 3 as if the input were bad, names the Debian package, and writes nothing.
 source "$(dirname "$0")/lib.sh"
 mkdir -p "$WORK/nocrypto" "$WORK/nocurl"
 printf 'not a library' >"$WORK/nocrypto/libcrypto.so.3"
 printf 'not a library' >"$WORK/nocurl/libcurl.so.4"
+mkdir -p "$WORK/nopq"
+printf 'not a library' >"$WORK/nopq/libpq.so.5"
 db="$WORK/t.db"
 
 echo '{"id":"x1","role":"user","content":"hi"}' >"$WORK/one.jsonl"
@@ -28,4 +30,12 @@ grep -q "libcurl4" "$WORK/err" && ok || fail "compact names the package: $(cat "
 expect_eq "the reason names the package" true "$(jq '.reason | contains("Debian package libcurl4")' "$WORK/out")"
 "$CTXFOLD" --db "$db" --session s render >"$WORK/after.json"
 expect_eq "render unchanged" "" "$(cmp -s "$WORK/before.json" "$WORK/after.json" || echo differs)"
+
+# A server URL without libpq: exit 4 naming the package, the password never shown; the commands
+# on a SQLite file do not load it (the appends above ran with it broken on the path too).
+expect_rc "a server URL without libpq is an environment error" 4 env LD_LIBRARY_PATH="$WORK/nopq" \
+  "$CTXFOLD" --db 'postgresql://me:s3cr3t@127.0.0.1:9/db' list
+grep -q "libpq5" "$WORK/err" && ok || fail "list names the package: $(cat "$WORK/err")"
+grep -q "s3cr3t" "$WORK/err" && fail "the password reached stderr: $(cat "$WORK/err")" || ok
+expect_rc "a SQLite file without libpq" 0 env LD_LIBRARY_PATH="$WORK/nopq" "$CTXFOLD" --db "$db" --session s render
 finish
