@@ -30,17 +30,17 @@ using namespace verify_detail;
 /// cache): 8 MiB of JSON text, some tens of MB parsed, under the 64 MB peak-RSS target (issue 6).
 constexpr std::size_t kVerifyNodeCacheBytes = 8u << 20;
 
-/// Maps the database file of a read-only `st` for the database-wide checks, which read every page
-/// (I11's integrity_check) and every covers row (I3): pages come from one shared read-only mapping
-/// of the file (the kernel's page cache) instead of one pread(2) each. SQLite maps at most
-/// SQLITE_MAX_MMAP_SIZE (2 GB in Debian's build) without a copy; map_whole_file() serves the rest
-/// of a larger file from its own mapping. A read-write store is left as it is. The mapped pages
-/// count in the process's RSS although they are page cache, not memory verify allocates
-/// (bench/README.md, verify section).
-void map_for_scan(Store& st) {
+/// Sets up a read-only `st` for the database-wide checks, which read every page (I11's
+/// integrity_check) and every covers row (I3): a page read that continues the previous one fetches
+/// the next 64 KiB with one pread(2) (lib/store/map_vfs.hpp read_ahead), into SQLite's page cache
+/// (16 MiB, Store::open). Not a memory map: every mapped page a process touches counts in its RSS,
+/// so mapping the file made verify's peak RSS the file's size (570 MB at 2x10^5 nodes) whatever the
+/// session's state; read ahead, it stays the page cache's bound (bench/README.md "Memory", fifth
+/// pass). A read-write store is left as it is.
+void read_for_scan(Store& st) {
   if (!st.read_only()) return;
-  st.db().exec("PRAGMA mmap_size=4294967296");
-  map_whole_file(st.db().raw());
+  read_ahead(st.db().raw(), true);
+  st.db().exec("PRAGMA cache_size=-16384");
 }
 
 /// CPU seconds of the calling thread spent per check, printed to stderr when on. I11 on its own
@@ -192,7 +192,7 @@ VerifyReport verify_invariants(Store& store, const std::vector<std::string>& ses
     wide_thread = std::thread([&] {
       try {
         Store own = Store::open(store.path(), Store::Mode::read_only, store.token_measure());
-        map_for_scan(own);
+        read_for_scan(own);
         db_wide(own);
       } catch (...) {
         wide_error = std::current_exception();

@@ -15,25 +15,33 @@
 #include "model/strategy_label.hpp"
 #include "render/render.hpp"
 #include "util/error.hpp"
+#include "util/json_sax.hpp"
 
 namespace ctxfold {
 namespace {
 
-/// Reads the tool_use ids and tool_result ids of a content array with nlohmann's SAX interface:
-/// only the top-level blocks' "type", "id" and "tool_use_id" strings are kept, no tree is built
-/// (a covered segment can hold a million nodes and their tool outputs).
-class ToolIdHandler : public nlohmann::json_sax<nlohmann::json> {
+/// Reads the tool_use ids and tool_result ids of a content array from its SAX events
+/// (sax_parse_json: simdjson, nlohmann's events): only the top-level blocks' "type", "id" and
+/// "tool_use_id" strings are kept, no tree is built (a covered segment can hold a million nodes and
+/// their tool outputs).
+class ToolIdHandler : public JsonEvents {
  public:
   ToolIdHandler(std::vector<std::string>& calls, std::vector<std::string>& results)
       : calls_(calls), results_(results) {}
-  bool null() override { return value(nullptr); }
-  bool boolean(bool) override { return value(nullptr); }
-  bool number_integer(number_integer_t) override { return value(nullptr); }
-  bool number_unsigned(number_unsigned_t) override { return value(nullptr); }
-  bool number_float(number_float_t, const string_t&) override { return value(nullptr); }
-  bool string(string_t& v) override { return value(&v); }
-  bool binary(binary_t&) override { return value(nullptr); }
-  bool start_object(std::size_t) override {
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(std::int64_t) override { return true; }
+  bool number_unsigned(std::uint64_t) override { return true; }
+  bool number_float(double) override { return true; }
+  bool string(std::string_view v) override {
+    if (depth_ == 2 && in_array_) {
+      if (key_ == "type") type_ = v;
+      else if (key_ == "id") id_ = v;
+      else if (key_ == "tool_use_id") use_id_ = v;
+    }
+    return true;
+  }
+  bool start_object() override {
     ++depth_;
     if (depth_ == 2 && in_array_) {
       type_.clear();
@@ -50,7 +58,7 @@ class ToolIdHandler : public nlohmann::json_sax<nlohmann::json> {
     --depth_;
     return true;
   }
-  bool start_array(std::size_t) override {
+  bool start_array() override {
     if (++depth_ == 1) in_array_ = true;
     return true;
   }
@@ -58,21 +66,12 @@ class ToolIdHandler : public nlohmann::json_sax<nlohmann::json> {
     --depth_;
     return true;
   }
-  bool key(string_t& k) override {
+  bool key(std::string_view k) override {
     if (depth_ == 2) key_ = k;
     return true;
   }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
 
  private:
-  bool value(const string_t* v) {
-    if (depth_ == 2 && in_array_ && v) {
-      if (key_ == "type") type_ = *v;
-      else if (key_ == "id") id_ = *v;
-      else if (key_ == "tool_use_id") use_id_ = *v;
-    }
-    return true;
-  }
   std::vector<std::string>& calls_;
   std::vector<std::string>& results_;
   int depth_ = 0;
@@ -88,7 +87,7 @@ void tool_ids(std::string_view content_json, std::vector<std::string>& calls, st
   results.clear();
   if (content_json.find("\"tool_") == std::string_view::npos) return;
   ToolIdHandler h(calls, results);
-  if (!nlohmann::json::sax_parse(content_json.begin(), content_json.end(), &h)) {
+  if (!sax_parse_json(content_json, h)) {
     calls.clear();
     results.clear();
   }

@@ -2,9 +2,9 @@
 # verify-invariants on an uncompacted session holds its content about twice, not five times
 # (docs/invariants.md "Memory", bench/README.md "Memory"): a Claude Code session of 1,200 turns
 # whose prompts carry 32 KB of text each (38 MB of content, the whole history on HEAD's spine)
-# verifies ok with a peak RSS (getrusage ru_maxrss of the child) under 150 MB. The figure counts
-# the pages of the database file the database-wide checks read through a memory map (80 MB
-# here: the file keeps each record's source besides its content). The render I5 and I10 read holds
+# verifies ok with a peak RSS (getrusage ru_maxrss of the child) under 150 MB (72 MB; 94 MB while
+# the database-wide checks read the 81 MB file through a memory map, whose touched pages counted
+# in RSS: e2e.memory_verify_flat). The render I5 and I10 read holds
 # the content once (its messages; the items' content is moved into them, render/moved.hpp), next to
 # one request body or document at a time, whose digests are computed as they are serialized.
 # Holding the items and the messages, then a document and its serialized text beside them (the

@@ -357,5 +357,31 @@ TEST_F(VerifyTest, I10PrefixStabilityHoldsAcrossAppends) {
   EXPECT_TRUE(check(r, "I10").violations.empty());
 }
 
+// I3's edges read each covered node's top-level tool blocks only (tool_ids, a SAX pass): a call
+// covered without its result is reported once; a tool_use-shaped object nested in a call's input
+// is not a call.
+TEST_F(VerifyTest, I3UnbalancedLastEdgeReadsTopLevelBlocksOnly) {
+  {
+    Store st = open_store(path_, Store::Mode::read_write);
+    Txn txn(st.db());
+    st.create_session(SessionInfo{"e"});
+    put(st, "e", "e1", std::nullopt, "user", txt("go"));
+    Json nested = Json{{"nested", Json{{"type", "tool_use"}, {"id", "Z"}}}, {"list", Json::array({"tool_use"})}};
+    put(st, "e", "e2", "e1", "assistant",
+        Json::array({Json{{"type", "tool_use"}, {"id", "T"}, {"name", "Bash"}, {"input", nested}}}));
+    put(st, "e", "e3", "e2", "user", Json::array({Json{{"type", "tool_result"}, {"tool_use_id", "T"}, {"content", "ok"}}}));
+    put(st, "e", "e4", "e3", "user", Json::array({Json{{"type", "tool_result"}, {"tool_use_id", "Z"}, {"content", "z"}}}));
+    put(st, "e", "e5", "e4", "assistant", txt("done"));
+    put(st, "e", "ES", std::nullopt, "user", txt("summary"), kind::kSummary, {"e1", "e2"}, Json{{"strategy", "rolling"}});
+    st.move_head("e", "e5", "append");
+    txn.commit();
+  }
+  VerifyReport r = verify(path_, {"e"});
+  const Check& c = check(r, "I3");
+  ASSERT_EQ(c.violations.size(), 1u) << all_messages(c);
+  EXPECT_NE(c.violations[0].message.find("covers tool call 'T' but not its result (unbalanced last edge)"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace ctxfold
