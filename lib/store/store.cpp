@@ -321,11 +321,49 @@ std::string Store::resolve_session(const std::optional<std::string>& requested) 
   return all.back().id;
 }
 
+namespace {
+
+/// sha256_hex(canonical_node(n, content_json, metadata_json)) (model/node.hpp), hashed piece by
+/// piece: the content, the metadata and a view node's covered ids are fed as they are, never
+/// copied into one string (a summary covering 10^5 nodes built a JSON array of its ids and two
+/// copies of their text: ~130 bytes per covered id at once, bench/README.md "Import memory,
+/// step 3"). The frame comes from canonical_node itself, around one-byte stand-ins for content and
+/// metadata (control bytes never appear raw in dumped JSON) and with no covered ids.
+std::string canonical_digest(const Node& n, std::string_view content_json, std::string_view metadata_json) {
+  Node frame_node;
+  frame_node.id = n.id;
+  frame_node.session = n.session;
+  frame_node.predecessor = n.predecessor;
+  frame_node.kind = n.kind;
+  frame_node.role = n.role;
+  const std::string frame = canonical_node(frame_node, "\x01", "\x02");
+  const std::size_t a = frame.find('\x01'), b = frame.find('\x02');
+  const std::string_view f(frame);
+  Sha256 h;
+  h.update(f.substr(0, a));
+  h.update(content_json);
+  h.update(f.substr(a + 1, b - a - 1));
+  h.update(metadata_json);
+  if (!n.is_view()) {
+    h.update(f.substr(b + 1));
+    return h.hex();
+  }
+  h.update(f.substr(b + 1, f.size() - b - 3));  // up to the covers_ids array's "[" (frame ends "[]}")
+  for (std::size_t i = 0; i < n.covers_ids.size(); ++i) {
+    if (i > 0) h.update(",");
+    h.update(dump_json(Json(n.covers_ids[i])));
+  }
+  h.update("]}");
+  return h.hex();
+}
+
+}  // namespace
+
 AppendResult Store::append(Node& n) {
   // Serialize once: the same bytes are stored and hashed.
   std::string content = dump_json(n.content);
   std::string meta = metadata_json(n);
-  std::string digest = sha256_hex(canonical_node(n, content, meta));
+  std::string digest = canonical_digest(n, content, meta);
   std::int64_t tokens = measure_(n);
   {
     // Look before inserting: an INSERT that does nothing would still consume an AUTOINCREMENT
@@ -404,7 +442,7 @@ bool Store::copy_node(const std::string& from, const std::string& to, const std:
   ins.bind(1, copy.id).bind(2, copy.session).bind(3, copy.predecessor).bind(4, copy.kind);
   if (copy.role.empty()) ins.bind_null(5); else ins.bind(5, copy.role);
   ins.bind(6, content).bind(7, meta_text).bind(8, tokens);
-  ins.bind(9, sha256_hex(canonical_node(copy, content, meta_text)));
+  ins.bind(9, canonical_digest(copy, content, meta_text));
   ins.run();
   put_node_mark(db_, db_.last_insert_id(), node_mark(meta, meta_text));
   return true;

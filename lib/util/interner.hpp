@@ -16,8 +16,8 @@ namespace ctxfold {
 /// Interns short strings (uuids, message and tool ids, type names) as dense 32-bit ids; 0 is the
 /// empty string. Bytes live in 1 MiB blocks (never moved), each string behind its length (a
 /// varint); an id's place is one 32-bit word (block << 20 | offset), the index is open
-/// addressing over ids. Memory per distinct string: its bytes + 1-3, 4 for its place, 8-16 of
-/// index. Throws Error(internal) past 4096 blocks (4 GiB of distinct strings).
+/// addressing over ids, at most 3/4 full. Memory per distinct string: its bytes + 1-3, 4 for its place,
+/// 5.3-10.7 of index. Throws Error(internal) past 4096 blocks (4 GiB of distinct strings).
 class Interner {
  public:
   Interner() : at_{kEmpty}, slots_(1024, 0) {}
@@ -28,7 +28,7 @@ class Interner {
 
   std::uint32_t intern(std::string_view s) {
     if (s.empty()) return 0;
-    if ((at_.size() + 1) * 2 > slots_.size()) grow();
+    if ((at_.size() + 1) * 4 > slots_.size() * 3) grow();  // at most 3/4 full
     std::size_t mask = slots_.size() - 1;
     for (std::size_t h = std::hash<std::string_view>{}(s) & mask;; h = (h + 1) & mask) {
       std::uint32_t id = slots_[h];

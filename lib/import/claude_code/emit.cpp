@@ -385,8 +385,10 @@ Node Importer::build(int p) {
   n.metadata = std::move(meta);
   if (pl.pred >= 0) n.predecessor = final_id(pl.pred);
   else if (pl.stored_pred != 0) n.predecessor = stored_pred(pl);
-  if (auto cv = covers_.find(p); cv != covers_.end())
+  if (auto cv = covers_.find(p); cv != covers_.end()) {
+    n.covers_ids.reserve(cv->second.size());  // no 1.5x copy while it grows
     for (int c : cv->second) n.covers_ids.push_back(final_id(c));
+  }
   return std::move(b.n);
 }
 
