@@ -14,8 +14,8 @@
 #include "invariants/verify_compaction.hpp"
 #include "invariants/verify_fork.hpp"
 #include "invariants/verify_lcm.hpp"
-#include "store/map_vfs.hpp"
 #include "store/node_cache.hpp"
+#include "store/scan.hpp"
 
 // The scheduler of verify-invariants: which checks run, in which thread, and the profile. The
 // checks themselves: ledger.cpp (I1, I2), verify_compaction.cpp (I3, I4, I7), render_checks.cpp
@@ -39,8 +39,7 @@ constexpr std::size_t kVerifyNodeCacheBytes = 8u << 20;
 /// (bench/README.md, verify section).
 void map_for_scan(Store& st) {
   if (!st.read_only()) return;
-  st.db().exec("PRAGMA mmap_size=4294967296");
-  map_whole_file(st.db().raw());
+  ctxfold::map_for_scan(st.db());
 }
 
 /// CPU seconds of the calling thread spent per check, printed to stderr when on. I11 on its own
@@ -188,10 +187,13 @@ VerifyReport verify_invariants(Store& store, const std::vector<std::string>& ses
   std::thread wide_thread;
   std::exception_ptr wide_error;
   const bool apart = store.path() != ":memory:" && !store.path().empty();
+  const std::string snapshot = apart ? export_read_snapshot(store.db()) : std::string();
   if (apart)
     wide_thread = std::thread([&] {
       try {
-        Store own = Store::open(store.path(), Store::Mode::read_only, store.token_measure());
+        Store own = Store::open(opts.database.empty() ? store.path() : opts.database, Store::Mode::read_only,
+                                store.token_measure(), {"verify-invariants", true});
+        import_read_snapshot(own.db(), snapshot);  // a server: the state the first thread reads
         map_for_scan(own);
         db_wide(own);
       } catch (...) {
