@@ -169,6 +169,13 @@ void import_read_snapshot(Db& db, const std::string& id) {
   db.exec(fmt::format("SET TRANSACTION SNAPSHOT '{}'", quoted));
 }
 
+void release_read_snapshots(Db& db) {
+  sqlite3* raw = db.raw();
+  if (raw == nullptr) return;  // a server database
+  for (sqlite3_stmt* st = sqlite3_next_stmt(raw, nullptr); st; st = sqlite3_next_stmt(raw, st))
+    if (sqlite3_stmt_busy(st)) sqlite3_reset(st);
+}
+
 std::string shown_database(const std::string& path) { return pg::is_url(path) ? pg::redact(path) : path; }
 
 }  // namespace ctxfold

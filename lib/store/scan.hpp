@@ -41,6 +41,12 @@ std::string export_read_snapshot(Db& db);
 /// commit meanwhile. Nothing when `id` is empty or `db` is not a read-only server connection.
 void import_read_snapshot(Db& db, const std::string& id);
 
+/// Ends the read snapshot that statements still stepping on `db` hold (SQLite: cached statements
+/// keep their last row, and BEGIN IMMEDIATE on a stale snapshot fails with SQLITE_BUSY_SNAPSHOT
+/// once another process has appended, without waiting). A server's statements hold their rows in
+/// memory and no snapshot outside a transaction: nothing to do.
+void release_read_snapshots(Db& db);
+
 /// How output and messages name database `path`: a server URL with its password replaced by
 /// "***" (docs/backends.md "Pointing ctxfold at a server"), a file's path as given.
 std::string shown_database(const std::string& path);

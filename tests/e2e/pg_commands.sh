@@ -3,7 +3,8 @@
 # (docs/backends.md "What works"): checkout, rewind, fork, append and snapshot give the same output
 # and leave the same renders on a SQLite file and on a throwaway server; sessions, log, show,
 # tokens, usage, compactions, files and commands read the same, byte for byte; appends racing on
-# one session chain one after the other (the HEAD single-writer rule) and verify clean.
+# one session chain one after the other (the HEAD single-writer rule) and verify clean; compact
+# with the extractive summarizer (rolling, lcm, snapcompact) folds the same nodes on both.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/pg_lib.sh"
 need_transcripts
@@ -79,6 +80,27 @@ same "sessions after the writes" sessions
 same "verify after the writes" verify-invariants --all-sessions
 expect_eq "verify is clean" true "$(jq -r .ok "$WORK/b")"
 expect_eq "seq is 1..n" "$(pg_psql -tA -c 'SELECT count(*) FROM nodes')" "$(pg_psql -tA -c 'SELECT max(seq) FROM nodes')"
+
+# compact with the offline extractive summarizer: rolling and lcm fold the same nodes into the
+# same summaries; snapcompact archives the same nodes (a server keeps no frame cache yet).
+same "compact --dry-run" --session "$big" compact --dry-run
+same "compact rolling" --session "$big" compact --strategy rolling --summarizer extractive --force
+expect_eq "rolling compacted" compacted "$(jq -r .status "$WORK/b")"
+same "render after rolling" --session "$big" render --format anthropic
+same "compact lcm" --session "$big" compact --strategy lcm --summarizer extractive --force
+expect_eq "lcm compacted" compacted "$(jq -r .status "$WORK/b")"
+same "render lcm" --session "$big" render --format openai --strategy lcm
+same "compactions after compact" --session "$big" compactions
+expect_rc "compact snapcompact" 0 "$CTXFOLD" --db "$PGURL" --session "$small" compact --strategy snapcompact --summarizer extractive --force
+"$CTXFOLD" --db "$lite" --session "$small" compact --strategy snapcompact --summarizer extractive --force >"$WORK/snap.lite"
+expect_eq "snapcompact archives the same nodes" "$(jq -c '[.summary_id, .covers]' "$WORK/snap.lite")" "$(jq -c '[.summary_id, .covers]' "$WORK/out")"
+# The same render but for whether each frame came from the cache.
+nocache='walk(if type == "object" then del(.cached, .frames_cached) else . end)'
+"$CTXFOLD" --db "$lite" --session "$small" render --format anthropic --strategy snapcompact | jq -cS "$nocache" >"$WORK/snap.a"
+"$CTXFOLD" --db "$PGURL" --session "$small" render --format anthropic --strategy snapcompact | jq -cS "$nocache" >"$WORK/snap.b"
+if cmp -s "$WORK/snap.a" "$WORK/snap.b" && [ -s "$WORK/snap.a" ]; then ok; else fail "render after snapcompact: $(diff "$WORK/snap.a" "$WORK/snap.b" | head -3 | cut -c1-300)"; fi
+same "verify after compact" verify-invariants --all-sessions
+expect_eq "verify is clean after compact" true "$(jq -r .ok "$WORK/b")"
 
 # HEAD's single writer: six appends racing on one session chain one after the other.
 pids=()
