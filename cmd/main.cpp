@@ -247,8 +247,11 @@ bool checks_whole_file(const ctxfold::cli::Command& c) {
 // refused there before the database is opened.
 ctxfold::Store::ServerUse server_use(const ctxfold::cli::Command& c) {
   const std::string_view name = c.name;
-  const bool ported = name == "import" || name == "list" || name == "render" || name == "context" ||
-                      name == "export" || name == "describe";
+  static constexpr std::string_view kPorted[] = {
+      "import", "list",     "render",   "context", "export", "describe", "verify-invariants", "append",
+      "checkout", "fork",   "rewind",   "snapshot", "sessions", "log",   "show",   "tokens",
+      "usage",  "compactions", "files", "commands", "compact"};
+  const bool ported = std::find(std::begin(kPorted), std::end(kPorted), name) != std::end(kPorted);
   return {c.name, ported};
 }
 

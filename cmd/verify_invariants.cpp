@@ -11,6 +11,7 @@
 #include "invariants/verify.hpp"
 #include "util/error.hpp"
 #include "session/open.hpp"
+#include "store/scan.hpp"
 
 namespace ctxfold::cli {
 
@@ -61,9 +62,9 @@ struct Outcome {
 
 Outcome verify_one(Context& ctx, const std::string& path, const VerifyCliOptions& o) {
   Outcome out;
-  out.db.path = path;
+  out.db.path = shown_database(path);  // a server URL without its password
   try {
-    Store st = open_store(path, Store::Mode::read_only, {"verify-invariants", false});
+    Store st = open_store(path, Store::Mode::read_only, {"verify-invariants", true});
     std::vector<std::string> sessions;
     if (o.all_sessions) {
       for (const auto& s : st.sessions()) sessions.push_back(s.id);
@@ -73,7 +74,8 @@ Outcome verify_one(Context& ctx, const std::string& path, const VerifyCliOptions
     VerifyOptions vo;
     vo.quick = o.quick;
     vo.env = ctx.env;
-    Progress bar("verify " + std::filesystem::path(path).filename().string());
+    vo.database = path;
+    Progress bar("verify " + std::filesystem::path(out.db.path).filename().string());
     if (bar.active())
       vo.progress = [&](const std::string& phase, std::int64_t done, std::int64_t total) {
         bar.update(done, total, phase);
@@ -107,7 +109,7 @@ int run_verify(Context& ctx, const VerifyCliOptions& o) {
     results.push_back(verify_one(ctx, p, o));
     const Outcome& r = results.back();
     if (r.error) {
-      fmt::print(stderr, "ctxfold: error: {}: {}\n", p, r.error->what());
+      fmt::print(stderr, "ctxfold: error: {}: {}\n", r.db.path, r.error->what());
       if (!r.error->hint().empty()) fmt::print(stderr, "hint: {}\n", r.error->hint());
     }
     worst = std::max(worst, r.exit);

@@ -66,8 +66,8 @@ std::map<std::string, std::string> agent_titles(Db& db) {
 void read_counts(Db& db, const SessionInfo& s, SessionIndexEntry& e) {
   Stmt q = db.prepare(
       "SELECT count(*), min(json_extract(metadata,'$.timestamp')), max(json_extract(metadata,'$.timestamp')), "
-      "sum(kind='summary' AND json_extract(metadata,'$.origin')='import'), "
-      "sum(kind='summary' AND coalesce(json_extract(metadata,'$.origin'),'')<>'import') "
+      "sum(CASE WHEN kind='summary' AND json_extract(metadata,'$.origin')='import' THEN 1 ELSE 0 END), "
+      "sum(CASE WHEN kind='summary' AND coalesce(json_extract(metadata,'$.origin'),'')<>'import' THEN 1 ELSE 0 END) "
       "FROM nodes WHERE session=?1");
   q.bind(1, s.id);
   q.step();
@@ -98,8 +98,8 @@ void read_project(Db& db, const SessionInfo& s, SessionIndexEntry& e) {
   e.project = opt_str(s.metadata, "cwd");
   if (!e.project) {
     Stmt q = db.prepare(
-        "SELECT json_extract(metadata,'$.source.parts[0].record.cwd') AS c FROM nodes "
-        "WHERE session=?1 AND c IS NOT NULL ORDER BY seq LIMIT 1");
+        "SELECT json_extract(metadata,'$.source.parts[0].record.cwd') FROM nodes "
+        "WHERE session=?1 AND json_extract(metadata,'$.source.parts[0].record.cwd') IS NOT NULL ORDER BY seq LIMIT 1");
     q.bind(1, s.id);
     if (q.step()) e.project = q.text(0);
   }
@@ -119,7 +119,7 @@ void read_title(Db& db, const SessionInfo& s, const std::map<std::string, std::s
   } else {
     Stmt q = db.prepare(
         "SELECT content, seq, id FROM nodes WHERE session=?1 AND kind='message' AND role='user' "
-        "AND coalesce(json_extract(metadata,'$.is_meta'),0)=0 AND json_extract(metadata,'$.codex_role') IS NULL "
+        "AND (json_extract(metadata,'$.is_meta') IS NULL OR CAST(json_extract(metadata,'$.is_meta') AS INTEGER)=0) AND json_extract(metadata,'$.codex_role') IS NULL "
         "ORDER BY seq LIMIT 64");
     q.bind(1, s.id);
     while (q.step() && !e.title) {

@@ -25,17 +25,20 @@ std::optional<std::string> meta_str(const Json& j, const char* key) {
 /// term for its key, so the rows are the same either way.
 std::string lineage_nodes(Db& db) {
   if (db.has_schema_object("node_marks"))
-    return "(SELECT * FROM nodes WHERE seq IN (SELECT seq FROM node_marks WHERE mark & 1)) n";
+    return "(SELECT * FROM nodes WHERE seq IN (SELECT seq FROM node_marks WHERE (mark & 1) <> 0)) n";
   return db.has_schema_object("nodes_lineage_links") ? "nodes n INDEXED BY nodes_lineage_links" : "nodes n";
 }
 
 std::map<std::string, std::map<std::string, std::int64_t>> request_sessions(Db& db) {
   std::map<std::string, std::map<std::string, std::int64_t>> out;
+  // The named request session is filtered outside: a column alias is not visible in WHERE on a
+  // server (docs/backends.md "Writing SQL for both engines").
   Stmt q = db.prepare(
-      "SELECT n.session, json_extract(p.value,'$.record.requestSessionId') AS r, count(DISTINCT n.id) "
+      "SELECT session, r, count(DISTINCT id) FROM (SELECT n.session, n.id, "
+      "json_extract(p.value,'$.record.requestSessionId') AS r "
       "FROM " + lineage_nodes(db) + ", json_each(n.metadata,'$.source.parts') p "
-      "WHERE n.role='assistant' AND instr(n.metadata,'requestSessionId') > 0 AND r IS NOT NULL AND r <> n.session "
-      "GROUP BY n.session, r");
+      "WHERE n.role='assistant' AND instr(n.metadata,'requestSessionId') > 0) x "
+      "WHERE r IS NOT NULL AND r <> session GROUP BY session, r");
   while (q.step()) out[q.text(0)][q.text(1)] = q.int64(2);
   return out;
 }

@@ -180,8 +180,8 @@ std::vector<UsageMessage> usage_messages(Store& store, const std::map<std::strin
       "SELECT n.session, coalesce(s.format,''), json_extract(n.metadata,'$.message_id'), "
       "json_extract(n.metadata,'$.usage'), json_extract(n.metadata,'$.model'), "
       "json_extract(n.metadata,'$.timestamp'), "
-      "coalesce((SELECT max(json_extract(p.value,'$.line')) FROM json_each(n.metadata,'$.source.parts') p), "
-      "json_extract(n.metadata,'$.source.line'), 0), n.id, json_extract(n.metadata,'$.response_id') "
+      "coalesce((SELECT max(CAST(json_extract(p.value,'$.line') AS INTEGER)) FROM json_each(n.metadata,'$.source.parts') p), "
+      "CAST(json_extract(n.metadata,'$.source.line') AS INTEGER), 0), n.id, json_extract(n.metadata,'$.response_id') "
       "FROM nodes n JOIN sessions s ON s.id = n.session "
       "WHERE n.role='assistant' AND json_type(n.metadata,'$.usage')='object' ORDER BY n.seq");
   while (q.step()) {

@@ -115,7 +115,8 @@ void check_supersession(Store& store, const std::vector<std::string>& sessions, 
 
 // ---------------------------------------------------------------- I11 (sqlite_checks.cpp)
 
-/// I11: PRAGMA integrity_check (quick_check when quick) and the foreign keys of every table.
+/// I11: the engine's own findings (store/scan.hpp integrity_findings): on SQLite PRAGMA
+/// integrity_check (quick_check when quick) and the foreign keys of every table.
 void check_sqlite(Store& store, Check& c, bool quick = false);
 
 }  // namespace ctxfold::verify_detail

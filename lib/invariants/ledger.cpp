@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "store/scan.hpp"
 #include "util/digest.hpp"
 
 namespace ctxfold::verify_detail {
@@ -46,12 +47,11 @@ void check_seq_continuity(Store& store, Check& c) {
                     "restore the database from a backup",
                     count, max_seq, max_seq - count, list));
   }
-  auto st = store.db().prepare("SELECT seq FROM sqlite_sequence WHERE name='nodes'");
-  if (st.step() && st.int64(0) > max_seq)
+  if (auto high = node_seq_high_water(store.db()); high && *high > max_seq)
     add(c, "", {},
         fmt::format("nodes up to seq {} were appended but the newest remaining node has seq {}: the newest node(s) "
                     "vanished; restore the database from a backup",
-                    st.int64(0), max_seq));
+                    *high, max_seq));
 }
 
 namespace {

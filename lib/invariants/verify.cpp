@@ -14,8 +14,8 @@
 #include "invariants/verify_compaction.hpp"
 #include "invariants/verify_fork.hpp"
 #include "invariants/verify_lcm.hpp"
-#include "store/map_vfs.hpp"
 #include "store/node_cache.hpp"
+#include "store/scan.hpp"
 
 // The scheduler of verify-invariants: which checks run, in which thread, and the profile. The
 // checks themselves: ledger.cpp (I1, I2), verify_compaction.cpp (I3, I4, I7), render_checks.cpp
@@ -29,19 +29,6 @@ using namespace verify_detail;
 /// Stored bytes of parsed nodes verify keeps per session for its repeated renders (Store node
 /// cache): 8 MiB of JSON text, some tens of MB parsed, under the 64 MB peak-RSS target (issue 6).
 constexpr std::size_t kVerifyNodeCacheBytes = 8u << 20;
-
-/// Sets up a read-only `st` for the database-wide checks, which read every page (I11's
-/// integrity_check) and every covers row (I3): a page read that continues the previous one fetches
-/// the next 64 KiB with one pread(2) (lib/store/map_vfs.hpp read_ahead), into SQLite's page cache
-/// (16 MiB, Store::open). Not a memory map: every mapped page a process touches counts in its RSS,
-/// so mapping the file made verify's peak RSS the file's size (570 MB at 2x10^5 nodes) whatever the
-/// session's state; read ahead, it stays the page cache's bound (bench/README.md "Memory", fifth
-/// pass). A read-write store is left as it is.
-void read_for_scan(Store& st) {
-  if (!st.read_only()) return;
-  read_ahead(st.db().raw(), true);
-  st.db().exec("PRAGMA cache_size=-16384");
-}
 
 /// CPU seconds of the calling thread spent per check, printed to stderr when on. I11 on its own
 /// thread is timed there (the "I11" lap in the main thread is the wait for it).
@@ -188,11 +175,14 @@ VerifyReport verify_invariants(Store& store, const std::vector<std::string>& ses
   std::thread wide_thread;
   std::exception_ptr wide_error;
   const bool apart = store.path() != ":memory:" && !store.path().empty();
+  const std::string snapshot = apart ? export_read_snapshot(store.db()) : std::string();
   if (apart)
     wide_thread = std::thread([&] {
       try {
-        Store own = Store::open(store.path(), Store::Mode::read_only, store.token_measure());
-        read_for_scan(own);
+        Store own = Store::open(opts.database.empty() ? store.path() : opts.database, Store::Mode::read_only,
+                                store.token_measure(), {"verify-invariants", true});
+        import_read_snapshot(own.db(), snapshot);  // a server: the state the first thread reads
+        read_for_scan(own.db());  // store/scan.hpp: read ahead into a bounded page cache, not a map
         db_wide(own);
       } catch (...) {
         wide_error = std::current_exception();

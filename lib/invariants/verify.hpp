@@ -48,6 +48,9 @@ struct VerifyOptions {
   /// CTXFOLD_VERIFY_PROFILE (and _RSS) read from here: CPU seconds per check (and peak RSS after
   /// each) as diagnostics (bench/verify.sh). Null: no profile.
   Environment* env = nullptr;
+  /// The database as the caller opened it (a server URL with its password), to open the second
+  /// connection of the database-wide checks; empty: the store's path().
+  std::string database;
 };
 
 struct VerifyReport {

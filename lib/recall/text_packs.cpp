@@ -153,6 +153,13 @@ PackReport update_text_packs(Store& st, std::int64_t min_tail, bool rebuild, std
   constexpr std::int64_t kBatchBytes = 64 << 20;
   while (through < total) {
     Txn t(db);
+    {
+      // Another writer (a concurrent import or append) may have packed past `through` since it was
+      // read: continue from the stored mark, read under this transaction's write lock, so that no
+      // node is packed twice.
+      auto q = db.prepare("SELECT through_seq FROM text_pack_state WHERE id=1");
+      if (q.step()) through = std::max(through, q.int64(0));
+    }
     auto read = db.prepare("SELECT seq, session, kind, content FROM nodes WHERE seq > ?1 ORDER BY seq");
     read.bind(1, through);
     auto put = db.prepare(

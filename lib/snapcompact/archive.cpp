@@ -107,9 +107,7 @@ std::string archive_text(const Node& archive) {
 }
 
 bool has_frame_cache(Store& store) {
-  auto& st = store.db().cached("SELECT 1 FROM sqlite_master WHERE type='table' AND name='snapcompact_frames'");
-  ResetOnExit reset(st);
-  return st.step();
+  return store.db().has_schema_object("snapcompact_frames");  // none on a server yet (docs/backends.md)
 }
 
 FrameSet archive_frames(Store* store, const Node& archive, const std::string& model, const SnapSettings& s, bool encode) {
@@ -251,7 +249,7 @@ std::int64_t store_frames(Store& store, const FrameSet& fs) {
     st.bind(1, f.key).bind(2, fs.geometry.key()).bind(3, std::int64_t(f.width)).bind(4, std::int64_t(f.height));
     st.bind(5, f.chars).bind(6, f.missing_glyphs).bind(7, f.png_base64);
     st.run();
-    added += sqlite3_changes(store.db().raw());
+    added += store.db().changes();
   }
   return added;
 }

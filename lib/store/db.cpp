@@ -342,6 +342,17 @@ void Db::rollback_quietly() noexcept {
 /// writer at a time per database, as SQLite's BEGIN IMMEDIATE gives.
 constexpr std::int64_t kWriterLock = 0x63747866;
 
+/// Run by a server writer once it holds the lock: the nodes' sequence restarts just past the
+/// largest seq stored. A sequence hands out values outside transactions, so an insert rolled back
+/// (a failed or killed import, a refused append) would leave a gap that invariant I1 rightly
+/// reads as a vanished node; writers take turns, so the next seq is max(seq) + 1 as with SQLite's
+/// AUTOINCREMENT, whose counter rolls back with the transaction. Nothing is done in a database
+/// without ctxfold's schema (a new one, or another application's).
+constexpr const char* kNodeSeqFromMax =
+    "DO $$ BEGIN IF to_regclass('ctxfold_schema') IS NOT NULL AND to_regclass('nodes') IS NOT NULL THEN "
+    "PERFORM setval(pg_get_serial_sequence('nodes', 'seq'), coalesce((SELECT max(seq) FROM nodes), 0) + 1, false); "
+    "END IF; END $$";
+
 Txn::Txn(Db& db) : db_(db) {
   if (!db_.pg_) {
     db_.exec("BEGIN IMMEDIATE");
@@ -350,6 +361,7 @@ Txn::Txn(Db& db) : db_(db) {
   db_.exec("BEGIN");
   try {
     db_.exec(fmt::format("SELECT pg_advisory_xact_lock({})", kWriterLock));
+    db_.exec(kNodeSeqFromMax);
   } catch (...) {
     db_.rollback_quietly();
     throw;

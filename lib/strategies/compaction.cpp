@@ -8,6 +8,7 @@
 #include <ctime>
 #include <limits>
 
+#include "store/scan.hpp"
 #include "util/digest.hpp"
 #include "util/utf8.hpp"
 
@@ -17,11 +18,7 @@ namespace {
 /// Resets every statement still stepping on the connection (cached statements keep their last
 /// row, and with it a read snapshot): BEGIN IMMEDIATE on a stale snapshot fails with
 /// SQLITE_BUSY_SNAPSHOT once another process has appended, without waiting.
-void release_snapshot(Store& store) {
-  sqlite3* db = store.db().raw();
-  for (sqlite3_stmt* st = sqlite3_next_stmt(db, nullptr); st; st = sqlite3_next_stmt(db, st))
-    if (sqlite3_stmt_busy(st)) sqlite3_reset(st);
-}
+void release_snapshot(Store& store) { release_read_snapshots(store.db()); }
 
 std::int64_t last_event_seq(Store& store) {
   auto st = store.db().prepare("SELECT coalesce(max(seq),0) FROM events");
