@@ -16,24 +16,7 @@ files=(
   "$T/images_resume_branch_v2.1.22-2.1.29/47bf5f5c-9e11-4f51-8a29-7ad38ecdf17c.jsonl"
 )
 lite="$WORK/lite.db"
-shown_url="postgresql://ctxfold:***@/ctxfold?host=$PG_DIR"
 
-# same WHAT ARGS...: stdout and exit code on SQLite and on the server (the database's name
-# replaced by DB) are identical, and not empty.
-same() {
-  local what=$1; shift
-  "$CTXFOLD" --db "$lite" "$@" <"$WORK/stdin" >"$WORK/a" 2>"$WORK/a.err"; local ra=$?
-  "$CTXFOLD" --db "$PGURL" "$@" <"$WORK/stdin" >"$WORK/b" 2>"$WORK/b.err"; local rb=$?
-  X="$lite" perl -pi -e 's/\Q$ENV{X}\E/DB/g' "$WORK/a"
-  X="$shown_url" perl -pi -e 's/\Q$ENV{X}\E/DB/g' "$WORK/b"
-  if [ "$ra" != "$rb" ]; then fail "$what: exit $ra on SQLite, $rb on PostgreSQL: $(head -c 300 "$WORK/b.err")"; return; fi
-  if cmp -s "$WORK/a" "$WORK/b"; then ok; else fail "$what: outputs differ: $(diff "$WORK/a" "$WORK/b" | head -5 | cut -c1-300)"; fi
-  if [ "$ra" = 0 ]; then [ -s "$WORK/a" ] || fail "$what: no output ($(head -c 300 "$WORK/a.err"))"; return; fi
-  # A refusal: the same message, naming the same database.
-  X="$lite" perl -pi -e 's/\Q$ENV{X}\E/DB/g' "$WORK/a.err"
-  X="$shown_url" perl -pi -e 's/\Q$ENV{X}\E/DB/g' "$WORK/b.err"
-  if cmp -s "$WORK/a.err" "$WORK/b.err" && [ -s "$WORK/a.err" ]; then ok; else fail "$what: messages differ: $(diff "$WORK/a.err" "$WORK/b.err" | head -4)"; fi
-}
 : >"$WORK/stdin"
 for f in "${files[@]}"; do
   [ -f "$f" ] || { fail "missing transcript $f"; continue; }

@@ -11,11 +11,14 @@
 # and exports PGHOST, PGUSER, PGPASSWORD, PGDATABASE for psql. Skips (77) without the binaries.
 # pg_createdb NAME: a new database; prints its ctxfold URL.
 # pg_psql ARGS...: psql against database ctxfold (or -d NAME), no .psqlrc, stop on error.
+# same WHAT ARGS...: one check that `ctxfold ARGS...` gives the same exit code and stdout on the
+# test's SQLite file $lite and on the server (stdin: $WORK/stdin when it exists), see below.
 
 PG_BIN=
 PG_DIR=
 PG_PASS=
 PGURL=
+PG_SHOWN_URL=
 pg_owner=
 
 stop_pg() {
@@ -53,6 +56,7 @@ start_pg() {
   "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -c 'CREATE DATABASE ctxfold' >/dev/null || { fail "createdb"; finish; }
   export PGDATABASE=ctxfold
   PGURL="postgresql://ctxfold:$PG_PASS@/ctxfold?host=$PG_DIR"
+  PG_SHOWN_URL="postgresql://ctxfold:***@/ctxfold?host=$PG_DIR"   # PGURL as ctxfold prints it
 }
 
 pg_createdb() {
@@ -61,3 +65,25 @@ pg_createdb() {
 }
 
 pg_psql() { "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$@"; }
+
+# same WHAT ARGS...: `ctxfold ARGS...` on the SQLite file $lite and on the server PGURL must give
+# the same exit code and the same stdout, once the database's name (the path; the URL as printed,
+# password hidden) is replaced by DB and the time of the run in export records by T; the server's
+# output and messages never show the password. A success must print something; a failure with no
+# stdout must print the same message on both.
+same() {
+  local what=$1 in=/dev/null; shift
+  [ -f "$WORK/stdin" ] && in="$WORK/stdin"
+  "$CTXFOLD" --db "$lite" "$@" <"$in" >"$WORK/a" 2>"$WORK/a.err"; local ra=$?
+  "$CTXFOLD" --db "$PGURL" "$@" <"$in" >"$WORK/b" 2>"$WORK/b.err"; local rb=$?
+  if grep -qF "$PG_PASS" "$WORK/b" "$WORK/b.err"; then fail "$what: the password is shown"; fi
+  X="$lite" perl -pi -e 's/\Q$ENV{X}\E/DB/g' "$WORK/a" "$WORK/a.err"
+  X="$PG_SHOWN_URL" perl -pi -e 's/\Q$ENV{X}\E/DB/g' "$WORK/b" "$WORK/b.err"
+  perl -pi -e 's/"(timestamp|exported_at)":"20\d\d-[^"]*"/"$1":"T"/g' "$WORK/a" "$WORK/b"
+  if [ "$ra" != "$rb" ]; then fail "$what: exit $ra on SQLite, $rb on PostgreSQL: $(head -c 300 "$WORK/b.err")"; return; fi
+  if cmp -s "$WORK/a" "$WORK/b"; then ok; else fail "$what: outputs differ: $(diff "$WORK/a" "$WORK/b" | head -5 | cut -c1-300)"; fi
+  [ -s "$WORK/a" ] && return
+  if [ "$ra" = 0 ]; then fail "$what: no output ($(head -c 300 "$WORK/a.err"))"; return; fi
+  # A refusal: the same message, naming the same database.
+  if cmp -s "$WORK/a.err" "$WORK/b.err" && [ -s "$WORK/a.err" ]; then ok; else fail "$what: messages differ: $(diff "$WORK/a.err" "$WORK/b.err" | head -4)"; fi
+}

@@ -17,21 +17,8 @@ files=(
   "$T/compaction_manual_v2.1.39_TRUNCATED/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
 )
 lite="$WORK/lite.db"
-shown_url="postgresql://ctxfold:***@/ctxfold?host=$PG_DIR"
+shown_url=$PG_SHOWN_URL
 
-# same WHAT ARGS...: stdout and exit code of the command on SQLite and on the server, the database's
-# name replaced by DB, are identical.
-same() {
-  local what=$1; shift
-  "$CTXFOLD" --db "$lite" "$@" >"$WORK/a" 2>"$WORK/a.err"; local ra=$?
-  "$CTXFOLD" --db "$PGURL" "$@" >"$WORK/b" 2>"$WORK/b.err"; local rb=$?
-  X="$lite" perl -pi -e 's/\Q$ENV{X}\E/DB/g' "$WORK/a"
-  X="$shown_url" perl -pi -e 's/\Q$ENV{X}\E/DB/g' "$WORK/b"
-  if [ "$ra" != "$rb" ]; then fail "$what: exit $ra on SQLite, $rb on PostgreSQL: $(head -c 300 "$WORK/b.err")"; return; fi
-  if cmp -s "$WORK/a" "$WORK/b"; then ok; else fail "$what: outputs differ: $(diff "$WORK/a" "$WORK/b" | head -5 | cut -c1-300)"; fi
-  [ -s "$WORK/a" ] || fail "$what: no output ($(head -c 300 "$WORK/a.err"))"
-  if grep -q "$PG_PASS" "$WORK/b" "$WORK/b.err"; then fail "$what: the password is shown"; fi
-}
 
 for f in "${files[@]}"; do
   [ -f "$f" ] || { fail "missing transcript $f"; continue; }
