@@ -329,7 +329,13 @@ void Search::search_scope() {
 /// The index hits up to `through`, by the way the chosen index and --session read them best.
 void Search::search_index() {
   if (like) {
-    for (const auto& [seq, view] : like_hits) on_hit(seq, view, false);
+    // Every candidate is read and matched (as on_hit does for an inexact hit), 256 per statement.
+    std::vector<std::int64_t> seqs;
+    for (const auto& [seq, view] : like_hits)
+      if ((view ? want_views : want_raw) && !o.skip.count(seq)) seqs.push_back(seq);
+    for_each_candidate_row(st, seqs, [&](Stmt& r) {
+      consider(r.int64(0), r.view(1), r.view(2), r.view(3), r.view(4), r.view(5));
+    });
   } else if (iq && !o.session && !iq->tri.empty()) {
     tri_hits_all_sessions();
   } else if (iq && !o.session) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "model/view_kinds.hpp"
 #include "recall/text_index.hpp"
 #include "store/scan.hpp"
@@ -149,6 +151,19 @@ bool like_candidates(Store& st, const std::vector<std::string>& literals, std::i
   }
   for (const auto& [seq, view] : found) fn(seq, view);
   return true;
+}
+
+void for_each_candidate_row(Store& st, const std::vector<std::int64_t>& seqs, const std::function<void(Stmt& row)>& fn) {
+  constexpr std::size_t kPerRead = 256;
+  for (std::size_t at = 0; at < seqs.size(); at += kPerRead) {
+    const std::size_t n = std::min(kPerRead, seqs.size() - at);
+    std::string sql = "SELECT seq, id, session, kind, coalesce(role,''), content FROM nodes WHERE seq IN (";
+    for (std::size_t i = 0; i < n; ++i) sql += fmt::format("{}?{}", i ? "," : "", i + 1);
+    sql += ") ORDER BY seq";
+    auto q = st.db().prepare(sql);
+    for (std::size_t i = 0; i < n; ++i) q.bind(static_cast<int>(i + 1), seqs[at + i]);
+    while (q.step()) fn(q);
+  }
 }
 
 }  // namespace ctxfold
