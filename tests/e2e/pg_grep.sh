@@ -156,6 +156,7 @@ expect_eq "the second index run adds the tail" 4 "$(jq -r .indexed "$WORK/out")"
 expect_rc "index --rebuild" 0 "$CTXFOLD" --db "$PGURL" index --rebuild
 expect_eq "a rebuild indexes every node" "$(pg_psql -tA -c 'SELECT count(*) FROM nodes')" "$(jq -r .indexed "$WORK/out")"
 same_matches "after a rebuild" grep --all-sessions -i ΣΊΣΥΦΟΣ
+expect_rc "verify with the server's index present" 0 "$CTXFOLD" --db "$PGURL" verify-invariants --all-sessions
 # SQLite's expand now skips rows by its derived spans; the server walks the covers: same pages.
 for id in $scopes; do
   same "expand $id after index" expand "$id" --offset 1000 --limit 700
