@@ -140,7 +140,7 @@ void Search::choose_index() {
 
 /// On an engine with its own trigram index (a server's pg_trgm over grep_like): its candidates
 /// up to the indexed seq, when the pattern has literals of 3 characters or more and they are few
-/// enough to read one by one (the cap of drop_index_if_costly); otherwise the scan. --scope
+/// enough to read and match each (the cap of drop_index_if_costly); otherwise the scan. --scope
 /// reads the covered nodes themselves.
 void Search::choose_like_index() {
   if (o.scope) return;
