@@ -250,7 +250,7 @@ ctxfold::Store::ServerUse server_use(const ctxfold::cli::Command& c) {
   static constexpr std::string_view kPorted[] = {
       "import", "list",     "render",   "context", "export", "describe", "verify-invariants", "append",
       "checkout", "fork",   "rewind",   "snapshot", "sessions", "log",   "show",   "tokens",
-      "usage",  "compactions", "files", "commands", "compact"};
+      "usage",  "compactions", "files", "commands", "compact", "grep",     "expand",  "index"};
   const bool ported = std::find(std::begin(kPorted), std::end(kPorted), name) != std::end(kPorted);
   return {c.name, ported};
 }

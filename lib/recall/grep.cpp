@@ -372,11 +372,15 @@ std::optional<IndexQuery> Matcher::index_query() const {
     for (char c : {m.needle[2], last})
       for (const std::string& v : composed_from(c)) lasts.insert(v);
     std::string q;
-    for (const std::string& v : lasts) q += (q.empty() ? "" : " OR ") + phrase(head + v);
-    return IndexQuery{std::move(q), false, {}, {}};
+    std::vector<std::string> literals;
+    for (const std::string& v : lasts) {
+      q += (q.empty() ? "" : " OR ") + phrase(head + v);
+      literals.push_back(head + v);
+    }
+    return IndexQuery{std::move(q), false, {}, {}, std::move(literals)};
   }
   if (cp_count(best) < 3) return std::nullopt;  // no trigram to look up
-  IndexQuery q{phrase(best), exact, {}, {}};
+  IndexQuery q{phrase(best), exact, {}, {}, {best}};
   if (!m.regex && m.ignore_case && tri_answerable(m.needle)) q.tri = m.needle;
   return q;
 }

@@ -27,6 +27,10 @@ struct IndexQuery {
   /// instead of grep_fts: the needle (casefold of a -i literal), all ASCII, 3 bytes or more.
   /// match stays set for a database without that index.
   std::string tri;
+  /// The folded literals of `match`, each of 3 characters or more: the folded text of every node
+  /// that matches holds at least one of them (match is their FTS5 phrases, ORed). What a server's
+  /// pg_trgm index is asked with LIKE (lib/recall/like_index.hpp); empty for a gram query.
+  std::vector<std::string> literals;
 };
 
 /// Literal runs of a regular expression in RE2 syntax (docs/commands.md "grep") that every match

@@ -1,7 +1,5 @@
 // grep() itself: which index answers, the index hits of each kind, the scan of the unindexed
 // tail (text packs, then nodes), and the counting and paging of matches.
-#include <sqlite3.h>
-
 #include <algorithm>
 #include <chrono>
 
@@ -9,10 +7,11 @@
 #include "recall/expand.hpp"
 #include "recall/grep.hpp"
 #include "recall/grep_detail.hpp"
+#include "recall/like_index.hpp"
 #include "recall/text_index.hpp"
 #include "recall/text_packs.hpp"
 #include "recall/tri_index.hpp"
-#include "store/map_vfs.hpp"
+#include "store/scan.hpp"
 #include "util/graphemes.hpp"
 
 namespace ctxfold {
@@ -48,15 +47,16 @@ constexpr const char* kRow =
 constexpr const char* kRowMeta = "SELECT seq, id, session, kind, coalesce(role,'') FROM nodes WHERE seq=?1";
 
 // One read transaction for the rest: every statement below (a lookup per index hit) then
-// shares it instead of opening and closing its own (WAL lock calls each).
+// shares it instead of opening and closing its own (WAL lock calls each). A read-only store is
+// in its snapshot already.
 struct ReadTxn {
   Db& db;
   bool began;
-  explicit ReadTxn(Db& d) : db(d), began(sqlite3_get_autocommit(d.raw()) != 0) {
+  explicit ReadTxn(Db& d) : db(d), began(!d.in_transaction()) {
     if (began) db.exec("BEGIN");
   }
   ~ReadTxn() {
-    if (began) sqlite3_exec(db.raw(), "COMMIT", nullptr, nullptr, nullptr);
+    if (began) db.commit_quietly();
   }
   ReadTxn(const ReadTxn&) = delete;
   ReadTxn& operator=(const ReadTxn&) = delete;
@@ -84,24 +84,22 @@ struct Search {
   std::int64_t through = 0;
   /// The raw-content prefilter of the nodes read and matched (none when exhaustive).
   std::optional<RawFilter> prefilter;
-  /// Whether prepare_scan turned read-ahead on and shrank the page cache from `cache_size`
-  /// (PRAGMA cache_size; both undone when the Search ends).
-  bool reading_ahead = false;
-  std::int64_t cache_size = -2000;
+  /// The index is grep_like (an engine's own trigram index, like_index.hpp) rather than SQLite's
+  /// FTS5 or trigram tables; `like_hits` are its candidates with seq <= through, ascending.
+  bool like = false;
+  std::vector<std::pair<std::int64_t, bool>> like_hits;
+  /// The reads of a full scan, set up by prepare_scan (store/scan.hpp ScanReads; undone when the
+  /// Search ends).
+  std::optional<ScanReads> scan_reads;
 
   Search(Store& s, const GrepOptions& opts, const std::function<void(const GrepMatch&)>& fn)
       : st(s), o(opts), on_match(fn), m(o.pattern, o.regex, o.ignore_case),
         want_raw(o.in != GrepIn::summaries), want_views(o.in != GrepIn::raw) {}
-  ~Search() {
-    if (!reading_ahead) return;
-    read_ahead(st.db().raw(), false);
-    const std::string restore = "PRAGMA cache_size=" + std::to_string(cache_size);
-    sqlite3_exec(st.db().raw(), restore.c_str(), nullptr, nullptr, nullptr);
-  }
   Search(const Search&) = delete;
   Search& operator=(const Search&) = delete;
 
   void choose_index();
+  void choose_like_index();
   void drop_index_if_costly();
   void prepare_scan();
   void index_hits(const std::function<void(std::int64_t)>& fn);
@@ -136,7 +134,35 @@ void Search::choose_index() {
     iq = usable_query(m, ix);
     if (iq) through = !iq->tri.empty() ? ix.tri_through : iq->gram.empty() ? ix.through_seq : ix.gram_through;
     if (!ix.fts_unusable.empty()) totals.index_note = ix.fts_unusable;
+    if (!iq && like_index_supported(st.db())) choose_like_index();
   }
+}
+
+/// On an engine with its own trigram index (a server's pg_trgm over grep_like): its candidates
+/// up to the indexed seq, when the pattern has literals of 3 characters or more and they are few
+/// enough to read and match each (the cap of drop_index_if_costly); otherwise the scan. --scope
+/// reads the covered nodes themselves.
+void Search::choose_like_index() {
+  if (o.scope) return;
+  const LikeIndexState lx = like_index_state(st);
+  if (!lx.unusable.empty()) totals.index_note = lx.unusable;
+  if (lx.through_seq == 0) return;
+  std::optional<IndexQuery> q = m.index_query();
+  if (!q || q->literals.empty()) return;
+  const std::int64_t cap = o.max_verified >= 0 ? o.max_verified : std::max<std::int64_t>(1000, lx.through_seq / 512);
+  const bool few = like_candidates(st, q->literals, lx.through_seq, o.session, cap, [&](std::int64_t seq, bool view) {
+    like_hits.emplace_back(seq, view);
+  });
+  if (!few) {
+    like_hits.clear();
+    return;
+  }
+  iq = std::move(q);
+  iq->exact = false;  // every candidate is read and matched
+  iq->tri.clear();
+  iq->gram.clear();
+  like = true;
+  through = lx.through_seq;
 }
 
 /// Drops the index when more of its hits would have to be verified than a scan costs.
@@ -144,7 +170,7 @@ void Search::drop_index_if_costly() {
   // Hits the index cannot count exactly are read and matched one by one (a node read and JSON
   // parse each, ~10^5 instructions); past a share of the nodes a scan of the text packs (a few
   // hundred instructions per node) is cheaper: then scan.
-  if (iq && !iq->exact) {
+  if (iq && !iq->exact && !like) {
     const std::int64_t cap = o.max_verified >= 0 ? o.max_verified : std::max<std::int64_t>(1000, through / 512);
     std::int64_t hits = 0;
     if (iq->gram.empty()) {
@@ -169,22 +195,10 @@ void Search::prepare_scan() {
   // reused buffer (lib/store/map_vfs.hpp read_ahead), cheaper here than faulting in every page of
   // a memory map. Otherwise the file is mapped instead of copying every page through read(2).
   // Index lookups touch few pages: neither pays for itself there.
-  if (!iq) {
-    if (st.read_only() && read_ahead(st.db().raw(), true)) {
-      reading_ahead = true;
-      // Pages read once (the b-tree and overflow pages the pack handles walk through) recycle a
-      // few cache slots instead of growing the page cache (16 MiB, Store::open) a slot at a time:
-      // each new slot is fresh heap memory, whose page faults cost more than the reads.
-      auto q = st.db().prepare("PRAGMA cache_size");
-      if (q.step()) cache_size = q.int64(0);
-      st.db().exec("PRAGMA cache_size=64");
-    } else {
-      st.db().exec("PRAGMA mmap_size=4294967296");
-      // SQLite maps at most 2 GB (SQLITE_MAX_MMAP_SIZE); the rest of a larger file is read one
-      // page per pread(2) unless the whole file is mapped (read-only connections only).
-      if (st.read_only()) map_whole_file(st.db().raw());
-    }
-  }
+  // Pages read once (the b-tree and overflow pages the pack handles walk through) recycle a
+  // few cache slots instead of growing the page cache (16 MiB, Store::open) a slot at a time:
+  // each new slot is fresh heap memory, whose page faults cost more than the reads.
+  if (!iq) scan_reads.emplace(st.db());
   totals.indexed_through = through;
 }
 
@@ -314,7 +328,15 @@ void Search::search_scope() {
 
 /// The index hits up to `through`, by the way the chosen index and --session read them best.
 void Search::search_index() {
-  if (iq && !o.session && !iq->tri.empty()) {
+  if (like) {
+    // Every candidate is read and matched (as on_hit does for an inexact hit), 256 per statement.
+    std::vector<std::int64_t> seqs;
+    for (const auto& [seq, view] : like_hits)
+      if ((view ? want_views : want_raw) && !o.skip.count(seq)) seqs.push_back(seq);
+    for_each_candidate_row(st, seqs, [&](Stmt& r) {
+      consider(r.int64(0), r.view(1), r.view(2), r.view(3), r.view(4), r.view(5));
+    });
+  } else if (iq && !o.session && !iq->tri.empty()) {
     tri_hits_all_sessions();
   } else if (iq && !o.session) {
     hits_all_sessions();
@@ -434,16 +456,27 @@ std::int64_t Search::scan_packs_from_index() {
 
 /// Reads and matches every node with seq > scanned (of --session, or all).
 void Search::scan_nodes_after(std::int64_t scanned) {
-  // Nodes are streamed from one statement; kinds outside --in are filtered in SQL.
+  // Nodes are streamed in seq order, kRowsPerRead at a time (a server holds a statement's rows
+  // in memory: one statement over every node would hold them all); kinds outside --in are
+  // filtered in SQL.
+  constexpr std::int64_t kRowsPerRead = 1024;
   const std::string where =
-      std::string("seq > ?4 AND (CASE WHEN kind IN ") + kViewKindsSql + " THEN ?3 ELSE ?2 END)";
+      std::string("seq > ?4 AND (CASE WHEN kind IN ") + kViewKindsSql + " THEN ?3 ELSE ?2 END) = 1";
   auto q = st.db().prepare(o.session ? "SELECT seq, id, session, kind, coalesce(role,''), content FROM nodes "
-                                       "WHERE session = ?1 AND " + where + " ORDER BY seq"
+                                       "WHERE session = ?1 AND " + where + " ORDER BY seq LIMIT ?5"
                                      : "SELECT seq, id, session, kind, coalesce(role,''), content FROM nodes "
-                                       "WHERE ?1 = '' AND " + where + " ORDER BY seq");
-  q.bind(1, o.session.value_or("")).bind(2, std::int64_t{want_raw}).bind(3, std::int64_t{want_views});
-  q.bind(4, scanned);
-  while (q.step()) consider(q.int64(0), q.view(1), q.view(2), q.view(3), q.view(4), q.view(5));
+                                       "WHERE ?1 = '' AND " + where + " ORDER BY seq LIMIT ?5");
+  for (std::int64_t rows = kRowsPerRead; rows == kRowsPerRead;) {
+    q.reset();
+    q.bind(1, o.session.value_or("")).bind(2, std::int64_t{want_raw}).bind(3, std::int64_t{want_views});
+    q.bind(4, scanned).bind(5, kRowsPerRead);
+    rows = 0;
+    while (q.step()) {
+      ++rows;
+      scanned = q.int64(0);
+      consider(scanned, q.view(1), q.view(2), q.view(3), q.view(4), q.view(5));
+    }
+  }
 }
 
 }  // namespace
@@ -454,7 +487,7 @@ GrepTotals grep(Store& st, const GrepOptions& o, const std::function<void(const 
   s.choose_index();
   s.drop_index_if_costly();
   const auto& iq = s.iq;
-  s.totals.index = !iq ? "scan" : !iq->tri.empty() ? "trigrams" : iq->gram.empty() ? "fts5" : "grams";
+  s.totals.index = !iq ? "scan" : s.like ? like_index_name(st.db()) : !iq->tri.empty() ? "trigrams" : iq->gram.empty() ? "fts5" : "grams";
   s.prepare_scan();
   ReadTxn read_txn(st.db());
   s.prefilter = o.exhaustive ? std::nullopt : s.m.raw_filter();

@@ -36,10 +36,9 @@ GrepTotals grep_thinking(Store& st, const GrepOptions& o, const std::function<vo
   GrepTotals totals;
   totals.index = "scan";
   auto q = st.db().prepare(
-      "SELECT seq, id, session, role, content FROM nodes WHERE kind='message' AND (?1 IS NULL OR session=?1) "
+      "SELECT seq, id, session, role, content FROM nodes WHERE kind='message' AND (?1 = '' OR session=?1) "
       "AND content LIKE '%\"thinking\"%' ORDER BY seq");
-  if (o.session) q.bind(1, *o.session);
-  else q.bind_null(1);
+  q.bind(1, o.session.value_or(""));  // '' for every session: a typed parameter on both engines
   std::int64_t n = 0;
   while (q.step()) {
     Json content = parse_node_content(q.view(4), st.path(), q.int64(0), q.view(1));

@@ -1,7 +1,6 @@
 #include "recall/text_packs.hpp"
 
 #include <fmt/format.h>
-#include <sqlite3.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 
 #include "recall/grep_detail.hpp"
 #include "recall/text_index.hpp"
+#include "store/scan.hpp"
 #include "util/error.hpp"
 
 namespace ctxfold {
@@ -220,25 +220,14 @@ void for_each_text_pack(Store& st, const std::optional<std::string>& session, st
     q.bind(1, session.value_or("")).bind(2, after);
     while (q.step()) ids.push_back(q.int64(0));
   }
-  // Every array of a pack is read through a blob handle into one buffer reused for every pack
-  // (PackBuffer): a column read would allocate a fresh buffer of the array's size for each row,
-  // and on short nodes the page faults of those allocations were most of a scan's time. The row
-  // statement stays stepped while the handles read, so all see the same snapshot.
+  // Every array of a pack is read into one buffer reused for every pack (PackBuffer), through
+  // SQLite's blob handles (store/scan.hpp RowBlobs): a column read would allocate a fresh buffer
+  // of the array's size for each row, and on short nodes the page faults of those allocations
+  // were most of a scan's time. The row statement stays stepped while the handles read, so all
+  // see the same snapshot.
   auto q = db.prepare("SELECT nodes FROM text_pack WHERE id=?1");
-  struct Handle {
-    const char* column;
-    sqlite3_blob* blob = nullptr;
-    ~Handle() {
-      if (blob) sqlite3_blob_close(blob);
-    }
-  };
-  Handle handles[4] = {{"text"}, {"seqs"}, {"ends"}, {"flags"}};
-  auto fail = [&](int rc, std::int64_t id) {
-    if (rc == SQLITE_ERROR)  // not a blob: no pack update_text_packs wrote
-      throw Error(Exit::bad_input, "pack.corrupt", fmt::format("text pack {} is inconsistent", id),
-                  "run `ctxfold index --rebuild`");
-    throw Error(Exit::environment, "pack.read", fmt::format("reading text pack {}: {}", id, sqlite3_errmsg(db.raw())));
-  };
+  RowBlobs blobs(db, "text_pack", "id", {"text", "seqs", "ends", "flags"});
+  std::vector<std::string_view> got;
   PackBuffer buf;
   for (std::int64_t id : ids) {
     q.bind(1, id);
@@ -246,25 +235,20 @@ void for_each_text_pack(Store& st, const std::optional<std::string>& session, st
       q.reset();
       continue;
     }
-    std::size_t sizes[4], total = 0;
-    for (int i = 0; i < 4; ++i) {
-      Handle& h = handles[i];
-      const int rc = h.blob ? sqlite3_blob_reopen(h.blob, id)
-                            : sqlite3_blob_open(db.raw(), "main", "text_pack", h.column, id, 0, &h.blob);
-      if (rc != SQLITE_OK) fail(rc, id);
-      sizes[i] = static_cast<std::size_t>(sqlite3_blob_bytes(h.blob));
-      total += sizes[i];
+    RowBlobs::Found found = RowBlobs::Found::row;
+    try {
+      found = blobs.read(id, [&](std::size_t total) { return buf.get(total); }, got);
+    } catch (const Error& e) {
+      if (e.code() != "db.io") throw;
+      throw Error(Exit::environment, "pack.read", fmt::format("reading text pack {}: {}", id, e.what()));
     }
-    char* at = buf.get(total);
-    std::string_view got[4];
-    for (int i = 0; i < 4; ++i) {
-      if (sizes[i] > 0) {
-        const int rc = sqlite3_blob_read(handles[i].blob, at, static_cast<int>(sizes[i]), 0);
-        if (rc != SQLITE_OK) fail(rc == SQLITE_ERROR ? SQLITE_IOERR : rc, id);
-      }
-      got[i] = std::string_view(at, sizes[i]);
-      at += sizes[i];
+    if (found == RowBlobs::Found::no_row) {
+      q.reset();
+      continue;
     }
+    if (found == RowBlobs::Found::not_blob)  // no pack update_text_packs wrote
+      throw Error(Exit::bad_input, "pack.corrupt", fmt::format("text pack {} is inconsistent", id),
+                  "run `ctxfold index --rebuild`");
     TextPack p;
     const std::int64_t n = q.int64(0);
     p.text = got[0];

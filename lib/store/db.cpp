@@ -333,6 +333,13 @@ std::string Db::quick_check() {
   return st.step() ? st.text(0) : std::string("no answer");
 }
 
+bool Db::in_transaction() const { return pg_ ? pg_->in_transaction() : sqlite3_get_autocommit(db_) == 0; }
+
+void Db::commit_quietly() noexcept {
+  if (pg_) return pg_->exec_quietly("COMMIT");
+  if (db_) sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+}
+
 void Db::rollback_quietly() noexcept {
   if (pg_) return pg_->exec_quietly("ROLLBACK");
   if (db_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);

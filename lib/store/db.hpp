@@ -138,6 +138,11 @@ class Db {
   /// The whole-file check of the bulk writers (PRAGMA quick_check(1)): "ok" or SQLite's first
   /// finding; a server database answers "ok" (its own storage checks its pages).
   std::string quick_check();
+  /// Whether a transaction is open on the connection (SQLite: not in autocommit mode; a server:
+  /// BEGIN without its end), e.g. a read-only store's snapshot.
+  bool in_transaction() const;
+  /// Commits an open transaction, ignoring errors (destructors of read scopes).
+  void commit_quietly() noexcept;
   /// Rolls back an open transaction, ignoring errors (destructors).
   void rollback_quietly() noexcept;
 

@@ -38,6 +38,7 @@ struct PqApi {
   decltype(&::PQsetClientEncoding) PQsetClientEncoding;
   decltype(&::PQsetNoticeProcessor) PQsetNoticeProcessor;
   decltype(&::PQstatus) PQstatus;
+  decltype(&::PQtransactionStatus) PQtransactionStatus;
   decltype(&::PQunescapeBytea) PQunescapeBytea;
 };
 
@@ -65,6 +66,7 @@ const PqApi& pq() {
     lib.get(a.PQsetClientEncoding, "PQsetClientEncoding");
     lib.get(a.PQsetNoticeProcessor, "PQsetNoticeProcessor");
     lib.get(a.PQstatus, "PQstatus");
+    lib.get(a.PQtransactionStatus, "PQtransactionStatus");
     lib.get(a.PQunescapeBytea, "PQunescapeBytea");
     return a;
   }();
@@ -238,6 +240,8 @@ void Conn::exec_quietly(const char* sql) noexcept {
   if (conn_ == nullptr) return;
   if (PGresult* res = pq().PQexec(conn_, sql)) pq().PQclear(res);
 }
+
+bool Conn::in_transaction() const { return pq().PQtransactionStatus(conn_) != PQTRANS_IDLE; }
 
 std::int64_t Conn::last_insert_id() {
   PGresult* res = pq().PQexec(conn_, "SELECT lastval()");

@@ -39,6 +39,8 @@ class Conn {
   void exec(std::string_view sql);
   /// Runs `sql` and ignores any error (ROLLBACK in destructors).
   void exec_quietly(const char* sql) noexcept;
+  /// Whether a transaction is open (BEGIN without its COMMIT or ROLLBACK yet).
+  bool in_transaction() const;
   /// The value of the last nextval() of this session (lastval()): the seq of the row just inserted.
   std::int64_t last_insert_id();
   /// Rows changed by the connection's last INSERT, UPDATE or DELETE.

@@ -1,11 +1,14 @@
 #pragma once
-// What a command that checks or scans a whole database asks of its engine (verify-invariants):
-// the engine's own integrity findings, the seq high-water mark, a mapping for the scan, a second
-// connection reading the same snapshot, and the database's printable name. Each works on both
-// engines (docs/backends.md); the caller never asks which one it has.
+// What a command that checks or scans a whole database asks of its engine (verify-invariants,
+// grep): the engine's own integrity findings, the seq high-water mark, a mapping for the scan, a
+// second connection reading the same snapshot, the database's printable name, the BLOB columns of
+// a row read into the caller's buffer, and the engine's own trigram index for LIKE. Each works on
+// both engines (docs/backends.md); the caller never asks which one it has.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -52,5 +55,68 @@ void release_read_snapshots(Db& db);
 /// How output and messages name database `path`: a server URL with its password replaced by
 /// "***" (docs/backends.md "Pointing ctxfold at a server"), a file's path as given.
 std::string shown_database(const std::string& path);
+
+/// The reads of one pass over most of the database (grep's cold scan), set up for the scope's
+/// lifetime and undone at its end. A read-only SQLite connection reads ahead (64 KiB per pread(2),
+/// store/map_vfs.hpp read_ahead) with a 64-page cache, so pages read once recycle a few cache
+/// slots instead of growing the 16 MiB cache a fresh slot at a time; a read-write one maps the
+/// file (SQLite's mmap, up to 4 GiB). A server needs nothing: its rows arrive over the connection.
+class ScanReads {
+ public:
+  explicit ScanReads(Db& db);
+  ~ScanReads();
+  ScanReads(const ScanReads&) = delete;
+  ScanReads& operator=(const ScanReads&) = delete;
+
+ private:
+  Db& db_;
+  bool reading_ahead_ = false;
+  std::int64_t cache_size_ = -2000;  // PRAGMA cache_size before, restored at the end
+};
+
+/// Reads several BLOB columns of one row at a time (the arrays of a text pack) into one buffer
+/// the caller supplies, without a column copy per row: SQLite's incremental BLOB handles, reopened
+/// on the next row; a server's bytea columns, decoded. The row is named by its integer key
+/// (`key`: SQLite's rowid alias; the server's primary key column).
+class RowBlobs {
+ public:
+  /// What read() found.
+  enum class Found { row, no_row, not_blob };
+  RowBlobs(Db& db, std::string table, std::string key, std::vector<std::string> columns);
+  ~RowBlobs();
+  RowBlobs(const RowBlobs&) = delete;
+  RowBlobs& operator=(const RowBlobs&) = delete;
+  /// Reads the columns of row `id`: `buffer(total)` gives room for all of them (called once, total
+  /// the sum of their sizes), and `out[i]` is set to column i's bytes in it. not_blob: a column
+  /// holds no BLOB (a row some other writer made); no_row: no such row. I/O errors throw
+  /// Error(environment, "db.io").
+  Found read(std::int64_t id, const std::function<char*(std::size_t)>& buffer, std::vector<std::string_view>& out);
+
+ private:
+  struct Impl;
+  Db& db_;
+  std::string table_, key_;
+  std::vector<std::string> columns_;
+  Impl* impl_ = nullptr;
+};
+
+/// Whether the engine has a trigram index of its own that answers `column LIKE '%literal%'` from
+/// an index (PostgreSQL's pg_trgm with a GIN index, docs/backends.md "grep on a server"). SQLite:
+/// false (its grep index is FTS5's trigram tokenizer, lib/recall/text_index.hpp).
+bool like_index_supported(Db& db);
+
+/// The name grep reports for that index ("pg_trgm"; empty without one).
+std::string like_index_name(Db& db);
+
+/// Creates the engine's trigram index `name` on table(column) for LIKE (like_index_supported),
+/// and the pg_trgm extension first when the database lacks it. Run inside a write transaction.
+/// Errors: Error(environment, "index.pg_trgm") when the server has no pg_trgm extension
+/// installed, or when this role may not create it (its hint says what an administrator runs);
+/// Error(usage, "index.engine") on an engine without one.
+void create_like_index(Db& db, std::string_view name, std::string_view table, std::string_view column);
+
+/// `text` as a LIKE pattern that matches exactly the strings holding it: `%`, `_` and the escape
+/// character `\` escaped with `\` (use it with `ESCAPE '\'`), and `%` on both sides.
+std::string like_contains_pattern(std::string_view text);
 
 }  // namespace ctxfold

@@ -68,7 +68,8 @@ pg_psql() { "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$@"; }
 
 # same WHAT ARGS...: `ctxfold ARGS...` on the SQLite file $lite and on the server PGURL must give
 # the same exit code and the same stdout, once the database's name (the path; the URL as printed,
-# password hidden) is replaced by DB and the time of the run in export records by T; the server's
+# password hidden) is replaced by DB, the time of the run in export records by T and a command's
+# own running time (elapsed_ms) by 0; the server's
 # output and messages never show the password. A success must print something; a failure with no
 # stdout must print the same message on both.
 same() {
@@ -80,6 +81,7 @@ same() {
   X="$lite" perl -pi -e 's/\Q$ENV{X}\E/DB/g' "$WORK/a" "$WORK/a.err"
   X="$PG_SHOWN_URL" perl -pi -e 's/\Q$ENV{X}\E/DB/g' "$WORK/b" "$WORK/b.err"
   perl -pi -e 's/"(timestamp|exported_at)":"20\d\d-[^"]*"/"$1":"T"/g' "$WORK/a" "$WORK/b"
+  perl -pi -e 's/"elapsed_ms":\d+/"elapsed_ms":0/g' "$WORK/a" "$WORK/b"
   if [ "$ra" != "$rb" ]; then fail "$what: exit $ra on SQLite, $rb on PostgreSQL: $(head -c 300 "$WORK/b.err")"; return; fi
   if cmp -s "$WORK/a" "$WORK/b"; then ok; else fail "$what: outputs differ: $(diff "$WORK/a" "$WORK/b" | head -5 | cut -c1-300)"; fi
   [ -s "$WORK/a" ] && return
