@@ -12,8 +12,10 @@ std::optional<std::string> recorded_model(Store& store, const std::string& sessi
     if (q.step() && !q.is_null(0)) return q.text(0);
   }
   auto& q = store.db().cached(
-      "SELECT json_extract(raw,'$.payload.model') AS m FROM source_records WHERE session=?1 AND type='turn_context' "
-      "AND json_valid(raw) AND m IS NOT NULL ORDER BY seq DESC LIMIT 1");
+      // The alias is filtered in an outer query: PostgreSQL does not know a column alias in WHERE
+      // (docs/backends.md "Writing SQL for both engines"); CASE keeps json_extract off invalid rows.
+      "SELECT m FROM (SELECT CASE WHEN json_valid(raw) THEN json_extract(raw,'$.payload.model') END AS m, seq "
+      "FROM source_records WHERE session=?1 AND type='turn_context') AS t WHERE m IS NOT NULL ORDER BY seq DESC LIMIT 1");
   ResetOnExit r(q);
   q.bind(1, session);
   if (q.step() && !q.is_null(0)) return q.text(0);
