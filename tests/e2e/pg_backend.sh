@@ -10,14 +10,7 @@ source "$(dirname "$0")/pg_lib.sh"
 need_transcripts
 start_pg
 
-T="$CTXFOLD_TRANSCRIPTS/claude-code"
-files=(
-  "$T/v2.1.38_short_parallel_tool_rejection.jsonl"
-  "$T/v2.1.38_tool_heavy_websearch_queue.jsonl"
-  "$T/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
-  "$T/images_resume_branch_v2.1.22-2.1.29/47bf5f5c-9e11-4f51-8a29-7ad38ecdf17c.jsonl"
-  "$T/compaction_manual_v2.1.39_TRUNCATED/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
-)
+files=("$CC_REJECTION" "$CC_WEBSEARCH" "$CC_COMPACTED" "$CC_RESUMED" "$CC_MANUAL")
 lite="$WORK/lite.db"
 
 

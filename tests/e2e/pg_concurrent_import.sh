@@ -9,13 +9,7 @@ source "$(dirname "$0")/pg_lib.sh"
 need_transcripts
 start_pg
 
-T="$CTXFOLD_TRANSCRIPTS/claude-code"
-files=(
-  "$T/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
-  "$T/images_resume_branch_v2.1.22-2.1.29/47bf5f5c-9e11-4f51-8a29-7ad38ecdf17c.jsonl"
-  "$T/v2.1.38_tool_heavy_websearch_queue.jsonl"
-  "$T/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
-)
+files=("$CC_COMPACTED" "$CC_RESUMED" "$CC_WEBSEARCH" "$CC_COMPACTED")
 for f in "${files[@]}"; do [ -f "$f" ] || { fail "missing transcript $f"; finish; }; done
 lite="$WORK/lite.db"
 for f in "${files[@]}"; do "$CTXFOLD" --db "$lite" import "$f" >/dev/null 2>&1 || fail "serial SQLite import of $f"; done

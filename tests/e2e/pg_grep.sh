@@ -13,13 +13,7 @@ source "$(dirname "$0")/pg_lib.sh"
 need_transcripts
 start_pg
 
-T="$CTXFOLD_TRANSCRIPTS/claude-code"
-files=(
-  "$T/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
-  "$T/images_resume_branch_v2.1.22-2.1.29/47bf5f5c-9e11-4f51-8a29-7ad38ecdf17c.jsonl"
-  "$T/inline_sidechains_v1.0.98/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
-  "$T/v2.1.38_tool_heavy_websearch_queue.jsonl"
-)
+files=("$CC_COMPACTED" "$CC_RESUMED" "$CC_SIDECHAINS" "$CC_WEBSEARCH")
 lite="$WORK/lite.db"
 big=fa812bfe-b295-4cca-9c2f-fdf01028cb46
 small=47bf5f5c-9e11-4f51-8a29-7ad38ecdf17c

@@ -14,6 +14,15 @@
 # same WHAT ARGS...: one check that `ctxfold ARGS...` gives the same exit code and stdout on the
 # test's SQLite file $lite and on the server (stdin: $WORK/stdin when it exists), see below.
 
+# The real Claude Code transcripts the pg_* tests choose from (under CTXFOLD_TRANSCRIPTS):
+CC_DIR="$CTXFOLD_TRANSCRIPTS/claude-code"
+CC_COMPACTED="$CC_DIR/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"  # auto compactions
+CC_RESUMED="$CC_DIR/images_resume_branch_v2.1.22-2.1.29/47bf5f5c-9e11-4f51-8a29-7ad38ecdf17c.jsonl"  # images, resume, branch
+CC_SIDECHAINS="$CC_DIR/inline_sidechains_v1.0.98/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"  # inline 1.0.x sidechains
+CC_MANUAL="$CC_DIR/compaction_manual_v2.1.39_TRUNCATED/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"  # a manual /compact
+CC_REJECTION="$CC_DIR/v2.1.38_short_parallel_tool_rejection.jsonl"
+CC_WEBSEARCH="$CC_DIR/v2.1.38_tool_heavy_websearch_queue.jsonl"
+
 PG_BIN=
 PG_DIR=
 PG_PASS=

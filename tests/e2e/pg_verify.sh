@@ -9,13 +9,7 @@ source "$(dirname "$0")/pg_lib.sh"
 need_transcripts
 start_pg
 
-T="$CTXFOLD_TRANSCRIPTS/claude-code"
-files=(
-  "$T/v2.1.38_short_parallel_tool_rejection.jsonl"
-  "$T/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
-  "$T/images_resume_branch_v2.1.22-2.1.29/47bf5f5c-9e11-4f51-8a29-7ad38ecdf17c.jsonl"
-  "$T/compaction_manual_v2.1.39_TRUNCATED/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
-)
+files=("$CC_REJECTION" "$CC_COMPACTED" "$CC_RESUMED" "$CC_MANUAL")
 lite="$WORK/lite.db"
 shown_url=$PG_SHOWN_URL
 
@@ -41,9 +35,9 @@ X="$shown_url" expect_eq "the report names the URL redacted" "$shown_url" "$(jq 
 # write starts again past the largest seq, so I1 finds no gap.
 { head -3 "${files[0]}"; printf '{"type":"user","message":{"role":"user","content":"cut off\n'; } >"$WORK/bad.jsonl"
 before=$(pg_psql -tA -c 'SELECT count(*) FROM nodes')
-expect_rc "a strict import that rolls back" 3 "$CTXFOLD" --db "$PGURL" import --strict "$T/v2.1.38_tool_heavy_websearch_queue.jsonl" "$WORK/bad.jsonl"
+expect_rc "a strict import that rolls back" 3 "$CTXFOLD" --db "$PGURL" import --strict "$CC_WEBSEARCH" "$WORK/bad.jsonl"
 expect_eq "nothing of it written" "$before" "$(pg_psql -tA -c 'SELECT count(*) FROM nodes')"
-expect_rc "import after the rollback" 0 "$CTXFOLD" --db "$PGURL" import "$T/v2.1.38_tool_heavy_websearch_queue.jsonl"
+expect_rc "import after the rollback" 0 "$CTXFOLD" --db "$PGURL" import "$CC_WEBSEARCH"
 expect_eq "seq is 1..n after the rollback" "$(pg_psql -tA -c 'SELECT count(*) FROM nodes')" "$(pg_psql -tA -c 'SELECT max(seq) FROM nodes')"
 expect_rc "verify after the rollback" 0 "$CTXFOLD" --db "$PGURL" verify-invariants --all-sessions
 
