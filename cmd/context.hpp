@@ -94,6 +94,7 @@ std::function<int(Context&)> setup_checkout(CLI::App& sub);
 std::function<int(Context&)> setup_render(CLI::App& sub);
 std::function<int(Context&)> setup_verify(CLI::App& sub);
 Runner setup_compact(CLI::App& sub);
+Runner setup_sync(CLI::App& sub);
 std::function<int(Context&)> setup_snapshot(CLI::App& sub);
 std::function<int(Context&)> setup_fork(CLI::App& sub);
 std::function<int(Context&)> setup_rewind(CLI::App& sub);

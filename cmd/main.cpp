@@ -65,6 +65,9 @@ const std::vector<Command>& command_table() {
       {"describe", "a node's place in the summary tree: coverage, children, parents, producer", Needs::read_only,
        setup_describe},
       {"list", "every stored summary of a session, active or not, paged", Needs::read_only, setup_list},
+      {"sync", "copy the sessions another database lacks, SQLite or PostgreSQL: --to DB pushes --db there, --from DB "
+               "pulls into --db; incremental, resumable, digests checked",
+       Needs::read_write, setup_sync},
       {"index", "bring the derived text index (grep trigram index, text lengths for expand) up to date",
        Needs::read_write, setup_index},
       {"export", "a session back out as ctxfold JSONL, OpenAI or Anthropic messages (import reads it back)",
@@ -240,7 +243,7 @@ int usage_exit(const ctxfold::cli::Command* named, int argc, char** argv) {
 // databases": PRAGMA quick_check, O(file size); append, the per-turn path, does not).
 bool checks_whole_file(const ctxfold::cli::Command& c) {
   const std::string_view name = c.name;
-  return name == "import" || name == "index";
+  return name == "import" || name == "index" || name == "sync";
 }
 
 // The commands whose code paths run on a PostgreSQL database (docs/backends.md); the others are
@@ -250,7 +253,7 @@ ctxfold::Store::ServerUse server_use(const ctxfold::cli::Command& c) {
   static constexpr std::string_view kPorted[] = {
       "import", "list",     "render",   "context", "export", "describe", "verify-invariants", "append",
       "checkout", "fork",   "rewind",   "snapshot", "sessions", "log",   "show",   "tokens",
-      "usage",  "compactions", "files", "commands", "compact", "grep",     "expand",  "index"};
+      "usage",  "compactions", "files", "commands", "compact", "grep",     "expand",  "index",   "sync"};
   const bool ported = std::find(std::begin(kPorted), std::end(kPorted), name) != std::end(kPorted);
   return {c.name, ported};
 }

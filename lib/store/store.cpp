@@ -448,6 +448,75 @@ bool Store::copy_node(const std::string& from, const std::string& to, const std:
   return true;
 }
 
+std::optional<StoredNode> Store::stored_node(std::int64_t seq) {
+  auto& st = db_.cached(fmt::format("SELECT {} FROM nodes WHERE seq=?1", kNodeColumns));
+  ResetOnExit st_reset(st);
+  st.bind(1, seq);
+  if (!st.step()) return std::nullopt;
+  StoredNode n;
+  n.seq = st.int64(0);
+  n.id = st.text(1);
+  n.session = st.text(2);
+  n.predecessor = st.opt_text(3);
+  n.kind = st.text(4);
+  n.role = st.opt_text(5);
+  n.content = st.text(6);
+  n.metadata = st.text(7);
+  const bool covered = !st.is_null(8);
+  n.tokens = st.int64(11);
+  n.digest = st.text(12);
+  st.reset();
+  if (covered) n.covers_ids = covers_of(seq);
+  return n;
+}
+
+std::string Store::stored_digest(const StoredNode& s) {
+  Node frame;
+  frame.id = s.id;
+  frame.session = s.session;
+  frame.predecessor = s.predecessor;
+  frame.kind = s.kind;
+  frame.role = s.role.value_or("");
+  frame.covers_ids = s.covers_ids;
+  return canonical_digest(frame, s.content, s.metadata);
+}
+
+AppendResult Store::append_stored(StoredNode& n) {
+  {
+    auto& st = db_.cached("SELECT digest FROM nodes WHERE id=?1");
+    ResetOnExit st_reset(st);
+    st.bind(1, n.id);
+    if (st.step()) return st.text(0) == n.digest ? AppendResult::duplicate : AppendResult::conflict;
+  }
+  {
+    auto& st = db_.cached(
+        "INSERT INTO nodes(id, session, predecessor, kind, role, content, metadata, covers_first, covers_last, "
+        "covers_count, tokens, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+    ResetOnExit st_reset(st);
+    st.bind(1, n.id).bind(2, n.session).bind(3, n.predecessor).bind(4, n.kind).bind(5, n.role);
+    st.bind(6, n.content).bind(7, n.metadata);
+    if (!n.covers_ids.empty())
+      st.bind(8, n.covers_ids.front()).bind(9, n.covers_ids.back()).bind(10, static_cast<std::int64_t>(n.covers_ids.size()));
+    else
+      st.bind_null(8).bind_null(9).bind_null(10);
+    st.bind(11, n.tokens).bind(12, n.digest);
+    st.run();
+  }
+  n.seq = db_.last_insert_id();
+  const Json meta = stored_json(n.metadata, path_, "nodes", "metadata", [&] { return fmt::format("node id '{}'", n.id); });
+  put_node_mark(db_, n.seq, node_mark(meta, n.metadata));
+  if (!n.covers_ids.empty()) {
+    auto& cv = db_.cached("INSERT INTO covers(summary_seq, pos, node_id) VALUES (?1, ?2, ?3)");
+    ResetOnExit cv_reset(cv);
+    for (std::size_t i = 0; i < n.covers_ids.size(); ++i) {
+      cv.bind(1, n.seq).bind(2, static_cast<std::int64_t>(i)).bind(3, n.covers_ids[i]);
+      cv.run();
+      cv.reset();
+    }
+  }
+  return AppendResult::added;
+}
+
 std::optional<std::string> Store::coverage_problem(const Node& view) {
   if (view.covers_ids.empty())
     return fmt::format("view node '{}' covers nothing (covers_ids is empty)", view.id);
@@ -647,6 +716,13 @@ void Store::move_head(const std::string& session, const std::string& node_id, co
   st.run();
 }
 
+void Store::copy_head_move(const HeadMove& m) {
+  auto st = db_.prepare(
+      "INSERT INTO head_moves(session, node_id, previous, cause, boundary_seq) VALUES (?1, ?2, ?3, ?4, ?5)");
+  st.bind(1, m.session).bind(2, m.node_id).bind(3, m.previous).bind(4, m.cause).bind(5, max_seq());
+  st.run();
+}
+
 std::vector<HeadMove> Store::head_moves(const std::string& session) {
   std::vector<HeadMove> out;
   auto st = db_.prepare(
@@ -669,6 +745,14 @@ std::int64_t Store::log_event(const std::string& session, const std::string& typ
                               const std::optional<std::string>& ref, const Json& payload) {
   auto st = db_.prepare("INSERT INTO events(session, type, ref, payload, boundary_seq) VALUES (?1, ?2, ?3, ?4, ?5)");
   st.bind(1, session).bind(2, type).bind(3, ref).bind(4, dump_json(payload)).bind(5, max_seq());
+  st.run();
+  return db_.last_insert_id();
+}
+
+std::int64_t Store::copy_event(const std::string& session, const std::string& type,
+                               const std::optional<std::string>& ref, std::string_view payload_json) {
+  auto st = db_.prepare("INSERT INTO events(session, type, ref, payload, boundary_seq) VALUES (?1, ?2, ?3, ?4, ?5)");
+  st.bind(1, session).bind(2, type).bind(3, ref).bind(4, payload_json).bind(5, max_seq());
   st.run();
   return db_.last_insert_id();
 }

@@ -73,6 +73,24 @@ struct StoreServerUse {
   bool ported = false;
 };
 
+/// One node row exactly as a database stores it: the content and metadata columns are the
+/// stored bytes (dump_json's canonical text), never parsed and dumped again, so a copy into
+/// another database (store/sync.hpp) hashes to the same digest. seq is the row's seq in the
+/// database it was read from.
+struct StoredNode {
+  std::int64_t seq = 0;
+  std::string id;
+  std::string session;
+  std::optional<std::string> predecessor;
+  std::string kind;
+  std::optional<std::string> role;
+  std::string content;   ///< the content column: a JSON array as stored
+  std::string metadata;  ///< the metadata column: a JSON object as stored
+  std::vector<std::string> covers_ids;  ///< a view node's covered ids in order (empty otherwise)
+  std::int64_t tokens = 0;
+  std::string digest;  ///< the digest column (docs/model.md "Nodes")
+};
+
 /// The session database. Library code reads and appends through this class only.
 /// Errors: Error(environment,"db.open"/"db.io"/"db.locked"), Error(bad_input,"db.not_ctxfold"/"db.empty"/
 /// "db.schema_newer"/"db.damaged"/"db.corrupt"/"db.bad_json"): docs/commands.md "Damaged databases".
@@ -148,6 +166,20 @@ class Store {
   bool copy_node(const std::string& from, const std::string& to, const std::string& session,
                  const std::function<void(Json& metadata, std::optional<std::string>& predecessor)>& edit);
   std::optional<Node> node_by_seq(std::int64_t seq, bool with_covers = true);
+  /// The row of node `seq` as stored (StoredNode), its covers_ids loaded; nullopt when there is
+  /// no such node. Nothing is parsed, so a damaged JSON column is returned as it is.
+  std::optional<StoredNode> stored_node(std::int64_t seq);
+  /// The digest of a stored row recomputed from its bytes (model/node.hpp canonical_node over
+  /// the content and metadata columns as they are): what verify-invariants' I1 compares with the
+  /// digest column.
+  static std::string stored_digest(const StoredNode& n);
+  /// Appends a row read from another database (store/sync.hpp) with its bytes, tokens and digest
+  /// unchanged: seq is this database's next one, covers rows are written for a view node, and
+  /// `n.seq` is set to the new seq. The caller checked stored_digest(n) == n.digest and holds the
+  /// write transaction. A node whose id exists is not written: duplicate when its stored digest
+  /// is n.digest, conflict otherwise.
+  AppendResult append_stored(StoredNode& n);
+
   /// Ids of the nodes whose predecessor is id, in seq order.
   std::vector<std::string> children(const std::string& id);
   /// The covered ids of a view node, in order.
@@ -206,11 +238,18 @@ class Store {
   /// Records a HEAD move. cause: import | append | checkout | rewind | fork.
   void move_head(const std::string& session, const std::string& node_id, const std::string& cause);
   std::vector<HeadMove> head_moves(const std::string& session);
+  /// Records a HEAD move copied from another database (store/sync.hpp): node, previous and
+  /// cause as given, the boundary this database's max_seq() (the append boundary of the copy).
+  void copy_head_move(const HeadMove& m);
 
   // ---- log-only events ----
   std::int64_t log_event(const std::string& session, const std::string& type, const std::optional<std::string>& ref,
                          const Json& payload);
   std::vector<Event> events(const std::string& session, const std::string& type_prefix = {});
+  /// Logs an event copied from another database with its payload text as given (a JSON object,
+  /// stored as it is) at this database's max_seq(); returns the event's seq.
+  std::int64_t copy_event(const std::string& session, const std::string& type, const std::optional<std::string>& ref,
+                          std::string_view payload_json);
   /// The session's newest event of exactly this type (one indexed lookup), nullopt when none.
   std::optional<Event> last_event(const std::string& session, const std::string& type);
 
