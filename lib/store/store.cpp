@@ -448,11 +448,9 @@ bool Store::copy_node(const std::string& from, const std::string& to, const std:
   return true;
 }
 
-std::optional<StoredNode> Store::stored_node(std::int64_t seq) {
-  auto& st = db_.cached(fmt::format("SELECT {} FROM nodes WHERE seq=?1", kNodeColumns));
-  ResetOnExit st_reset(st);
-  st.bind(1, seq);
-  if (!st.step()) return std::nullopt;
+namespace {
+/// One row of "SELECT kNodeColumns FROM nodes", bytes as stored; covers_ids not loaded.
+StoredNode stored_from_row(const Stmt& st) {
   StoredNode n;
   n.seq = st.int64(0);
   n.id = st.text(1);
@@ -462,12 +460,39 @@ std::optional<StoredNode> Store::stored_node(std::int64_t seq) {
   n.role = st.opt_text(5);
   n.content = st.text(6);
   n.metadata = st.text(7);
-  const bool covered = !st.is_null(8);
   n.tokens = st.int64(11);
   n.digest = st.text(12);
+  return n;
+}
+}  // namespace
+
+std::optional<StoredNode> Store::stored_node(std::int64_t seq) {
+  auto& st = db_.cached(fmt::format("SELECT {} FROM nodes WHERE seq=?1", kNodeColumns));
+  ResetOnExit st_reset(st);
+  st.bind(1, seq);
+  if (!st.step()) return std::nullopt;
+  StoredNode n = stored_from_row(st);
+  const bool covered = !st.is_null(8);
   st.reset();
   if (covered) n.covers_ids = covers_of(seq);
   return n;
+}
+
+std::vector<StoredNode> Store::stored_nodes(const std::string& session, std::int64_t first_seq, int limit) {
+  std::vector<StoredNode> out;
+  std::vector<std::size_t> covered;
+  {
+    auto& st = db_.cached(
+        fmt::format("SELECT {} FROM nodes WHERE session=?1 AND seq>=?2 ORDER BY seq LIMIT ?3", kNodeColumns));
+    ResetOnExit st_reset(st);
+    st.bind(1, session).bind(2, first_seq).bind(3, static_cast<std::int64_t>(limit));
+    while (st.step()) {
+      if (!st.is_null(8)) covered.push_back(out.size());
+      out.push_back(stored_from_row(st));
+    }
+  }
+  for (std::size_t i : covered) out[i].covers_ids = covers_of(out[i].seq);
+  return out;
 }
 
 std::string Store::stored_digest(const StoredNode& s) {

@@ -169,6 +169,10 @@ class Store {
   /// The row of node `seq` as stored (StoredNode), its covers_ids loaded; nullopt when there is
   /// no such node. Nothing is parsed, so a damaged JSON column is returned as it is.
   std::optional<StoredNode> stored_node(std::int64_t seq);
+  /// Up to `limit` rows of `session` with seq >= first_seq, in seq order, as stored_node reads
+  /// them: one statement for the rows, one per view node for its covers (sync's reads from a
+  /// server, where each statement is a round trip).
+  std::vector<StoredNode> stored_nodes(const std::string& session, std::int64_t first_seq, int limit);
   /// The digest of a stored row recomputed from its bytes (model/node.hpp canonical_node over
   /// the content and metadata columns as they are): what verify-invariants' I1 compares with the
   /// digest column.

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -134,6 +135,10 @@ struct Item {
 };
 enum Rank { kNode = 0, kSession = 1, kMove = 2, kEvent = 3, kRecord = 4 };
 
+/// Rows of one session read from the source per statement: few enough that a session of large
+/// nodes stays small in memory (each session being copied holds at most this many).
+constexpr int kSyncReadAhead = 64;
+
 struct SessionPlan {
   SessionInfo info;
   bool create = false;   // the destination lacks the session row
@@ -143,6 +148,7 @@ struct SessionPlan {
   std::vector<MoveRow> moves;
   std::vector<EventRow> events;
   std::vector<RecordRow> records;
+  std::deque<StoredNode> read_ahead;  // the source's next rows of the session (Copier::read_node)
   // What the destination holds of the session before each batch: checked at its start.
   std::int64_t dst_nodes = 0, dst_moves = 0, dst_events = 0;
 };
@@ -387,8 +393,23 @@ class Copier {
     p.created = true;
   }
 
+  /// The source's row of node `seq` of the plan's session: read ahead kSyncReadAhead rows of the
+  /// session at a time (a statement per row is a round trip per node on a server).
+  std::optional<StoredNode> read_node(SessionPlan& p, std::int64_t seq) {
+    auto& ahead = p.read_ahead;
+    while (!ahead.empty() && ahead.front().seq < seq) ahead.pop_front();
+    if (ahead.empty() || ahead.front().seq != seq) {
+      ahead.clear();
+      for (auto& n : from_.stored_nodes(p.info.id, seq, kSyncReadAhead)) ahead.push_back(std::move(n));
+    }
+    if (ahead.empty() || ahead.front().seq != seq) return std::nullopt;
+    StoredNode n = std::move(ahead.front());
+    ahead.pop_front();
+    return n;
+  }
+
   void copy_node(SessionPlan& p, std::int64_t seq) {
-    auto n = from_.stored_node(seq);
+    auto n = read_node(p, seq);
     if (!n) throw Error(Exit::internal, "sync.vanished", fmt::format("node seq {} left the source's snapshot", seq));
     ++r_.digests_checked;
     if (Store::stored_digest(*n) != n->digest)
