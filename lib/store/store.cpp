@@ -91,13 +91,21 @@ Json parse_node_content(std::string_view raw, const std::string& path, std::int6
 
 namespace {
 
-Node read_node(const Stmt& st, const std::string& path) {
-  Node n;
+/// The columns of "SELECT kNodeColumns FROM nodes" a Node and a StoredNode read alike.
+template <class N>
+void read_node_frame(const Stmt& st, N& n) {
   n.seq = st.int64(0);
   n.id = st.text(1);
   n.session = st.text(2);
   n.predecessor = st.opt_text(3);
   n.kind = st.text(4);
+  n.tokens = st.int64(11);
+  n.digest = st.text(12);
+}
+
+Node read_node(const Stmt& st, const std::string& path) {
+  Node n;
+  read_node_frame(st, n);
   n.role = st.opt_text(5).value_or("");
   auto row = [&] { return fmt::format("node seq {} (id '{}')", n.seq, n.id); };
   n.content = stored_json(st.view(6), path, "nodes", "content", row);
@@ -105,8 +113,6 @@ Node read_node(const Stmt& st, const std::string& path) {
   if (!st.is_null(8)) {
     n.metadata["covers"] = Json{{"first", st.text(8)}, {"last", st.text(9)}, {"count", st.int64(10)}};
   }
-  n.tokens = st.int64(11);
-  n.digest = st.text(12);
   return n;
 }
 
@@ -357,6 +363,61 @@ std::string canonical_digest(const Node& n, std::string_view content_json, std::
   return h.hex();
 }
 
+
+/// The digest of stored node `id`, nullopt when there is none. The writers look before inserting:
+/// an INSERT that does nothing would still consume an AUTOINCREMENT value, leaving a seq gap that
+/// invariant 1 rightly reads as a vanished node.
+std::optional<std::string> digest_of(Db& db, const std::string& id) {
+  auto& st = db.cached("SELECT digest FROM nodes WHERE id=?1");
+  ResetOnExit st_reset(st);
+  st.bind(1, id);
+  if (!st.step()) return std::nullopt;
+  return st.text(0);
+}
+
+/// The columns of one new node row, its content and metadata as the text to store.
+struct NodeRow {
+  const std::string& id;
+  const std::string& session;
+  const std::optional<std::string>& predecessor;
+  const std::string& kind;
+  const std::optional<std::string>& role;  ///< null for events
+  std::string_view content, metadata;
+  const std::vector<std::string>& covers;  ///< a view node's covered ids; empty otherwise
+  std::int64_t tokens;
+  std::string_view digest;
+};
+
+/// Inserts the row and its covers rows and lists it in node_marks; returns its seq.
+std::int64_t insert_node_row(Db& db, const NodeRow& r, const Json& metadata) {
+  {
+    auto& st = db.cached(
+        "INSERT INTO nodes(id, session, predecessor, kind, role, content, metadata, covers_first, covers_last, "
+        "covers_count, tokens, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+    ResetOnExit st_reset(st);
+    st.bind(1, r.id).bind(2, r.session).bind(3, r.predecessor).bind(4, r.kind).bind(5, r.role);
+    st.bind(6, r.content).bind(7, r.metadata);
+    if (!r.covers.empty())
+      st.bind(8, r.covers.front()).bind(9, r.covers.back()).bind(10, static_cast<std::int64_t>(r.covers.size()));
+    else
+      st.bind_null(8).bind_null(9).bind_null(10);
+    st.bind(11, r.tokens).bind(12, r.digest);
+    st.run();
+  }
+  const std::int64_t seq = db.last_insert_id();
+  put_node_mark(db, seq, node_mark(metadata, r.metadata));
+  if (!r.covers.empty()) {
+    auto& cv = db.cached("INSERT INTO covers(summary_seq, pos, node_id) VALUES (?1, ?2, ?3)");
+    ResetOnExit cv_reset(cv);
+    for (std::size_t i = 0; i < r.covers.size(); ++i) {
+      cv.bind(1, seq).bind(2, static_cast<std::int64_t>(i)).bind(3, r.covers[i]);
+      cv.run();
+      cv.reset();
+    }
+  }
+  return seq;
+}
+
 }  // namespace
 
 AppendResult Store::append(Node& n) {
@@ -365,43 +426,15 @@ AppendResult Store::append(Node& n) {
   std::string meta = metadata_json(n);
   std::string digest = canonical_digest(n, content, meta);
   std::int64_t tokens = measure_(n);
-  {
-    // Look before inserting: an INSERT that does nothing would still consume an AUTOINCREMENT
-    // value, leaving a seq gap that invariant 1 rightly reads as a vanished node.
-    auto& st = db_.cached("SELECT digest FROM nodes WHERE id=?1");
-    ResetOnExit st_reset(st);
-    st.bind(1, n.id);
-    if (st.step()) return st.text(0) == digest ? AppendResult::duplicate : AppendResult::conflict;
-  }
-  {
-    auto& st = db_.cached(
-        "INSERT INTO nodes(id, session, predecessor, kind, role, content, metadata, covers_first, covers_last, "
-        "covers_count, tokens, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
-    ResetOnExit st_reset(st);
-    st.bind(1, n.id).bind(2, n.session).bind(3, n.predecessor).bind(4, n.kind);
-    if (n.role.empty()) st.bind_null(5); else st.bind(5, n.role);
-    st.bind(6, content).bind(7, meta);
-    if (n.is_view() && !n.covers_ids.empty()) {
-      st.bind(8, n.covers_ids.front()).bind(9, n.covers_ids.back()).bind(10, static_cast<std::int64_t>(n.covers_ids.size()));
-    } else {
-      st.bind_null(8).bind_null(9).bind_null(10);
-    }
-    st.bind(11, tokens).bind(12, digest);
-    st.run();
-  }
+  if (auto have = digest_of(db_, n.id)) return *have == digest ? AppendResult::duplicate : AppendResult::conflict;
+  static const std::vector<std::string> kNone;
+  const std::optional<std::string> role = n.role.empty() ? std::nullopt : std::optional<std::string>(n.role);
+  n.seq = insert_node_row(db_,
+                          NodeRow{n.id, n.session, n.predecessor, n.kind, role, content, meta,
+                                  n.is_view() ? n.covers_ids : kNone, tokens, digest},
+                          n.metadata);
   n.digest = std::move(digest);
   n.tokens = tokens;
-  n.seq = db_.last_insert_id();
-  put_node_mark(db_, n.seq, node_mark(n.metadata, meta));
-  if (n.is_view() && !n.covers_ids.empty()) {
-    auto& cv = db_.cached("INSERT INTO covers(summary_seq, pos, node_id) VALUES (?1, ?2, ?3)");
-    ResetOnExit cv_reset(cv);
-    for (std::size_t i = 0; i < n.covers_ids.size(); ++i) {
-      cv.bind(1, n.seq).bind(2, static_cast<std::int64_t>(i)).bind(3, n.covers_ids[i]);
-      cv.run();
-      cv.reset();
-    }
-  }
   return AppendResult::added;
 }
 
@@ -452,16 +485,10 @@ namespace {
 /// One row of "SELECT kNodeColumns FROM nodes", bytes as stored; covers_ids not loaded.
 StoredNode stored_from_row(const Stmt& st) {
   StoredNode n;
-  n.seq = st.int64(0);
-  n.id = st.text(1);
-  n.session = st.text(2);
-  n.predecessor = st.opt_text(3);
-  n.kind = st.text(4);
+  read_node_frame(st, n);
   n.role = st.opt_text(5);
   n.content = st.text(6);
   n.metadata = st.text(7);
-  n.tokens = st.int64(11);
-  n.digest = st.text(12);
   return n;
 }
 }  // namespace
@@ -507,38 +534,12 @@ std::string Store::stored_digest(const StoredNode& s) {
 }
 
 AppendResult Store::append_stored(StoredNode& n) {
-  {
-    auto& st = db_.cached("SELECT digest FROM nodes WHERE id=?1");
-    ResetOnExit st_reset(st);
-    st.bind(1, n.id);
-    if (st.step()) return st.text(0) == n.digest ? AppendResult::duplicate : AppendResult::conflict;
-  }
-  {
-    auto& st = db_.cached(
-        "INSERT INTO nodes(id, session, predecessor, kind, role, content, metadata, covers_first, covers_last, "
-        "covers_count, tokens, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
-    ResetOnExit st_reset(st);
-    st.bind(1, n.id).bind(2, n.session).bind(3, n.predecessor).bind(4, n.kind).bind(5, n.role);
-    st.bind(6, n.content).bind(7, n.metadata);
-    if (!n.covers_ids.empty())
-      st.bind(8, n.covers_ids.front()).bind(9, n.covers_ids.back()).bind(10, static_cast<std::int64_t>(n.covers_ids.size()));
-    else
-      st.bind_null(8).bind_null(9).bind_null(10);
-    st.bind(11, n.tokens).bind(12, n.digest);
-    st.run();
-  }
-  n.seq = db_.last_insert_id();
+  if (auto have = digest_of(db_, n.id)) return *have == n.digest ? AppendResult::duplicate : AppendResult::conflict;
   const Json meta = stored_json(n.metadata, path_, "nodes", "metadata", [&] { return fmt::format("node id '{}'", n.id); });
-  put_node_mark(db_, n.seq, node_mark(meta, n.metadata));
-  if (!n.covers_ids.empty()) {
-    auto& cv = db_.cached("INSERT INTO covers(summary_seq, pos, node_id) VALUES (?1, ?2, ?3)");
-    ResetOnExit cv_reset(cv);
-    for (std::size_t i = 0; i < n.covers_ids.size(); ++i) {
-      cv.bind(1, n.seq).bind(2, static_cast<std::int64_t>(i)).bind(3, n.covers_ids[i]);
-      cv.run();
-      cv.reset();
-    }
-  }
+  n.seq = insert_node_row(db_,
+                          NodeRow{n.id, n.session, n.predecessor, n.kind, n.role, n.content, n.metadata,
+                                  n.covers_ids, n.tokens, n.digest},
+                          meta);
   return AppendResult::added;
 }
 
