@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "model/view_kinds.hpp"
+#include "recall/derived_mark.hpp"
 #include "recall/text_index.hpp"
 #include "store/scan.hpp"
 #include "util/error.hpp"
@@ -20,6 +21,8 @@ constexpr const char* kCreateTable =
 constexpr const char* kCreateState =
     "CREATE TABLE IF NOT EXISTS grep_like_state (id INTEGER PRIMARY KEY CHECK (id = 1), through_seq BIGINT NOT NULL, "
     "fold_version TEXT NOT NULL)";
+
+constexpr DerivedMark kLikeMark{"grep_like_state", "fold_version", "grep_like"};
 
 /// Rows read from nodes per statement: a server holds a statement's rows in memory.
 constexpr std::int64_t kReadRows = 256;
@@ -38,24 +41,7 @@ std::int64_t start_like_index(Db& db, bool rebuild, LikeIndexReport& rep) {
   db.exec(kCreateTable);
   db.exec(kCreateState);
   create_like_index(db, "grep_like_trgm", "grep_like", "folded");
-  std::int64_t through = 0;
-  {
-    auto q = db.prepare("SELECT through_seq, fold_version FROM grep_like_state WHERE id=1");
-    if (q.step()) {
-      through = q.int64(0);
-      if (q.view(1) != text_fold_version()) rebuild = true;
-    }
-  }
-  if (rebuild) {
-    db.exec("DELETE FROM grep_like");
-    through = 0;
-    rep.rebuilt = true;
-  }
-  auto put = db.prepare(
-      "INSERT INTO grep_like_state(id, through_seq, fold_version) VALUES (1, ?1, ?2) "
-      "ON CONFLICT(id) DO UPDATE SET through_seq=excluded.through_seq, fold_version=excluded.fold_version");
-  put.bind(1, through).bind(2, text_fold_version());
-  put.run();
+  const std::int64_t through = start_derived_mark(db, kLikeMark, text_fold_version(), rebuild, &rep.rebuilt);
   t.commit();
   return through;
 }
@@ -87,9 +73,7 @@ std::int64_t like_batch(Db& db, std::int64_t from, std::int64_t batch_bytes, Lik
   }
   read.reset();
   if (last == from) return from;
-  auto mark = db.prepare("UPDATE grep_like_state SET through_seq=?1 WHERE id=1");
-  mark.bind(1, last);
-  mark.run();
+  advance_derived_mark(db, kLikeMark, last);
   t.commit();
   return last;
 }
@@ -100,14 +84,14 @@ LikeIndexState like_index_state(Store& st) {
   LikeIndexState s;
   Db& db = st.db();
   if (!db.has_schema_object("grep_like_state") || !db.has_schema_object("grep_like")) return s;
-  auto q = db.prepare("SELECT through_seq, fold_version FROM grep_like_state WHERE id=1");
-  if (!q.step()) return s;
-  if (q.view(1) != text_fold_version()) {
-    s.unusable = fmt::format("index folded under {}, this ctxfold folds under {} (run `ctxfold index`)", q.text(1),
+  auto mark = read_derived_mark(db, kLikeMark);
+  if (!mark) return s;
+  if (mark->second != text_fold_version()) {
+    s.unusable = fmt::format("index folded under {}, this ctxfold folds under {} (run `ctxfold index`)", mark->second,
                              text_fold_version());
     return s;
   }
-  s.through_seq = q.int64(0);
+  s.through_seq = mark->first;
   return s;
 }
 

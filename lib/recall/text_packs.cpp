@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "recall/derived_mark.hpp"
 #include "recall/grep_detail.hpp"
 #include "recall/text_index.hpp"
 #include "store/scan.hpp"
@@ -108,12 +109,16 @@ std::uint8_t text_pack_flags(std::string_view text, bool view) {
   return f;
 }
 
+namespace {
+constexpr DerivedMark kPackMark{"text_pack_state", "format", "text_pack"};
+}  // namespace
+
 std::int64_t text_pack_through(Store& st) {
   Db& db = st.db();
   if (!db.has_schema_object("text_pack_state")) return 0;
-  auto q = db.prepare("SELECT through_seq, format FROM text_pack_state WHERE id=1");
-  if (!q.step() || q.view(1) != kTextPackFormat) return 0;
-  return q.int64(0);
+  auto mark = read_derived_mark(db, kPackMark);
+  if (!mark || mark->second != kTextPackFormat) return 0;
+  return mark->first;
 }
 
 PackReport update_text_packs(Store& st, std::int64_t min_tail, bool rebuild, std::int64_t pack_bytes) {
@@ -123,22 +128,7 @@ PackReport update_text_packs(Store& st, std::int64_t min_tail, bool rebuild, std
   std::int64_t through = 0;
   {
     Txn t(db);
-    auto q = db.prepare("SELECT through_seq, format FROM text_pack_state WHERE id=1");
-    if (q.step()) {
-      through = q.int64(0);
-      if (q.view(1) != kTextPackFormat) rebuild = true;
-    }
-    q.reset();
-    if (rebuild) {
-      db.exec("DELETE FROM text_pack");
-      through = 0;
-      rep.repacked = true;
-    }
-    auto put = db.prepare(
-        "INSERT INTO text_pack_state(id, through_seq, format) VALUES (1, ?1, ?2) "
-        "ON CONFLICT(id) DO UPDATE SET through_seq=excluded.through_seq, format=excluded.format");
-    put.bind(1, through).bind(2, kTextPackFormat);
-    put.run();
+    through = start_derived_mark(db, kPackMark, kTextPackFormat, rebuild, &rep.repacked);
     t.commit();
   }
   rep.through_seq = through;
@@ -157,8 +147,7 @@ PackReport update_text_packs(Store& st, std::int64_t min_tail, bool rebuild, std
       // Another writer (a concurrent import or append) may have packed past `through` since it was
       // read: continue from the stored mark, read under this transaction's write lock, so that no
       // node is packed twice.
-      auto q = db.prepare("SELECT through_seq FROM text_pack_state WHERE id=1");
-      if (q.step()) through = std::max(through, q.int64(0));
+      if (auto mark = read_derived_mark(db, kPackMark)) through = std::max(through, mark->first);
     }
     auto read = db.prepare("SELECT seq, session, kind, content FROM nodes WHERE seq > ?1 ORDER BY seq");
     read.bind(1, through);
@@ -200,9 +189,7 @@ PackReport update_text_packs(Store& st, std::int64_t min_tail, bool rebuild, std
     open.clear();
     if (last == through) break;
     through = last;
-    auto q = db.prepare("UPDATE text_pack_state SET through_seq=?1 WHERE id=1");
-    q.bind(1, through);
-    q.run();
+    advance_derived_mark(db, kPackMark, through);
     t.commit();
   }
   rep.through_seq = through;
