@@ -43,7 +43,9 @@ int run_sync(Context& ctx, const SyncCliOptions& o) {
   Environment* env = ctx.env;
   opts.after_commit = [env] { env->crash_point("sync_after_batch"); };
   SyncResult r = sync_stores(from, to, opts);
-  if (r.nodes > 0) update_text_packs(to);  // grep scans the packed text, as after an import
+  // grep scans the packed text, as after an import; also when this run copied nothing but the
+  // packs lag, as after a sync killed between its last commit and the packing.
+  if (r.nodes > 0 || text_pack_through(to) < to.max_seq()) update_text_packs(to);
   Json sessions = Json::array();
   for (const auto& s : r.sessions) sessions.push_back(synced_to_json(s));
   if (ctx.text) {

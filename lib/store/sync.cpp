@@ -124,14 +124,19 @@ std::string session_identity(const SessionInfo& s) {
 /// One row to write, in the order the source wrote it: `pos` is a node's seq, or the boundary
 /// a session, HEAD move or event was written at; rank orders rows of one boundary (the node of
 /// that seq, then a session created at it, then HEAD moves, then events); own is the row's seq in
-/// its table. Source records carry no boundary and come last.
+/// its table. Source records carry no boundary and come last. `created` marks a session created
+/// at pos and its own HEAD moves and events written at pos (a fork's session/strategy): the
+/// transaction that created it began after every other row of that boundary, so they come last.
 struct Item {
   std::int64_t pos = 0;
   int rank = 0;
   std::int64_t own = 0;
   std::size_t session = 0;  // index into the plan's sessions
   std::size_t index = 0;    // into that session's rows of the kind
-  bool operator<(const Item& o) const { return std::tie(pos, rank, own) < std::tie(o.pos, o.rank, o.own); }
+  bool created = false;
+  bool operator<(const Item& o) const {
+    return std::tie(pos, created, rank, own) < std::tie(o.pos, o.created, o.rank, o.own);
+  }
 };
 enum Rank { kNode = 0, kSession = 1, kMove = 2, kEvent = 3, kRecord = 4 };
 
@@ -320,6 +325,7 @@ class Copier {
       : from_(from), to_(to), opts_(opts), plans_(plans), r_(r), map_(from, to) {}
 
   void run(const std::vector<Item>& items) {
+    const std::vector<bool> inside = inside_source_transaction(items);
     std::size_t i = 0;
     while (i < items.size()) {
       Txn t(to_.db());
@@ -330,8 +336,11 @@ class Copier {
         if (checked.insert(it.session).second) check_unchanged(plans_[it.session]);
         write(it);
         if (it.rank == kNode) ++nodes;
-        const bool commit_point = (it.rank == kMove || it.rank == kEvent) &&
-                                  (i + 1 == items.size() || items[i + 1].pos > it.pos);
+        // After a HEAD move or event, once the rest of its boundary is written, or just before a
+        // session created at that boundary (a transaction of its own); not inside a transaction.
+        const bool commit_point =
+            (it.rank == kMove || it.rank == kEvent) && !inside[i] &&
+            (i + 1 == items.size() || items[i + 1].pos > it.pos || items[i + 1].rank == kSession);
         if (commit_point && nodes >= opts_.batch_nodes) {
           ++i;
           break;
@@ -344,6 +353,32 @@ class Copier {
   }
 
  private:
+  /// For each item, whether the source wrote the items after it in the same transaction as it, so
+  /// that a batch must not end just after it, although a HEAD move or event ends it:
+  /// - a session is created in the transaction that writes its first rows (a fork's session row,
+  ///   session/strategy event, nodes and HEAD move): no batch ends at its own HEAD moves and
+  ///   events of the boundary it was created at;
+  /// - a compaction's summary nodes, its compact/summary events and its compact/end are one
+  ///   transaction (CompactionBracket::commit), its compact/start an earlier one: no batch ends
+  ///   between a compact/start (or, when it was copied before, the first item) and its compact/end.
+  std::vector<bool> inside_source_transaction(const std::vector<Item>& items) const {
+    std::vector<bool> inside(items.size(), false);
+    std::map<std::pair<std::size_t, std::string>, std::size_t> started;  // (session, ref) -> item
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const Item& it = items[i];
+      if (it.created) inside[i] = true;
+      if (it.rank != kEvent) continue;
+      const EventRow& e = plans_[it.session].events[it.index];
+      if (!e.ref) continue;
+      const auto key = std::make_pair(it.session, *e.ref);
+      if (e.type == "compact/start") started.emplace(key, i);
+      if (e.type != "compact/end") continue;
+      auto s = started.find(key);
+      for (std::size_t k = s == started.end() ? 0 : s->second; k < i; ++k) inside[k] = true;
+    }
+    return inside;
+  }
+
   /// The destination still holds what the plan (and the batches before) left of the session.
   void check_unchanged(SessionPlan& p) {
     if (p.create && !p.created) {
@@ -482,11 +517,13 @@ SyncResult sync_stores(Store& from, Store& to, const SyncOptions& opts) {
   std::vector<Item> items;
   for (std::size_t s = 0; s < plans.size(); ++s) {
     const SessionPlan& p = plans[s];
-    if (p.create) items.push_back(Item{p.info.created_seq, kSession, 0, s, 0});
+    const std::int64_t at = p.info.created_seq;
+    if (p.create) items.push_back(Item{at, kSession, 0, s, 0, true});
     for (std::size_t i = 0; i < p.node_seqs.size(); ++i) items.push_back(Item{p.node_seqs[i], kNode, p.node_seqs[i], s, i});
-    for (std::size_t i = 0; i < p.moves.size(); ++i) items.push_back(Item{p.moves[i].boundary, kMove, p.moves[i].seq, s, i});
+    for (std::size_t i = 0; i < p.moves.size(); ++i)
+      items.push_back(Item{p.moves[i].boundary, kMove, p.moves[i].seq, s, i, p.moves[i].boundary == at});
     for (std::size_t i = 0; i < p.events.size(); ++i)
-      items.push_back(Item{p.events[i].boundary, kEvent, p.events[i].seq, s, i});
+      items.push_back(Item{p.events[i].boundary, kEvent, p.events[i].seq, s, i, p.events[i].boundary == at});
     for (std::size_t i = 0; i < p.records.size(); ++i)
       items.push_back(Item{std::numeric_limits<std::int64_t>::max(), kRecord, p.records[i].seq, s, i});
   }
