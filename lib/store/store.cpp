@@ -183,6 +183,22 @@ void enable_wal(Db& db, const std::string& path) {
 
 }  // namespace
 
+namespace {
+/// Whether a --db value that names no file reads as a libpq key=value connection string
+/// ("dbname=x host=y", "host=/run/postgresql"): it starts with one of libpq's keywords and '='.
+bool looks_like_conninfo(std::string_view v) {
+  while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+  for (std::string_view key : {"host", "hostaddr", "port", "dbname", "user", "password", "passfile", "service",
+                               "sslmode", "connect_timeout", "application_name", "options"}) {
+    if (v.substr(0, key.size()) != key) continue;
+    std::string_view rest = v.substr(key.size());
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    if (!rest.empty() && rest.front() == '=') return true;
+  }
+  return false;
+}
+}  // namespace
+
 Store Store::open(const std::string& path, Mode mode, TokenMeasure measure, const ServerUse& use) {
   if (measure == nullptr) throw Error(Exit::internal, "db.open", "Store::open needs a token measure");
   bool ro = mode == Mode::read_only;
@@ -198,6 +214,11 @@ Store Store::open(const std::string& path, Mode mode, TokenMeasure measure, cons
     s.migrate();
     return s;
   }
+  if (!std::filesystem::exists(path) && looks_like_conninfo(path))
+    // Not echoed: such a string often carries a password.
+    throw Error(Exit::usage, "db.conninfo",
+                "the database named looks like a libpq key=value connection string, not a file; ctxfold takes a server as a URL",
+                "postgresql://USER@HOST/DATABASE (docs/backends.md \"Pointing ctxfold at a server\")");
   if (ro && path != ":memory:" && !std::filesystem::exists(path))
     throw Error(Exit::environment, "db.open", fmt::format("cannot open database '{}': no such file", path),
                 "import a transcript first, or pass --db");

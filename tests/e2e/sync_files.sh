@@ -72,4 +72,9 @@ if [ "$(sqlite3 "$two" "$q")" != "$(sqlite3 "$src" "$q")" ]; then ok; else fail 
 echo "not a database" >"$WORK/junk.db"
 expect_rc "a destination that is not a database" 3 "$CTXFOLD" --db "$src" sync --to "$WORK/junk.db"
 expect_eq "junk left as it was" "not a database" "$(cat "$WORK/junk.db")"
+# A libpq key=value string is not a file name: refused, nothing created, the password not shown.
+(cd "$WORK" && "$CTXFOLD" --db "$src" sync --to "dbname=ctxfold password=hunter2" >"$WORK/ci.out" 2>"$WORK/ci.err")
+expect_eq "a conninfo string: exit 2" 2 $?
+if grep -q hunter2 "$WORK/ci.out" "$WORK/ci.err"; then fail "conninfo: the password is shown"; else ok; fi
+expect_eq "conninfo: no file made" "" "$(ls "$WORK" | grep -F dbname || true)"
 finish
