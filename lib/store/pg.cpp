@@ -264,14 +264,23 @@ Query::Query(Conn& conn, std::string_view sql) : conn_(conn) {
 
 Query::~Query() {
   if (res_) pq().PQclear(res_);
-  if (prepared_.empty() || conn_.closing_ || conn_.conn_ == nullptr) return;
-  for (const auto& p : prepared_) conn_.exec_quietly(fmt::format("DEALLOCATE {}", p.second).c_str());
+  if (conn_.closing_) return;
+  for (auto& p : prepared_) conn_.stale_.push_back(std::move(p.second));
+}
+
+void Conn::release_stale() {
+  if (stale_.empty() || in_transaction()) return;
+  std::string sql;
+  for (const auto& name : stale_) sql += fmt::format("DEALLOCATE {};", name);
+  exec_quietly(sql.c_str());
+  stale_.clear();
 }
 
 const char* Query::prepared_name() {
   if (++executions_ <= kPrepareAfter) return nullptr;
   for (const auto& p : prepared_)
     if (p.first == types_) return p.second.c_str();
+  conn_.release_stale();
   std::string name = fmt::format("ctxfold_{}", ++conn_.statements_);
   PGresult* res = pq().PQprepare(conn_.conn_, name.c_str(), sql_.c_str(), params_, types_.data());
   if (res == nullptr || pq().PQresultStatus(res) != PGRES_COMMAND_OK) conn_.fail(res, "prepare", sql_);

@@ -67,7 +67,11 @@ class Conn {
   std::string url_;         // redacted
   std::string password_;    // scrubbed from the server's messages
   std::int64_t changes_ = 0;
+  /// Deallocates the stale prepared statements in one round trip when no transaction is open (a
+  /// DEALLOCATE that fails, as through a pooler that renames statements, would abort one).
+  void release_stale();
   std::int64_t statements_ = 0;  // server-side prepared statements named so far (ctxfold_N)
+  std::vector<std::string> stale_;  // prepared statements of destroyed Queries, not deallocated yet
   bool closing_ = false;
 };
 
@@ -78,8 +82,9 @@ class Conn {
 /// set of parameter types bound (PQprepare once, named ctxfold_N, then PQexecPrepared):
 /// a statement run once per row (Db::cached's, an insert in a loop) is parsed once, not per row
 /// (docs/backends.md "Round trips"). A prepared statement outlives a rolled-back transaction (the
-/// server's are not transactional) and is deallocated when the Query is destroyed (or left to the
-/// session's end when that fails, in an aborted transaction, or when the connection is closing).
+/// server's are not transactional). When the Query is destroyed its prepared statements are
+/// deallocated at the next prepare outside a transaction (Conn::release_stale), or end with the
+/// session.
 class Query {
  public:
   Query(Conn& conn, std::string_view sql);
