@@ -80,15 +80,42 @@ std::optional<std::int64_t> inserted_seq(Stmt& st) {
   return seq;
 }
 
-/// A node row (bound ?1..?12 as named), inserted only when no node has its id (?1): one statement,
-/// one round trip on a server. A row not inserted takes no seq on either engine (no row reaches
-/// the INSERT, so neither AUTOINCREMENT nor the server's sequence moves): a seq gap would read as
-/// a vanished node to invariant 1. covers_count is cast so that a NULL bound without a type is
-/// a number on a server too.
+/// A node row (bound ?1..?12 as named), inserted only when no node has its id (?1), its seq
+/// returned: on a server one statement, one round trip, for what is otherwise a look-up, the INSERT
+/// and `SELECT lastval()` (docs/backends.md "Round trips"). A row not inserted takes no seq (no
+/// row reaches the INSERT, so the sequence does not move): a seq gap would read as a vanished node
+/// to invariant 1. covers_count is cast so that a NULL bound without a type is a number.
 constexpr const char* kInsertNodeIfAbsent =
     "INSERT INTO nodes(id, session, predecessor, kind, role, content, metadata, covers_first, covers_last, "
     "covers_count, tokens, digest) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, CAST(?10 AS BIGINT), ?11, ?12 "
     "WHERE NOT EXISTS (SELECT 1 FROM nodes WHERE id=?1) RETURNING seq";
+
+/// The same row, inserted unconditionally (SQLite: a look-up before it, and the seq from
+/// sqlite3_last_insert_rowid). SQLite pays no round trip per statement, and there the one
+/// statement above costs more CPU than the two (an INSERT ... SELECT with RETURNING: 0.65 s ->
+/// 1.1 s of CPU for a 10,000-node import, measured 2026-12-06).
+constexpr const char* kInsertNode =
+    "INSERT INTO nodes(id, session, predecessor, kind, role, content, metadata, covers_first, covers_last, "
+    "covers_count, tokens, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+
+/// The seq of a node inserted by `st` (kInsertNodeIfAbsent on a server, kInsertNode on SQLite,
+/// bound), run here; nullopt when a node of its id is stored already.
+std::optional<std::int64_t> insert_node(Db& db, Stmt& st) {
+  if (db.is_server()) return inserted_seq(st);
+  st.run();
+  return db.last_insert_id();
+}
+
+/// Whether a node of `id` is stored, on SQLite, where the look-up comes before the INSERT (an
+/// INSERT that adds nothing would still take an AUTOINCREMENT value, and a seq gap reads as a
+/// vanished node to invariant 1). Always false on a server, whose INSERT looks itself.
+bool stored_before_insert(Db& db, const std::string& id) {
+  if (db.is_server()) return false;
+  auto& st = db.cached("SELECT 1 FROM nodes WHERE id=?1");
+  ResetOnExit st_reset(st);
+  st.bind(1, id);
+  return st.step();
+}
 
 /// What an append of a node whose id is stored already is: duplicate when the stored digest is
 /// `digest`, else conflict.
@@ -433,8 +460,9 @@ AppendResult Store::append(Node& n) {
   std::string meta = metadata_json(n);
   std::string digest = canonical_digest(n, content, meta);
   std::int64_t tokens = measure_(n);
+  if (stored_before_insert(db_, n.id)) return stored_as(db_, n.id, digest);
   {
-    auto& st = db_.cached(kInsertNodeIfAbsent);
+    auto& st = db_.cached(db_.is_server() ? kInsertNodeIfAbsent : kInsertNode);
     ResetOnExit st_reset(st);
     st.bind(1, n.id).bind(2, n.session).bind(3, n.predecessor).bind(4, n.kind);
     if (n.role.empty()) st.bind_null(5); else st.bind(5, n.role);
@@ -445,7 +473,7 @@ AppendResult Store::append(Node& n) {
       st.bind_null(8).bind_null(9).bind_null(10);
     }
     st.bind(11, tokens).bind(12, digest);
-    const auto seq = inserted_seq(st);
+    const auto seq = insert_node(db_, st);
     if (!seq) return stored_as(db_, n.id, digest);
     n.seq = *seq;
   }
@@ -534,8 +562,9 @@ std::string Store::stored_digest(const StoredNode& s) {
 }
 
 AppendResult Store::append_stored(StoredNode& n) {
+  if (stored_before_insert(db_, n.id)) return stored_as(db_, n.id, n.digest);
   {
-    auto& st = db_.cached(kInsertNodeIfAbsent);
+    auto& st = db_.cached(db_.is_server() ? kInsertNodeIfAbsent : kInsertNode);
     ResetOnExit st_reset(st);
     st.bind(1, n.id).bind(2, n.session).bind(3, n.predecessor).bind(4, n.kind).bind(5, n.role);
     st.bind(6, n.content).bind(7, n.metadata);
@@ -544,7 +573,7 @@ AppendResult Store::append_stored(StoredNode& n) {
     else
       st.bind_null(8).bind_null(9).bind_null(10);
     st.bind(11, n.tokens).bind(12, n.digest);
-    const auto seq = inserted_seq(st);
+    const auto seq = insert_node(db_, st);
     if (!seq) return stored_as(db_, n.id, n.digest);
     n.seq = *seq;
   }
