@@ -122,6 +122,10 @@ class ImportSink {
   void follow_rewrite(const std::string& session, const std::string& node_id, const std::set<std::string>& source_nodes);
 
  private:
+  // The node this sink stored last (added or found a duplicate) and its session: add() reads a
+  // predecessor's session from them instead of a statement when the predecessor is that node.
+  std::string last_id_;
+  std::string last_session_;
   SessionImport& entry(const std::string& session);
   /// The stored node (n.id or one of its "<id>~<hex>" conflict copies) that differs from n only
   /// in metadata.source (where in the file it was read), if any.

@@ -80,7 +80,9 @@ std::string ImportSink::add(Node n, std::int64_t line) {
   SessionImport& e = entry(n.session);
   if (n.predecessor) {
     std::optional<std::string> psession;
-    {
+    if (!last_id_.empty() && *n.predecessor == last_id_) {
+      psession = last_session_;  // the node just stored, as most predecessors are: no statement
+    } else {
       auto& st = store_.db().cached("SELECT session FROM nodes WHERE id=?1");
       ResetOnExit st_reset(st);
       st.bind(1, *n.predecessor);
@@ -106,9 +108,13 @@ std::string ImportSink::add(Node n, std::int64_t line) {
   switch (store_.append(n)) {
     case AppendResult::added:
       ++e.nodes_added;
+      last_id_ = id;
+      last_session_ = n.session;
       return id;
     case AppendResult::duplicate:
       ++e.nodes_skipped;
+      last_id_ = id;  // stored with the same digest, so in the same session
+      last_session_ = n.session;
       if (added_here(id))
         warn(line, "id.duplicate", fmt::format("node '{}' appears again with an identical payload; counted once", id));
       return id;

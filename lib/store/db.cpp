@@ -249,6 +249,7 @@ Db::Db(const std::string& path, bool read_only, bool immutable) : read_only_(rea
 }
 
 Db::~Db() {
+  if (pg_) pg_->closing();  // the cached statements' prepared statements end with the session
   cache_.clear();
   if (pg_) {
     delete pg_;  // closing the connection ends (rolls back) an open transaction
@@ -365,10 +366,9 @@ Txn::Txn(Db& db) : db_(db) {
     db_.exec("BEGIN IMMEDIATE");
     return;
   }
-  db_.exec("BEGIN");
   try {
-    db_.exec(fmt::format("SELECT pg_advisory_xact_lock({})", kWriterLock));
-    db_.exec(kNodeSeqFromMax);
+    // One round trip: the simple query protocol runs the three in order and stops at an error.
+    db_.exec(fmt::format("BEGIN; SELECT pg_advisory_xact_lock({}); {}", kWriterLock, kNodeSeqFromMax));
   } catch (...) {
     db_.rollback_quietly();
     throw;

@@ -25,6 +25,7 @@ struct PqApi {
   decltype(&::PQerrorMessage) PQerrorMessage;
   decltype(&::PQexec) PQexec;
   decltype(&::PQexecParams) PQexecParams;
+  decltype(&::PQexecPrepared) PQexecPrepared;
   decltype(&::PQfinish) PQfinish;
   decltype(&::PQfreemem) PQfreemem;
   decltype(&::PQgetisnull) PQgetisnull;
@@ -32,6 +33,7 @@ struct PqApi {
   decltype(&::PQgetvalue) PQgetvalue;
   decltype(&::PQnfields) PQnfields;
   decltype(&::PQntuples) PQntuples;
+  decltype(&::PQprepare) PQprepare;
   decltype(&::PQresultErrorField) PQresultErrorField;
   decltype(&::PQresultErrorMessage) PQresultErrorMessage;
   decltype(&::PQresultStatus) PQresultStatus;
@@ -53,6 +55,7 @@ const PqApi& pq() {
     lib.get(a.PQerrorMessage, "PQerrorMessage");
     lib.get(a.PQexec, "PQexec");
     lib.get(a.PQexecParams, "PQexecParams");
+    lib.get(a.PQexecPrepared, "PQexecPrepared");
     lib.get(a.PQfinish, "PQfinish");
     lib.get(a.PQfreemem, "PQfreemem");
     lib.get(a.PQgetisnull, "PQgetisnull");
@@ -60,6 +63,7 @@ const PqApi& pq() {
     lib.get(a.PQgetvalue, "PQgetvalue");
     lib.get(a.PQnfields, "PQnfields");
     lib.get(a.PQntuples, "PQntuples");
+    lib.get(a.PQprepare, "PQprepare");
     lib.get(a.PQresultErrorField, "PQresultErrorField");
     lib.get(a.PQresultErrorMessage, "PQresultErrorMessage");
     lib.get(a.PQresultStatus, "PQresultStatus");
@@ -260,6 +264,29 @@ Query::Query(Conn& conn, std::string_view sql) : conn_(conn) {
 
 Query::~Query() {
   if (res_) pq().PQclear(res_);
+  if (conn_.closing_) return;
+  for (auto& p : prepared_) conn_.stale_.push_back(std::move(p.second));
+}
+
+void Conn::release_stale() {
+  if (stale_.empty() || in_transaction()) return;
+  std::string sql;
+  for (const auto& name : stale_) sql += fmt::format("DEALLOCATE {};", name);
+  exec_quietly(sql.c_str());
+  stale_.clear();
+}
+
+const char* Query::prepared_name() {
+  if (++executions_ <= kPrepareAfter) return nullptr;
+  for (const auto& p : prepared_)
+    if (p.first == types_) return p.second.c_str();
+  conn_.release_stale();
+  std::string name = fmt::format("ctxfold_{}", ++conn_.statements_);
+  PGresult* res = pq().PQprepare(conn_.conn_, name.c_str(), sql_.c_str(), params_, types_.data());
+  if (res == nullptr || pq().PQresultStatus(res) != PGRES_COMMAND_OK) conn_.fail(res, "prepare", sql_);
+  pq().PQclear(res);
+  prepared_.emplace_back(types_, std::move(name));
+  return prepared_.back().second.c_str();
 }
 
 void Query::set(int i, std::optional<std::string> v, unsigned type, int format) {
@@ -283,8 +310,11 @@ bool Query::step() {
       values[i] = values_[i] ? values_[i]->data() : nullptr;
       lengths[i] = values_[i] ? static_cast<int>(values_[i]->size()) : 0;
     }
-    res_ = pq().PQexecParams(conn_.conn_, sql_.c_str(), params_, types_.data(), values.data(), lengths.data(),
-                        formats_.data(), 0);
+    if (const char* name = prepared_name())
+      res_ = pq().PQexecPrepared(conn_.conn_, name, params_, values.data(), lengths.data(), formats_.data(), 0);
+    else
+      res_ = pq().PQexecParams(conn_.conn_, sql_.c_str(), params_, types_.data(), values.data(), lengths.data(),
+                               formats_.data(), 0);
     const auto status = res_ ? pq().PQresultStatus(res_) : PGRES_FATAL_ERROR;
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
       PGresult* failed = res_;

@@ -26,6 +26,11 @@ std::string redact(std::string_view url);
 /// sent as JOIN. Quoted strings and identifiers are kept as they are. `params` is set to the largest placeholder number.
 std::string translate(std::string_view sql, int& params);
 
+/// How many executions of one Query run as one-shot statements before the next prepares it on the
+/// server (pgJDBC's prepareThreshold has this role): a statement run once or twice pays no round
+/// trips to prepare and deallocate it.
+inline constexpr int kPrepareAfter = 2;
+
 /// One connection (libpq, blocking). Errors: Error(environment, "db.open") when the server cannot
 /// be reached or refuses the login; the message names the redacted URL.
 class Conn {
@@ -45,6 +50,9 @@ class Conn {
   std::int64_t last_insert_id();
   /// Rows changed by the connection's last INSERT, UPDATE or DELETE.
   std::int64_t changes() const { return changes_; }
+  /// Marks the connection as about to close: the statements destroyed from now on leave their
+  /// server-side prepared statements to the end of the session rather than deallocate each.
+  void closing() { closing_ = true; }
   const std::string& url() const { return url_; }
   pg_conn* handle() const { return conn_; }
 
@@ -59,10 +67,24 @@ class Conn {
   std::string url_;         // redacted
   std::string password_;    // scrubbed from the server's messages
   std::int64_t changes_ = 0;
+  /// Deallocates the stale prepared statements in one round trip when no transaction is open (a
+  /// DEALLOCATE that fails, as through a pooler that renames statements, would abort one).
+  void release_stale();
+  std::int64_t statements_ = 0;  // server-side prepared statements named so far (ctxfold_N)
+  std::vector<std::string> stale_;  // prepared statements of destroyed Queries, not deallocated yet
+  bool closing_ = false;
 };
 
 /// One statement with parameters, executed by the first step() after binding; the result's rows are
 /// held in memory until reset() (so statements may interleave on one connection, as with SQLite).
+/// The first kPrepareAfter executions are one PQexecParams each (parse, plan and run in one round
+/// trip); from then on the statement is a server-side prepared statement of the connection, one per
+/// set of parameter types bound (PQprepare once, named ctxfold_N, then PQexecPrepared):
+/// a statement run once per row (Db::cached's, an insert in a loop) is parsed once, not per row
+/// (docs/backends.md "Round trips"). A prepared statement outlives a rolled-back transaction (the
+/// server's are not transactional). When the Query is destroyed its prepared statements are
+/// deallocated at the next prepare outside a transaction (Conn::release_stale), or end with the
+/// session.
 class Query {
  public:
   Query(Conn& conn, std::string_view sql);
@@ -87,9 +109,14 @@ class Query {
 
  private:
   void set(int i, std::optional<std::string> v, unsigned type, int format);
+  /// The name of the server-side statement for the bound parameter types, prepared now when past
+  /// kPrepareAfter executions; nullptr while the statement runs unprepared.
+  const char* prepared_name();
   Conn& conn_;
   std::string sql_;
   int params_ = 0;
+  int executions_ = 0;  // since construction, all parameter types together
+  std::vector<std::pair<std::vector<unsigned>, std::string>> prepared_;  // parameter types -> name
   std::vector<std::optional<std::string>> values_;
   std::vector<unsigned> types_;
   std::vector<int> formats_;

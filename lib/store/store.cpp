@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
+#include <vector>
 
 #include "store/node_cache.hpp"
 #include "model/strategy_label.hpp"
@@ -66,6 +68,99 @@ std::int64_t node_mark(const Json& meta, std::string_view meta_text) {
     if (auto it = meta.find("event"); it != meta.end() && it->is_string() && it->get_ref<const std::string&>() == "system_prompt")
       mark |= 2;
   return mark;
+}
+
+/// The seq of the row an `INSERT ... RETURNING seq` statement adds, read in the same step (no
+/// second statement for lastval() on a server: docs/backends.md "Round trips"); nullopt when it
+/// added none. The statement is stepped to its end.
+std::optional<std::int64_t> inserted_seq(Stmt& st) {
+  if (!st.step()) return std::nullopt;
+  const std::int64_t seq = st.int64(0);
+  st.run();
+  return seq;
+}
+
+/// A node row (bound ?1..?12 as named), inserted only when no node has its id (?1), its seq
+/// returned: on a server one statement, one round trip, for what is otherwise a look-up, the INSERT
+/// and `SELECT lastval()` (docs/backends.md "Round trips"). A row not inserted takes no seq (no
+/// row reaches the INSERT, so the sequence does not move): a seq gap would read as a vanished node
+/// to invariant 1. covers_count is cast so that a NULL bound without a type is a number.
+constexpr const char* kInsertNodeIfAbsent =
+    "INSERT INTO nodes(id, session, predecessor, kind, role, content, metadata, covers_first, covers_last, "
+    "covers_count, tokens, digest) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, CAST(?10 AS BIGINT), ?11, ?12 "
+    "WHERE NOT EXISTS (SELECT 1 FROM nodes WHERE id=?1) RETURNING seq";
+
+/// The same row, inserted unconditionally (SQLite: a look-up before it, and the seq from
+/// sqlite3_last_insert_rowid). SQLite pays no round trip per statement, and there the one
+/// statement above costs more CPU than the two (an INSERT ... SELECT with RETURNING: 0.65 s ->
+/// 1.1 s of CPU for a 10,000-node import, measured 2026-12-06).
+constexpr const char* kInsertNode =
+    "INSERT INTO nodes(id, session, predecessor, kind, role, content, metadata, covers_first, covers_last, "
+    "covers_count, tokens, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+
+/// The seq of a node inserted by `st` (kInsertNodeIfAbsent on a server, kInsertNode on SQLite,
+/// bound), run here; nullopt when a node of its id is stored already.
+std::optional<std::int64_t> insert_node(Db& db, Stmt& st) {
+  if (db.is_server()) return inserted_seq(st);
+  st.run();
+  return db.last_insert_id();
+}
+
+/// Whether a node of `id` is stored, on SQLite, where the look-up comes before the INSERT (an
+/// INSERT that adds nothing would still take an AUTOINCREMENT value, and a seq gap reads as a
+/// vanished node to invariant 1). Always false on a server, whose INSERT looks itself.
+bool stored_before_insert(Db& db, const std::string& id) {
+  if (db.is_server()) return false;
+  auto& st = db.cached("SELECT 1 FROM nodes WHERE id=?1");
+  ResetOnExit st_reset(st);
+  st.bind(1, id);
+  return st.step();
+}
+
+/// What an append of a node whose id is stored already is: duplicate when the stored digest is
+/// `digest`, else conflict.
+AppendResult stored_as(Db& db, const std::string& id, const std::string& digest) {
+  auto& st = db.cached("SELECT digest FROM nodes WHERE id=?1");
+  ResetOnExit st_reset(st);
+  st.bind(1, id);
+  if (!st.step()) throw Error(Exit::internal, "db.error", fmt::format("node '{}' was neither inserted nor found", id));
+  return st.text(0) == digest ? AppendResult::duplicate : AppendResult::conflict;
+}
+
+/// How many ids or rows one statement of coverage_problem and put_covers carries: a view covering
+/// 10,000 nodes is 100 statements (round trips on a server), not 10,000.
+constexpr std::size_t kIdsPerStatement = 100;
+
+/// "?FIRST, ?FIRST+1, ..." for `n` placeholders.
+std::string placeholders(std::size_t n, std::size_t first) {
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) out += fmt::format("{}?{}", i ? ", " : "", first + i);
+  return out;
+}
+
+/// The coverage list of the view node `seq` (table covers, pos 0..n-1 in `ids`' order): one
+/// multi-row INSERT per kIdsPerStatement rows.
+void put_covers(Db& db, std::int64_t seq, const std::vector<std::string>& ids) {
+  for (std::size_t at = 0; at < ids.size(); at += kIdsPerStatement) {
+    const std::size_t k = std::min(kIdsPerStatement, ids.size() - at);
+    std::string sql = "INSERT INTO covers(summary_seq, pos, node_id) VALUES ";
+    for (std::size_t i = 0; i < k; ++i) sql += fmt::format("{}({})", i ? ", " : "", placeholders(3, 3 * i + 1));
+    auto fill = [&](Stmt& st) {
+      for (std::size_t i = 0; i < k; ++i) {
+        const int p = static_cast<int>(3 * i + 1);
+        st.bind(p, seq).bind(p + 1, static_cast<std::int64_t>(at + i)).bind(p + 2, ids[at + i]);
+      }
+      st.run();
+    };
+    if (k == kIdsPerStatement) {
+      auto& st = db.cached(sql);
+      ResetOnExit st_reset(st);
+      fill(st);
+    } else {
+      auto st = db.prepare(sql);
+      fill(st);
+    }
+  }
 }
 
 /// Lists the node of `seq` in node_marks when node_mark gives it a bit.
@@ -385,17 +480,6 @@ std::string canonical_digest(const Node& n, std::string_view content_json, std::
 }
 
 
-/// The digest of stored node `id`, nullopt when there is none. The writers look before inserting:
-/// an INSERT that does nothing would still consume an AUTOINCREMENT value, leaving a seq gap that
-/// invariant 1 rightly reads as a vanished node.
-std::optional<std::string> digest_of(Db& db, const std::string& id) {
-  auto& st = db.cached("SELECT digest FROM nodes WHERE id=?1");
-  ResetOnExit st_reset(st);
-  st.bind(1, id);
-  if (!st.step()) return std::nullopt;
-  return st.text(0);
-}
-
 /// The columns of one new node row, its content and metadata as the text to store.
 struct NodeRow {
   const std::string& id;
@@ -409,12 +493,13 @@ struct NodeRow {
   std::string_view digest;
 };
 
-/// Inserts the row and its covers rows and lists it in node_marks; returns its seq.
-std::int64_t insert_node_row(Db& db, const NodeRow& r, const Json& metadata) {
+/// Inserts the row unless a node of its id is stored (then duplicate or conflict, by digest, and
+/// nothing written), with its covers rows and its node_marks entry; `seq` is set to the new row's.
+AppendResult insert_node_row(Db& db, const NodeRow& r, const Json& metadata, std::int64_t& seq) {
+  const std::string digest(r.digest);
+  if (stored_before_insert(db, r.id)) return stored_as(db, r.id, digest);
   {
-    auto& st = db.cached(
-        "INSERT INTO nodes(id, session, predecessor, kind, role, content, metadata, covers_first, covers_last, "
-        "covers_count, tokens, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+    auto& st = db.cached(db.is_server() ? kInsertNodeIfAbsent : kInsertNode);
     ResetOnExit st_reset(st);
     st.bind(1, r.id).bind(2, r.session).bind(3, r.predecessor).bind(4, r.kind).bind(5, r.role);
     st.bind(6, r.content).bind(7, r.metadata);
@@ -423,20 +508,13 @@ std::int64_t insert_node_row(Db& db, const NodeRow& r, const Json& metadata) {
     else
       st.bind_null(8).bind_null(9).bind_null(10);
     st.bind(11, r.tokens).bind(12, r.digest);
-    st.run();
+    const auto inserted = insert_node(db, st);
+    if (!inserted) return stored_as(db, r.id, digest);
+    seq = *inserted;
   }
-  const std::int64_t seq = db.last_insert_id();
   put_node_mark(db, seq, node_mark(metadata, r.metadata));
-  if (!r.covers.empty()) {
-    auto& cv = db.cached("INSERT INTO covers(summary_seq, pos, node_id) VALUES (?1, ?2, ?3)");
-    ResetOnExit cv_reset(cv);
-    for (std::size_t i = 0; i < r.covers.size(); ++i) {
-      cv.bind(1, seq).bind(2, static_cast<std::int64_t>(i)).bind(3, r.covers[i]);
-      cv.run();
-      cv.reset();
-    }
-  }
-  return seq;
+  if (!r.covers.empty()) put_covers(db, seq, r.covers);
+  return AppendResult::added;
 }
 
 }  // namespace
@@ -447,13 +525,13 @@ AppendResult Store::append(Node& n) {
   std::string meta = metadata_json(n);
   std::string digest = canonical_digest(n, content, meta);
   std::int64_t tokens = measure_(n);
-  if (auto have = digest_of(db_, n.id)) return *have == digest ? AppendResult::duplicate : AppendResult::conflict;
   static const std::vector<std::string> kNone;
   const std::optional<std::string> role = n.role.empty() ? std::nullopt : std::optional<std::string>(n.role);
-  n.seq = insert_node_row(db_,
-                          NodeRow{n.id, n.session, n.predecessor, n.kind, role, content, meta,
-                                  n.is_view() ? n.covers_ids : kNone, tokens, digest},
-                          n.metadata);
+  const AppendResult r = insert_node_row(db_,
+                                         NodeRow{n.id, n.session, n.predecessor, n.kind, role, content, meta,
+                                                 n.is_view() ? n.covers_ids : kNone, tokens, digest},
+                                         n.metadata, n.seq);
+  if (r != AppendResult::added) return r;
   n.digest = std::move(digest);
   n.tokens = tokens;
   return AppendResult::added;
@@ -491,14 +569,13 @@ bool Store::copy_node(const std::string& from, const std::string& to, const std:
   const std::string meta_text = dump_json(meta);
   auto& ins = db_.cached(
       "INSERT INTO nodes(id, session, predecessor, kind, role, content, metadata, tokens, digest) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING seq");
   ResetOnExit ins_reset(ins);
   ins.bind(1, copy.id).bind(2, copy.session).bind(3, copy.predecessor).bind(4, copy.kind);
   if (copy.role.empty()) ins.bind_null(5); else ins.bind(5, copy.role);
   ins.bind(6, content).bind(7, meta_text).bind(8, tokens);
   ins.bind(9, canonical_digest(copy, content, meta_text));
-  ins.run();
-  put_node_mark(db_, db_.last_insert_id(), node_mark(meta, meta_text));
+  put_node_mark(db_, inserted_seq(ins).value_or(0), node_mark(meta, meta_text));
   return true;
 }
 
@@ -555,25 +632,41 @@ std::string Store::stored_digest(const StoredNode& s) {
 }
 
 AppendResult Store::append_stored(StoredNode& n) {
-  if (auto have = digest_of(db_, n.id)) return *have == n.digest ? AppendResult::duplicate : AppendResult::conflict;
   const Json meta = stored_json(n.metadata, path_, "nodes", "metadata", [&] { return fmt::format("node id '{}'", n.id); });
-  n.seq = insert_node_row(db_,
-                          NodeRow{n.id, n.session, n.predecessor, n.kind, n.role, n.content, n.metadata,
-                                  n.covers_ids, n.tokens, n.digest},
-                          meta);
-  return AppendResult::added;
+  return insert_node_row(db_,
+                         NodeRow{n.id, n.session, n.predecessor, n.kind, n.role, n.content, n.metadata, n.covers_ids,
+                                 n.tokens, n.digest},
+                         meta, n.seq);
 }
 
 std::optional<std::string> Store::coverage_problem(const Node& view) {
   if (view.covers_ids.empty())
     return fmt::format("view node '{}' covers nothing (covers_ids is empty)", view.id);
-  auto& st = db_.cached("SELECT session FROM nodes WHERE id=?1");
-  for (const auto& id : view.covers_ids) {
-    ResetOnExit st_reset(st);
-    st.bind(1, id);
-    if (!st.step()) return fmt::format("view node '{}' covers '{}', which does not exist", view.id, id);
-    if (std::string s = st.text(0); s != view.session)
-      return fmt::format("view node '{}' covers '{}' of another session '{}'", view.id, id, s);
+  // The covered nodes' sessions, kIdsPerStatement ids per statement (one round trip each on a
+  // server, docs/backends.md "Round trips"), then checked in the view's order.
+  const auto& ids = view.covers_ids;
+  std::unordered_map<std::string, std::string> session_of;
+  for (std::size_t at = 0; at < ids.size(); at += kIdsPerStatement) {
+    const std::size_t k = std::min(kIdsPerStatement, ids.size() - at);
+    const std::string sql = fmt::format("SELECT id, session FROM nodes WHERE id IN ({})", placeholders(k, 1));
+    auto read = [&](Stmt& st) {
+      for (std::size_t i = 0; i < k; ++i) st.bind(static_cast<int>(i + 1), ids[at + i]);
+      while (st.step()) session_of.emplace(st.text(0), st.text(1));
+    };
+    if (k == kIdsPerStatement) {
+      auto& st = db_.cached(sql);
+      ResetOnExit st_reset(st);
+      read(st);
+    } else {
+      auto st = db_.prepare(sql);
+      read(st);
+    }
+  }
+  for (const auto& id : ids) {
+    const auto it = session_of.find(id);
+    if (it == session_of.end()) return fmt::format("view node '{}' covers '{}', which does not exist", view.id, id);
+    if (it->second != view.session)
+      return fmt::format("view node '{}' covers '{}' of another session '{}'", view.id, id, it->second);
   }
   return std::nullopt;
 }
@@ -790,18 +883,16 @@ std::vector<HeadMove> Store::head_moves(const std::string& session) {
 
 std::int64_t Store::log_event(const std::string& session, const std::string& type,
                               const std::optional<std::string>& ref, const Json& payload) {
-  auto st = db_.prepare("INSERT INTO events(session, type, ref, payload, boundary_seq) VALUES (?1, ?2, ?3, ?4, ?5)");
+  auto st = db_.prepare("INSERT INTO events(session, type, ref, payload, boundary_seq) VALUES (?1, ?2, ?3, ?4, ?5) RETURNING seq");
   st.bind(1, session).bind(2, type).bind(3, ref).bind(4, dump_json(payload)).bind(5, max_seq());
-  st.run();
-  return db_.last_insert_id();
+  return inserted_seq(st).value_or(0);
 }
 
 std::int64_t Store::copy_event(const std::string& session, const std::string& type,
                                const std::optional<std::string>& ref, std::string_view payload_json) {
-  auto st = db_.prepare("INSERT INTO events(session, type, ref, payload, boundary_seq) VALUES (?1, ?2, ?3, ?4, ?5)");
+  auto st = db_.prepare("INSERT INTO events(session, type, ref, payload, boundary_seq) VALUES (?1, ?2, ?3, ?4, ?5) RETURNING seq");
   st.bind(1, session).bind(2, type).bind(3, ref).bind(4, payload_json).bind(5, max_seq());
-  st.run();
-  return db_.last_insert_id();
+  return inserted_seq(st).value_or(0);
 }
 
 namespace {
