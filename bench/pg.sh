@@ -26,54 +26,9 @@ bench_need time jq python3 sqlite3
 bench_build ctxfold ctxfold-gen
 [ -x "$BIN" ] && [ -x "$GEN" ] || { echo "bench/pg.sh: $BIN or $GEN missing" >&2; exit 4; }
 bench_workdir
-PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
-[ -n "$PG_BIN" ] && [ -x "$PG_BIN/initdb" ] || { echo "bench/pg.sh: no PostgreSQL server binaries (scripts/deps.sh installs postgresql)" >&2; exit 4; }
-
-# --- the throwaway cluster (as tests/e2e/pg_lib.sh start_pg, trust authentication) ---
-PG_DIR=$(mktemp -d /tmp/ctxfold-pgbench.XXXXXX)   # short: a socket path must fit in 107 bytes
-pg_run=()
-if [ "$(id -u)" = 0 ]; then   # initdb refuses root
-  if id postgres >/dev/null 2>&1; then owner=postgres; else owner=nobody; fi
-  chown "$owner" "$PG_DIR"; chmod 755 "$PG_DIR"
-  pg_run=(runuser -u "$owner" --)
-fi
-stop_pg() {
-  "${pg_run[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m fast -w stop >/dev/null 2>&1 || true
-  rm -rf "$PG_DIR"
-}
-trap 'stop_pg; [ "$keep" = 1 ] || rm -rf "$work"' EXIT
-"${pg_run[@]}" "$PG_BIN/initdb" -D "$PG_DIR/data" -U ctxfold --auth=trust -E UTF8 --locale=C.UTF-8 >"$PG_DIR/initdb.log" 2>&1 ||
-  { cat "$PG_DIR/initdb.log" >&2; exit 4; }
-"${pg_run[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w \
-  -o "-c listen_addresses='' -c unix_socket_directories='$PG_DIR'" start >/dev/null ||
-  { cat "$PG_DIR/server.log" >&2; exit 4; }
-export PGHOST=$PG_DIR PGUSER=ctxfold PGDATABASE=postgres
-psql_() { "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$@"; }
+. "$(dirname "$0")/pg_cluster.sh"
+pg_cluster_start bench/pg.sh
 pg_version=$(psql_ -tA -c 'SHOW server_version')
-url_of() { echo "postgresql://ctxfold@/$1?host=$PG_DIR"; }
-postmaster=$(head -1 "$PG_DIR/data/postmaster.pid")
-tck=$(getconf CLK_TCK)
-# server_cpu: seconds of CPU the cluster's processes used so far: the postmaster's own and its
-# reaped children's (a backend's time is added when its client disconnects), plus the live
-# children's (checkpointer, WAL writer, a sampler's backend).
-server_cpu() {
-  python3 - "$postmaster" "$tck" <<'PY'
-import os, sys
-pm, tck = sys.argv[1], int(sys.argv[2])
-def fields(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().rsplit(")", 1)[1].split()
-t = sum(int(x) for x in fields(pm)[11:15])   # utime stime cutime cstime
-for p in os.listdir("/proc"):
-    if p.isdigit():
-        try:
-            f = fields(p)
-            if f[1] == pm: t += int(f[11]) + int(f[12])
-        except OSError:
-            pass
-print(t / tck)
-PY
-}
 
 # settle DB: waits until the server's backends for DB have exited and been reaped, so that their
 # CPU time is in the postmaster's (a backend exits after its client does).
