@@ -19,6 +19,7 @@
 #include "hook/reinject.hpp"
 #include "hook/settings.hpp"
 #include "session/open.hpp"
+#include "store/scan.hpp"
 #include "util/config.hpp"
 #include "util/error.hpp"
 
@@ -73,11 +74,6 @@ void apply_config(Context& ctx, HookOptions& o) {
   }
 }
 
-std::string absolute_db(const std::string& db) {
-  if (db.find("://") != std::string::npos) return db;
-  return fs::absolute(db).lexically_normal().string();
-}
-
 std::string read_stdin() {
   std::string text;
   char buf[65536];
@@ -103,7 +99,7 @@ int run_agent_hook(Context& ctx, HookOptions& o, const std::string& agent) {
   const bool after_compaction = p.event == "SessionStart" && (p.source == "compact" || p.source == "resume");
   if (!after_compaction) return 0;
   ReinjectOptions ro;
-  ro.db = absolute_db(ctx.db_path);
+  ro.db = runnable_database(ctx.db_path);
   ro.max_bytes = o.max_bytes.value_or(kDefaultMaxBytes);
   ro.just_compacted = p.source == "compact";
   ro.agent = agent == "codex" ? "Codex" : "Claude Code";
@@ -137,7 +133,7 @@ std::string settings_path(const Context& ctx, const HookOptions& o, const std::s
 std::string hook_command(const Context& ctx, const HookOptions& o, const std::string& agent) {
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  std::string cmd = fmt::format("{} --db {} hook", shell_quote(ec ? "ctxfold" : exe.string()), shell_quote(absolute_db(ctx.db_path)));
+  std::string cmd = fmt::format("{} --db {} hook", shell_quote(ec ? "ctxfold" : exe.string()), shell_quote(runnable_database(ctx.db_path)));
   if (o.max_bytes) cmd += fmt::format(" --max-bytes {}", *o.max_bytes);
   return cmd + " " + agent;
 }

@@ -178,4 +178,9 @@ void release_read_snapshots(Db& db) {
 
 std::string shown_database(const std::string& path) { return pg::is_url(path) ? pg::redact(path) : path; }
 
+std::string runnable_database(const std::string& path) {
+  if (pg::is_url(path)) return pg::without_password(path);
+  return std::filesystem::absolute(path).lexically_normal().string();
+}
+
 }  // namespace ctxfold

@@ -126,20 +126,36 @@ bool is_url(std::string_view path) {
   return path.rfind("postgresql://", 0) == 0 || path.rfind("postgres://", 0) == 0;
 }
 
-std::string redact(std::string_view url) {
+namespace {
+/// The URL with the password of its user info and of its password= parameter replaced by `with`,
+/// or, when `with` is null, taken out with the ':' or the parameter's own separator.
+std::string edit_password(std::string_view url, const char* with) {
   std::string out(url);
-  const std::string pw = password_of(url);
-  if (pw.empty()) return out;
+  if (password_of(url).empty()) return out;
   const auto scheme = out.find("://");
   const auto at = out.find('@', scheme);
   const auto colon = out.find(':', scheme + 3);
-  if (at != std::string::npos && colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
+  if (at != std::string::npos && colon != std::string::npos && colon < at) {
+    if (with) out.replace(colon + 1, at - colon - 1, with);
+    else out.erase(colon, at - colon);
+  }
   if (const auto p = out.find("password="); p != std::string::npos) {
     const auto stop = out.find('&', p);
-    out.replace(p + 9, stop == std::string::npos ? std::string::npos : stop - p - 9, "***");
+    if (with) {
+      out.replace(p + 9, stop == std::string::npos ? std::string::npos : stop - p - 9, with);
+    } else if (stop != std::string::npos) {
+      out.erase(p, stop + 1 - p);  // "password=x&" of "?password=x&host=y" or "&password=x&"
+    } else {
+      out.erase(p - 1);  // "?password=x" or "&password=x" at the end
+    }
   }
   return out;
 }
+}  // namespace
+
+std::string redact(std::string_view url) { return edit_password(url, "***"); }
+
+std::string without_password(std::string_view url) { return edit_password(url, nullptr); }
 
 std::string translate(std::string_view sql, int& params) {
   std::string out;

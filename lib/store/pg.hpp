@@ -21,6 +21,11 @@ bool is_url(std::string_view path);
 /// by "***", for every message that names the database. Other URLs are returned unchanged.
 std::string redact(std::string_view url);
 
+/// The URL with its password taken out (the user info's ":PASSWORD", a password= parameter), for a
+/// command ctxfold writes for someone else to run: libpq then reads the password from PGPASSWORD or
+/// ~/.pgpass (docs/backends.md "Pointing ctxfold at a server"). Other URLs are returned unchanged.
+std::string without_password(std::string_view url);
+
 /// `sql` written once for both engines, as PostgreSQL takes it: ?N placeholders become $N, and
 /// SQLite's planner hint `INDEXED BY name` is dropped, and its join-order hint `CROSS JOIN` is
 /// sent as JOIN. Quoted strings and identifiers are kept as they are. `params` is set to the largest placeholder number.

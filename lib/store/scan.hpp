@@ -56,6 +56,12 @@ void release_read_snapshots(Db& db);
 /// "***" (docs/backends.md "Pointing ctxfold at a server"), a file's path as given.
 std::string shown_database(const std::string& path);
 
+/// How a command ctxfold prints for later runs (a hook's settings, the recall commands of its
+/// re-injected context) names database `path`: a server URL without its password (pg.hpp
+/// without_password; the password is not written into a settings file or a model's context), a
+/// file's path made absolute and normal.
+std::string runnable_database(const std::string& path);
+
 /// The reads of one pass over most of the database (grep's cold scan), set up for the scope's
 /// lifetime and undone at its end. A read-only SQLite connection reads ahead (64 KiB per pread(2),
 /// store/map_vfs.hpp read_ahead) with a 64-page cache, so pages read once recycle a few cache

@@ -55,5 +55,16 @@ TEST(PgUrl, PasswordsAreRedacted) {
   EXPECT_EQ(pg::redact("postgresql://me:p%40ss@/ctx?host=/tmp/x"), "postgresql://me:***@/ctx?host=/tmp/x");
 }
 
+TEST(PgUrl, PasswordsAreTakenOutForCommandsToRun) {
+  EXPECT_EQ(pg::without_password("postgresql://me:s3cret@db.example:5432/ctx"), "postgresql://me@db.example:5432/ctx");
+  EXPECT_EQ(pg::without_password("postgres://me@h/ctx?password=s3cret&sslmode=require"), "postgres://me@h/ctx?sslmode=require");
+  EXPECT_EQ(pg::without_password("postgres://me@h/ctx?sslmode=require&password=s3cret"), "postgres://me@h/ctx?sslmode=require");
+  EXPECT_EQ(pg::without_password("postgres://me@h/ctx?sslmode=require&password=s3cret&host=/x"),
+            "postgres://me@h/ctx?sslmode=require&host=/x");
+  EXPECT_EQ(pg::without_password("postgres://me@h/ctx?password=s3cret"), "postgres://me@h/ctx");
+  EXPECT_EQ(pg::without_password("postgresql://me:a:b@/ctx?host=/tmp/x"), "postgresql://me@/ctx?host=/tmp/x");
+  EXPECT_EQ(pg::without_password("postgresql://me@h/ctx"), "postgresql://me@h/ctx");
+}
+
 }  // namespace
 }  // namespace ctxfold
