@@ -246,18 +246,6 @@ bool checks_whole_file(const ctxfold::cli::Command& c) {
   return name == "import" || name == "index" || name == "sync";
 }
 
-// The commands whose code paths run on a PostgreSQL database (docs/backends.md); the others are
-// refused there before the database is opened.
-ctxfold::Store::ServerUse server_use(const ctxfold::cli::Command& c) {
-  const std::string_view name = c.name;
-  static constexpr std::string_view kPorted[] = {
-      "import", "list",     "render",   "context", "export", "describe", "verify-invariants", "append",
-      "checkout", "fork",   "rewind",   "snapshot", "sessions", "log",   "show",   "tokens",
-      "usage",  "compactions", "files", "commands", "compact", "grep",     "expand",  "index",   "sync"};
-  const bool ported = std::find(std::begin(kPorted), std::end(kPorted), name) != std::end(kPorted);
-  return {c.name, ported};
-}
-
 // Opens the store the command needs and runs it: the exit code, errors reported; stdout is
 // flushed after.
 int run_command(ctxfold::cli::Context& ctx, const ctxfold::cli::Runner& run, const ctxfold::cli::Command* chosen) {
@@ -274,8 +262,7 @@ int run_command(ctxfold::cli::Context& ctx, const ctxfold::cli::Runner& run, con
     creates_db = needs == Needs::read_write && !std::filesystem::exists(ctx.db_path, exists_ec);
     if (needs != Needs::nothing)
       ctx.store.emplace(open_store(ctx.db_path,
-                                   needs == Needs::read_only ? Store::Mode::read_only : Store::Mode::read_write,
-                                   server_use(*chosen)));
+                                   needs == Needs::read_only ? Store::Mode::read_only : Store::Mode::read_write));
     if (needs == Needs::read_write && !creates_db && checks_whole_file(*chosen)) check_integrity(*ctx.store);
     rc = run.run(ctx);
   } catch (const Error& e) {

@@ -28,11 +28,10 @@ int run_sync(Context& ctx, const SyncCliOptions& o) {
   const std::string other = push ? o.to : o.from;
   if (same_database(ctx.db_path, other))
     throw Error(Exit::usage, "usage.sync", fmt::format("sync copies between two databases; '{}' is --db itself", other));
-  const Store::ServerUse use{"sync", true};
   // The side this command did not open: the destination of a push (created and migrated when
   // new), or the source of a pull (read in one snapshot).
   const bool new_file = push && is_new_database_file(other);
-  Store remote = open_store(other, push ? Store::Mode::read_write : Store::Mode::read_only, use);
+  Store remote = open_store(other, push ? Store::Mode::read_write : Store::Mode::read_only);
   // A bulk writer checks the whole file first (docs/commands.md "Damaged databases").
   if (push && !new_file) check_integrity(remote);
   Store& from = push ? ctx.db() : remote;

@@ -180,7 +180,7 @@ VerifyReport verify_invariants(Store& store, const std::vector<std::string>& ses
     wide_thread = std::thread([&] {
       try {
         Store own = Store::open(opts.database.empty() ? store.path() : opts.database, Store::Mode::read_only,
-                                store.token_measure(), {"verify-invariants", true});
+                                store.token_measure());
         import_read_snapshot(own.db(), snapshot);  // a server: the state the first thread reads
         read_for_scan(own.db());  // store/scan.hpp: read ahead into a bounded page cache, not a map
         db_wide(own);

@@ -7,8 +7,8 @@
 
 namespace ctxfold {
 
-Store open_store(const std::string& path, Store::Mode mode, const Store::ServerUse& use) {
-  return Store::open(path, mode, &estimate_node_tokens, use);
+Store open_store(const std::string& path, Store::Mode mode) {
+  return Store::open(path, mode, &estimate_node_tokens);
 }
 
 void check_integrity(Store& store) {

@@ -8,7 +8,7 @@ namespace ctxfold {
 /// Opens the session database at `path` with ctxfold's token estimator filling each appended
 /// node's `tokens` column (tokens/estimate.hpp estimate_node_tokens; docs/architecture.md "The
 /// store knows no strategy"). Errors: those of Store::open.
-Store open_store(const std::string& path, Store::Mode mode, const Store::ServerUse& use = {});
+Store open_store(const std::string& path, Store::Mode mode);
 
 /// Runs SQLite's `PRAGMA quick_check(1)` over the whole database and throws Error(bad_input,
 /// "db.corrupt") with its first finding when the file is damaged: the bulk write commands (import,

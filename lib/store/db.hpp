@@ -114,8 +114,8 @@ class Db {
   /// (text index, cover spans, trigrams) is optional in databases opened read-only at an older
   /// schema, so its readers check first.
   bool has_schema_object(std::string_view name);
-  /// The SQLite handle, for the SQLite-only paths (null on a server database, which those
-  /// commands refuse before they open it: Store::open's ServerUse).
+  /// The SQLite handle, for lib/store's SQLite-only paths (page checks, read-ahead); null on a
+  /// server database, where those paths have server counterparts (docs/backends.md).
   sqlite3* raw() const { return db_; }
   bool is_server() const { return pg_ != nullptr; }
   bool read_only() const { return read_only_; }

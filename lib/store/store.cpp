@@ -294,14 +294,10 @@ bool looks_like_conninfo(std::string_view v) {
 }
 }  // namespace
 
-Store Store::open(const std::string& path, Mode mode, TokenMeasure measure, const ServerUse& use) {
+Store Store::open(const std::string& path, Mode mode, TokenMeasure measure) {
   if (measure == nullptr) throw Error(Exit::internal, "db.open", "Store::open needs a token measure");
   bool ro = mode == Mode::read_only;
   if (is_server_url(path)) {
-    // Refused before connecting: nothing is read or written (docs/backends.md "What is refused").
-    if (!use.ported)
-      throw Error(Exit::usage, "db.backend", fmt::format("{} is not yet available on the PostgreSQL backend", use.command),
-                  "docs/backends.md lists what works on a server; use a SQLite file for this command");
     Db db(path, ro);
     const std::string shown = db.path();  // the URL without its password
     Store s(std::move(db), shown, measure);

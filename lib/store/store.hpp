@@ -65,14 +65,6 @@ enum class AppendResult {
 /// and the row: docs/commands.md "Damaged databases".
 Json parse_node_content(std::string_view raw, const std::string& path, std::int64_t seq, std::string_view id = {});
 
-/// Whether the caller's code paths run on a server database (docs/backends.md): a command not yet
-/// ported is refused on a postgresql:// URL before anything is read or written, with
-/// Error(usage, "db.backend", "COMMAND is not yet available on the PostgreSQL backend").
-struct StoreServerUse {
-  std::string command = "this command";
-  bool ported = false;
-};
-
 /// One node row exactly as a database stores it: the content and metadata columns are the
 /// stored bytes (dump_json's canonical text), never parsed and dumped again, so a copy into
 /// another database (store/sync.hpp) hashes to the same digest. seq is the row's seq in the
@@ -103,15 +95,13 @@ class Store {
   /// tokens/estimate.hpp estimate_node_tokens, which session/open.hpp open_store passes.
   using TokenMeasure = std::int64_t (*)(const Node&);
 
-  using ServerUse = StoreServerUse;
-
   /// read_only never changes a byte and reads one snapshot: one read transaction until destroyed (a
   /// missing file is an environment error). read_write creates the file when absent or schema-less,
   /// enables WAL, applies pending migrations in one write transaction. `measure` must not be null.
-  /// A server URL (is_server_url) connects instead, as `use` allows: migrations share/schema/pg/,
+  /// A server URL (is_server_url) connects instead: migrations share/schema/pg/,
   /// the version in table ctxfold_schema; read_only reads in one REPEATABLE READ READ ONLY
   /// transaction. `path()` is then the URL with its password redacted.
-  static Store open(const std::string& path, Mode mode, TokenMeasure measure, const ServerUse& use = {});
+  static Store open(const std::string& path, Mode mode, TokenMeasure measure);
   /// The measure this store was opened with (to open a second handle on the same file).
   TokenMeasure token_measure() const { return measure_; }
 
