@@ -138,29 +138,39 @@ std::string placeholders(std::size_t n, std::size_t first) {
   return out;
 }
 
+/// Runs `use(st, at, k)` once per chunk of `count` items, kIdsPerStatement at a time: `st` is the
+/// statement `sql_for(k)` for the chunk's k items, from the connection's cache when the chunk is
+/// full (the same text each time), prepared for the shorter last one; `use` binds and steps it.
+template <class SqlFor, class Use>
+void in_chunks(Db& db, std::size_t count, const SqlFor& sql_for, const Use& use) {
+  for (std::size_t at = 0; at < count; at += kIdsPerStatement) {
+    const std::size_t k = std::min(kIdsPerStatement, count - at);
+    if (k == kIdsPerStatement) {
+      auto& st = db.cached(sql_for(k));
+      ResetOnExit st_reset(st);
+      use(st, at, k);
+    } else {
+      auto st = db.prepare(sql_for(k));
+      use(st, at, k);
+    }
+  }
+}
+
 /// The coverage list of the view node `seq` (table covers, pos 0..n-1 in `ids`' order): one
 /// multi-row INSERT per kIdsPerStatement rows.
 void put_covers(Db& db, std::int64_t seq, const std::vector<std::string>& ids) {
-  for (std::size_t at = 0; at < ids.size(); at += kIdsPerStatement) {
-    const std::size_t k = std::min(kIdsPerStatement, ids.size() - at);
+  auto sql_for = [](std::size_t k) {
     std::string sql = "INSERT INTO covers(summary_seq, pos, node_id) VALUES ";
     for (std::size_t i = 0; i < k; ++i) sql += fmt::format("{}({})", i ? ", " : "", placeholders(3, 3 * i + 1));
-    auto fill = [&](Stmt& st) {
-      for (std::size_t i = 0; i < k; ++i) {
-        const int p = static_cast<int>(3 * i + 1);
-        st.bind(p, seq).bind(p + 1, static_cast<std::int64_t>(at + i)).bind(p + 2, ids[at + i]);
-      }
-      st.run();
-    };
-    if (k == kIdsPerStatement) {
-      auto& st = db.cached(sql);
-      ResetOnExit st_reset(st);
-      fill(st);
-    } else {
-      auto st = db.prepare(sql);
-      fill(st);
+    return sql;
+  };
+  in_chunks(db, ids.size(), sql_for, [&](Stmt& st, std::size_t at, std::size_t k) {
+    for (std::size_t i = 0; i < k; ++i) {
+      const int p = static_cast<int>(3 * i + 1);
+      st.bind(p, seq).bind(p + 1, static_cast<std::int64_t>(at + i)).bind(p + 2, ids[at + i]);
     }
-  }
+    st.run();
+  });
 }
 
 /// Lists the node of `seq` in node_marks when node_mark gives it a bit.
@@ -642,22 +652,13 @@ std::optional<std::string> Store::coverage_problem(const Node& view) {
   // server, docs/backends.md "Round trips"), then checked in the view's order.
   const auto& ids = view.covers_ids;
   std::unordered_map<std::string, std::string> session_of;
-  for (std::size_t at = 0; at < ids.size(); at += kIdsPerStatement) {
-    const std::size_t k = std::min(kIdsPerStatement, ids.size() - at);
-    const std::string sql = fmt::format("SELECT id, session FROM nodes WHERE id IN ({})", placeholders(k, 1));
-    auto read = [&](Stmt& st) {
-      for (std::size_t i = 0; i < k; ++i) st.bind(static_cast<int>(i + 1), ids[at + i]);
-      while (st.step()) session_of.emplace(st.text(0), st.text(1));
-    };
-    if (k == kIdsPerStatement) {
-      auto& st = db_.cached(sql);
-      ResetOnExit st_reset(st);
-      read(st);
-    } else {
-      auto st = db_.prepare(sql);
-      read(st);
-    }
-  }
+  auto sql_for = [](std::size_t k) {
+    return fmt::format("SELECT id, session FROM nodes WHERE id IN ({})", placeholders(k, 1));
+  };
+  in_chunks(db_, ids.size(), sql_for, [&](Stmt& st, std::size_t at, std::size_t k) {
+    for (std::size_t i = 0; i < k; ++i) st.bind(static_cast<int>(i + 1), ids[at + i]);
+    while (st.step()) session_of.emplace(st.text(0), st.text(1));
+  });
   for (const auto& id : ids) {
     const auto it = session_of.find(id);
     if (it == session_of.end()) return fmt::format("view node '{}' covers '{}', which does not exist", view.id, id);
