@@ -29,7 +29,7 @@ if [ $full = 1 ]; then
   select=(-E '^(clients\.|e2e\.memory_|structure\.)')
 else
   cmake --build "$build" -j"$(nproc)" --target ctxfold_tests
-  select=(-E '^(clients|e2e|structure)\.')
+  select=(-E '^(clients|e2e|e2e_pg|structure)\.')
 fi
 logs=$PWD/$build/sanitizer-logs
 rm -rf "$logs"

@@ -41,7 +41,7 @@ expect_eq "log ends with a summary record" "summary" "$(tail -n1 "$WORK/out" | j
 expect_eq "log walks the spine newest first" "b1 u1" "$(jq -r 'select(.type=="node") | .id' "$WORK/out" | xargs)"
 expect_rc "verify" 0 "$CTXFOLD" --db "$db" verify-invariants
 expect_eq "head moves recorded with causes" "append append checkout" \
-  "$(sqlite3 "$db" 'select cause from head_moves order by seq' | xargs)"
+  "$(db_sql "$db" 'select cause from head_moves order by seq' | xargs)"
 # A broken pipe is a quiet exit 0.
 "$CTXFOLD" --db "$db" log | head -c 1 >/dev/null
 expect_eq "broken pipe exit" 0 "${PIPESTATUS[0]}"

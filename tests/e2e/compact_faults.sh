@@ -6,7 +6,7 @@
 # After each: exit as documented, verify-invariants passes, render is as before, a retry works.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/compact_helpers.inc"
-fresh() { rm -f "$1" "$1-wal" "$1-shm"; gen_session 16 | "$CTXFOLD" --db "$1" --session s append >/dev/null 2>&1; }
+fresh() { db_rm "$1"; gen_session 16 | "$CTXFOLD" --db "$1" --session s append >/dev/null 2>&1; }
 reads() { "$CTXFOLD" --db "$1" render | jq -c .reads; }
 summaries() { count "$1" "select count(*) from nodes where kind='summary'"; }
 retry_works() { # retry_works DB WHAT

@@ -42,7 +42,7 @@ expect_eq "the imported summary was merged" "true" "$(jq '.messages[0].content[0
 expect_rc "verify" 0 "$CTXFOLD" --db "$db" verify-invariants --all-sessions
 expect_rc "second compact" 0 "$CTXFOLD" --db "$db" --session $s compact --window 60000
 expect_eq "second compact is a noop" "noop" "$(jq -r .status "$WORK/out")"
-expect_eq "HEAD never moved" "0" "$(sqlite3 "$db" "select count(*) from head_moves where cause not in ('import','append')")"
+expect_eq "HEAD never moved" "0" "$(db_sql "$db" "select count(*) from head_moves where cause not in ('import','append')")"
 expect_eq "HEAD is where it was" "$head0" "$("$CTXFOLD" --db "$db" --session $s render | jq -r .head)"
 # The per-request table: every request of the main chain, and the current figure labelled.
 expect_rc "tokens" 0 "$CTXFOLD" --db "$db" --session $s tokens

@@ -7,9 +7,9 @@
 source "$(dirname "$0")/lib.sh"
 
 import_generated 1e4
-cp "$db" "$WORK/lcm.db"
-cp "$db" "$WORK/snap.db"
-cp "$db" "$WORK/cap.db"
+db_cp "$db" "$WORK/lcm.db"
+db_cp "$db" "$WORK/snap.db"
+db_cp "$db" "$WORK/cap.db"
 flags=(--window 20000 --force --summarizer-window 12000)
 
 # The plan states what the compaction will spend before spending it.

@@ -35,7 +35,7 @@ while IFS= read -r f; do
       "$("$CTXFOLD" --db "$d/b.db" --session "$s" list | jq -c '[.items[].id]')"
     for fmt in openai anthropic; do
       "$CTXFOLD" --db "$d/a.db" --session "$s" export --format $fmt > "$d/m.$fmt.json" || { fail "$f: export --format $fmt"; continue; }
-      rm -f "$d/c.db"
+      db_rm "$d/c.db"
       "$CTXFOLD" --db "$d/c.db" import --format $fmt "$d/m.$fmt.json" >/dev/null 2>"$d/c.err" || { fail "$f: $s: import $fmt export: $(head -c 300 "$d/c.err")"; continue; }
       again=$("$CTXFOLD" --db "$d/c.db" export --format $fmt | jq -c .messages)
       expect_eq "$f: $s: $fmt export → import → export keeps the messages" "$(jq -c .messages "$d/m.$fmt.json")" "$again"

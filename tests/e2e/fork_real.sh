@@ -26,11 +26,11 @@ for f in "${files[@]}"; do
   # first summary's coverage.
   mapfile -t spine < <(cf --session "$S" log | jq -r 'select(.type=="node") | .id' | tac)
   points=("${spine[$(( ${#spine[@]} / 2 ))]}")
-  mapfile -t -O ${#points[@]} points < <(sqlite3 "$db" \
+  mapfile -t -O ${#points[@]} points < <(db_sql "$db" \
     "SELECT n.id FROM nodes n WHERE n.session='$S' AND n.kind IN ('message','event') AND n.predecessor IN
        (SELECT predecessor FROM nodes WHERE session='$S' AND kind IN ('message','event') AND predecessor IS NOT NULL
         GROUP BY predecessor HAVING count(*) > 1) ORDER BY n.seq LIMIT 6")
-  inside=$(sqlite3 "$db" "SELECT c.node_id FROM covers c JOIN nodes n ON n.seq=c.summary_seq WHERE n.session='$S'
+  inside=$(db_sql "$db" "SELECT c.node_id FROM covers c JOIN nodes n ON n.seq=c.summary_seq WHERE n.session='$S'
                           ORDER BY c.summary_seq, c.pos LIMIT 1 OFFSET 5")
   [ -n "$inside" ] && points+=("$inside")
   for at in "${points[@]}"; do
@@ -44,7 +44,7 @@ for f in "${files[@]}"; do
     if cmp -s "$WORK/want" "$WORK/got"; then ok; else fail "fork at $at renders differently from render --head"; fi
     # Every copied chain node comes from the path root→at.
     cf --session "$S" log --head "$at" | jq -r 'select(.type=="node") | .id' | sort >"$WORK/path"
-    sqlite3 "$db" "SELECT json_extract(metadata,'\$.forked_from.id') FROM nodes WHERE session='$F'
+    db_sql "$db" "SELECT json_extract(metadata,'\$.forked_from.id') FROM nodes WHERE session='$F'
                    AND kind IN ('message','event')" | sort >"$WORK/copied"
     expect_eq "fork at $at holds exactly the path" "" "$(comm -13 "$WORK/path" "$WORK/copied" | head -3)"
     expect_eq "fork at $at holds the whole path" "" "$(comm -23 "$WORK/path" "$WORK/copied" | head -3)"

@@ -31,9 +31,9 @@ expect_eq "one file" "1" "$(jq .outcomes.new "$WORK/out")"
 expect_eq "no warning" "0" "$(jq '.warnings | length' "$WORK/out")"
 s=session-2026-12-01T09-00-5e55a1b2
 expect_eq "every prompt and reply stored" "4" \
-  "$(sqlite3 "$db" "select count(distinct json_extract(content,'\$[0].text')) from nodes where session='$s' and json_extract(content,'\$[0].text') in ('PROMPT one','REPLY one','PROMPT two','REPLY two')")"
+  "$(db_sql "$db" "select count(distinct json_extract(content,'\$[0].text')) from nodes where session='$s' and json_extract(content,'\$[0].text') in ('PROMPT one','REPLY one','PROMPT two','REPLY two')")"
 expect_eq "the compression is a summary covering the turns it replaced" "summary 5 u1 m2~r2" \
-  "$(sqlite3 "$db" "select kind||' '||covers_count||' '||covers_first||' '||covers_last from nodes where session='$s' and kind='summary'")"
+  "$(db_sql "$db" "select kind||' '||covers_count||' '||covers_first||' '||covers_last from nodes where session='$s' and kind='summary'")"
 expect_rc "render --format gemini --body" 0 C --session "$s" render --format gemini --body
 expect_eq "the render reads context+snapshot, the ack, then the kept turns" \
   "user:<session_context>env</session_context>|<state_snapshot>early work</state_snapshot> model:Got it. Thanks for the additional context! user:PROMPT two model:REPLY two" \

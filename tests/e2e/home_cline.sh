@@ -30,7 +30,7 @@ expect_rc "import --from cline under CLINE_DATA_DIR" 0 env HOME="$WORK/nohome" C
 expect_eq "the root is CLINE_DATA_DIR/sessions" "$D/sessions" "$(jq -r '.roots[0]' "$WORK/out")"
 expect_eq "two messages files, the session file not taken" "new,new" "$(jq -r '[.files[] | .outcome] | join(",")' "$WORK/out")"
 expect_eq "eight nodes in two sessions, no warning" "8 2 0" \
-  "$(sqlite3 c.db 'select count(*) from nodes') $(sqlite3 c.db 'select count(*) from sessions') $(jq '.warnings | length' "$WORK/out")"
+  "$(db_sql c.db 'select count(*) from nodes') $(db_sql c.db 'select count(*) from sessions') $(jq '.warnings | length' "$WORK/out")"
 expect_rc "sessions" 0 "$CTXFOLD" --db c.db sessions
 expect_eq "the sub-agent is a sidechain launched by the spawn_agent call" "17_ab__agent_9 sidechain 17_ab a2" \
   "$(jq -r 'select(.type=="session" and .kind=="sidechain") | "\(.id) \(.kind) \(.parent_session) \(.parent_node)"' "$WORK/out")"
@@ -45,7 +45,7 @@ expect_eq "the structured tool result as the client sends it" '[{"query":"echo h
 # The client rewrites the file with a new turn: read again, nothing twice.
 msgs ',{"id":"u2","role":"user","content":[{"type":"text","text":"<user_input mode=\"act\">PROMPT two</user_input>"}]},{"id":"a4","role":"assistant","content":[{"type":"text","text":"two"}]}' > "$S/17_ab.messages.json"
 expect_rc "the rewritten file" 0 env HOME="$WORK/nohome" CLINE_DATA_DIR="$D" "$CTXFOLD" --db c.db import --from cline
-expect_eq "two nodes more" "10 2" "$(sqlite3 c.db 'select count(*) from nodes') $(jq '[.sessions[].nodes_added] | add' "$WORK/out")"
+expect_eq "two nodes more" "10 2" "$(db_sql c.db 'select count(*) from nodes') $(jq '[.sessions[].nodes_added] | add' "$WORK/out")"
 
 # A compaction written beside the file after its last change (docs/formats/cline.md "Compaction"):
 # the messages file is untouched, the import still reads it, and the state becomes a summary of
@@ -60,7 +60,8 @@ expect_rc "the compaction state" 0 env HOME="$WORK/nohome" CLINE_DATA_DIR="$D" "
 expect_eq "the messages file is read again, one node more, no warning" "appended 1 0" \
   "$(jq -r '"\([.files[] | select(.path | endswith("17_ab.messages.json")) | .outcome][0]) \([.sessions[].nodes_added] | add) \(.warnings | length)"' "$WORK/out")"
 expect_eq "a summary covering u1 a1 r1" "summary|u1,a1,r1" \
-  "$(sqlite3 c.db "select n.kind, group_concat(c.node_id) from nodes n join covers c on c.summary_seq = n.seq where n.session = '17_ab' group by n.seq")"
+  "$(db_sql c.db "select n.kind, c.node_id from nodes n join covers c on c.summary_seq = n.seq where n.session = '17_ab' order by n.seq, c.pos" |
+     awk -F'|' '{k[$1]; ids = ids (NR > 1 ? "," : "") $2} END {for (x in k) printf "%s|%s", x, ids}')"
 expect_rc "render after the compaction" 0 "$CTXFOLD" --db c.db --session 17_ab render --format openai --body
 expect_eq "system, the summary, then the copies and what followed" "system|user:Context summary:|assistant:call_2|tool|assistant|user|assistant" \
   "$(jq -r '[.messages[] | .role + (if .role == "user" and (.content | startswith("Context")) then ":Context summary:" elif .tool_calls then ":" + .tool_calls[0].id else "" end)] | join("|")' "$WORK/out")"

@@ -32,9 +32,9 @@ mkdir -p "$WORK/nohome"
 expect_rc "import --from copilot under COPILOT_HOME" 0 env HOME="$WORK/nohome" COPILOT_HOME="$H" "$CTXFOLD" --db c.db import --from copilot
 expect_eq "the root is COPILOT_HOME/session-state" "$H/session-state" "$(jq -r '.roots[0]' "$WORK/out")"
 expect_eq "one file, new, the workspace and checkpoint files not taken" "new" "$(jq -r '[.files[] | .outcome] | join(",")' "$WORK/out")"
-expect_eq "read as copilot" "copilot" "$(sqlite3 c.db "select format from sessions where id='cs-1'")"
+expect_eq "read as copilot" "copilot" "$(db_sql c.db "select format from sessions where id='cs-1'")"
 expect_eq "seven nodes in two sessions, no warning" "7 2 0" \
-  "$(sqlite3 c.db 'select count(*) from nodes') $(sqlite3 c.db 'select count(*) from sessions') $(jq '.warnings | length' "$WORK/out")"
+  "$(db_sql c.db 'select count(*) from nodes') $(db_sql c.db 'select count(*) from sessions') $(jq '.warnings | length' "$WORK/out")"
 expect_rc "sessions" 0 "$CTXFOLD" --db c.db sessions
 expect_eq "the sub-agent is a sidechain of the session" "cs-1/agent-ag1 sidechain cs-1 a1" \
   "$(jq -r 'select(.type=="session" and .kind=="sidechain") | "\(.id) \(.kind) \(.parent_session) \(.parent_node)"' "$WORK/out")"
@@ -50,7 +50,7 @@ expect_rc "the grown log" 0 env HOME="$WORK/nohome" COPILOT_HOME="$H" "$CTXFOLD"
 outcome=$(jq -r '.files[0].outcome' "$WORK/out")
 [ "$outcome" = appended ] || [ "$outcome" = rewritten ] && ok || fail "the grown log's outcome is '$outcome'"
 expect_eq "three nodes more (a summary and a turn), nothing twice" "10 3" \
-  "$(sqlite3 c.db 'select count(*) from nodes') $(jq '[.sessions[].nodes_added] | add' "$WORK/out")"
+  "$(db_sql c.db 'select count(*) from nodes') $(jq '[.sessions[].nodes_added] | add' "$WORK/out")"
 expect_eq "HEAD is the last reply" "a3" "$("$CTXFOLD" --db c.db --session cs-1 log | jq -r 'select(.type=="node") | .id' | head -1)"
 expect_rc "render after the compaction" 0 "$CTXFOLD" --db c.db --session cs-1 render --format openai --body
 expect_eq "the system prompt, the summary message, the turn" "system user user assistant" \

@@ -19,11 +19,11 @@ C() { "$CTXFOLD" --db "$db" "$@"; }
 g=session-2026-11-30T10-00-6d1f0a52
 expect_eq "gemini: the rewritten turn once, newest text; the rewound prompt kept" \
   "user:what is in src? assistant:Let me look. tool:main.rs lib.rs user:a typo, ignore this user:summarize lib.rs assistant:lib.rs exports the parser." \
-  "$(sqlite3 "$db" "select role||':'||replace(coalesce(json_extract(content,'\$[0].text'),json_extract(content,'\$[0].content')),char(10),' ') from nodes where session='$g' order by seq" | xargs)"
+  "$(db_sql "$db" "select role||':'||coalesce(json_extract(content,'\$[0].text'),json_extract(content,'\$[0].content')) from nodes where session='$g' order by seq" | xargs)"
 expect_eq "gemini: the rewound prompt is off HEAD's branch" \
   "user:what is in src? assistant:Let me look. tool:main.rs lib.rs user:summarize lib.rs assistant:lib.rs exports the parser." \
   "$(C --session "$g" render --format ctxfold | jq -r '.messages[] | "\(.role):\(.content[0].text // .content[0].content)"' | tr '\n' ' ' | xargs)"
-expect_eq "gemini: \$set kept" "2026-11-30T10:00:04.000Z" "$(sqlite3 "$db" "select json_extract(metadata,'\$.lastUpdated') from sessions where id='$g'")"
+expect_eq "gemini: \$set kept" "2026-11-30T10:00:04.000Z" "$(db_sql "$db" "select json_extract(metadata,'\$.lastUpdated') from sessions where id='$g'")"
 C sessions >"$WORK/idx.jsonl" || fail "sessions"
 expect_eq "gemini: sub-agent under its parent" "$g 1" \
   "$(jq -r 'select(.id=="k3x9p2") | "\(.parent_session) \(.depth)"' "$WORK/idx.jsonl")"
@@ -32,14 +32,14 @@ expect_rc "verify" 0 C verify-invariants --all-sessions
 
 # ---- Claude Code: tool output stored beside the session ----
 expect_eq "claude: persisted output archived" "/var/log/deep/only-in-the-file.log" \
-  "$(sqlite3 "$db" "select json_extract(metadata,'\$.persisted_outputs[0].text') from nodes where id='cr1'" | sed -n 3p)"
+  "$(db_sql "$db" "select json_extract(metadata,'\$.persisted_outputs[0].text') from nodes where id='cr1'" | sed -n 3p)"
 expect_eq "claude: the content stays what the model saw" "true" \
-  "$(sqlite3 "$db" "select json_extract(content,'\$[0].content') from nodes where id='cr1'" | grep -q '^<persisted-output>' && echo true)"
+  "$(db_sql "$db" "select json_extract(content,'\$[0].content') from nodes where id='cr1'" | grep -q '^<persisted-output>' && echo true)"
 # the archive keeps it after Claude Code deletes the folder; a re-import changes nothing
 rm -rf "$H/claude/projects/-w-demo/c1a2b3c4-0000-4000-8000-000000000001"
 expect_rc "re-import" 0 run all
 expect_eq "re-import adds nothing" "0" "$(jq .nodes_added "$WORK/out")"
-expect_eq "claude: still archived" "1" "$(sqlite3 "$db" "select count(*) from nodes where id='cr1' and json_extract(metadata,'\$.persisted_outputs[0].bytes') > 0")"
+expect_eq "claude: still archived" "1" "$(db_sql "$db" "select count(*) from nodes where id='cr1' and CAST(json_extract(metadata,'\$.persisted_outputs[0].bytes') AS INTEGER) > 0")"
 
 # ---- Codex: forked_from_id lineage ----
 expect_eq "codex: the fork under the session it came from" "019ad000-0000-7000-8000-0000000000aa 1" \

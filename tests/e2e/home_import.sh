@@ -22,12 +22,12 @@ expect_eq "interchange formats imported" "openai openhands" \
   "$(jq -r '[.files[] | select(.path | contains("/interchange/")) | .agent] | sort | join(" ")' "$WORK/first.json")"
 expect_eq "interchange sessions have nodes" "true" \
   "$(jq '[.sessions[] | select(.format=="openai" or .format=="openhands") | .nodes_added > 0] | length == 2 and all' "$WORK/first.json")"
-nodes1=$(sqlite3 "$db" 'select count(*) from nodes')
+nodes1=$(db_sql "$db" 'select count(*) from nodes')
 expect_rc "second import" 0 C import --from all "$T"
 expect_eq "second run adds nothing" "0" "$(jq .nodes_added "$WORK/out")"
 expect_eq "second run reads nothing" "0" "$(jq .bytes_read "$WORK/out")"
 expect_eq "second run: all unchanged" "$((agent_files + 2))" "$(jq '.outcomes.unchanged' "$WORK/out")"
-expect_eq "node count stable" "$nodes1" "$(sqlite3 "$db" 'select count(*) from nodes')"
+expect_eq "node count stable" "$nodes1" "$(db_sql "$db" 'select count(*) from nodes')"
 expect_rc "verify" 0 C verify-invariants --all-sessions
 
 # --from AGENT over the tree: every other file is ignored, and each is named with its reason in
@@ -88,7 +88,7 @@ for s in ae4a77f8-aedd-4bc1-888f-c94edc91af04 fa812bfe-b295-4cca-9c2f-fdf01028cb
   expect_eq "$s: dropped paths and commands" "true" "$(jq '.dropped_count.path > 0 and .dropped_count.command > 0' "$WORK/cmp.jsonl")"
   node=$(jq -r '.dropped[0].node' "$WORK/cmp.jsonl")
   sid=$(jq -r '.summary_id' "$WORK/cmp.jsonl")
-  expect_eq "$s: dropped item's node is covered" "1" "$(sqlite3 "$db" "select count(*) from covers c join nodes n on n.seq=c.summary_seq where n.id='$sid' and c.node_id='$node'")"
+  expect_eq "$s: dropped item's node is covered" "1" "$(db_sql "$db" "select count(*) from covers c join nodes n on n.seq=c.summary_seq where n.id='$sid' and c.node_id='$node'")"
 done
 expect_eq "trigger kept" "manual auto" "$(for s in ae4a77f8-aedd-4bc1-888f-c94edc91af04 fa812bfe-b295-4cca-9c2f-fdf01028cb46; do C compactions "$s" | jq -r 'select(.type=="compaction") | .trigger'; done | xargs)"
 
@@ -130,13 +130,13 @@ expect_eq "appended with a compaction: read whole, says why" "true" "$(ff '.read
 expect_eq "appended with a compaction: whole file read" "$(stat -c %s "$f")" "$(ff .bytes_read)"
 "$CTXFOLD" --db "$WORK/direct.db" import "$full" >/dev/null || fail "direct import"
 expect_eq "grown file = direct import (nodes of the main session)" \
-  "$(sqlite3 "$WORK/direct.db" "select count(*) from nodes where session='full'")" \
-  "$(sqlite3 "$db" "select count(*) from nodes where session='fa812bfe-b295-4cca-9c2f-fdf01028cb46' and id not like '%~%'")"
+  "$(db_sql "$WORK/direct.db" "select count(*) from nodes where session='full'")" \
+  "$(db_sql "$db" "select count(*) from nodes where session='fa812bfe-b295-4cca-9c2f-fdf01028cb46' and id not like '%~%'")"
 # the same chain too: every node has the predecessor one import of the same home gives it (the
 # compaction worker's reminders spliced in as well; conflict copies "~<8 hex>" left out)
 db_grown=$db; db=$WORK/wholehome.db
 run_roots claude-code >/dev/null || fail "whole home"
-chain() { sqlite3 "$1" "select id||' '||ifnull(predecessor,'-') from nodes where session='fa812bfe-b295-4cca-9c2f-fdf01028cb46'
+chain() { db_sql "$1" "select id||' '||coalesce(predecessor,'-') from nodes where session='fa812bfe-b295-4cca-9c2f-fdf01028cb46'
   and id not glob '*~[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]' order by id"; }
 expect_eq "grown file = one import of it (predecessors)" "" "$(diff <(chain "$db") <(chain "$db_grown") | head -5)"
 db=$db_grown
@@ -146,10 +146,10 @@ run_roots claude-code >"$WORK/out" || fail "rewrite"
 expect_eq "rewritten outcome" "rewritten" "$(jq -r --arg f "$f" '.files[] | select(.path==$f) | .outcome' "$WORK/out")"
 expect_eq "rewritten file deduplicated (lines moved, nothing new)" "0" "$(jq .nodes_added "$WORK/out")"
 # deleted: the database keeps everything
-n=$(sqlite3 "$db" 'select count(*) from nodes')
+n=$(db_sql "$db" 'select count(*) from nodes')
 rm -rf "$H/cc/projects"; mkdir -p "$H/cc/projects"
 run_roots claude-code >"$WORK/out" || fail "after delete"
-expect_eq "deleted source changes nothing" "$n" "$(sqlite3 "$db" 'select count(*) from nodes')"
+expect_eq "deleted source changes nothing" "$n" "$(db_sql "$db" 'select count(*) from nodes')"
 # an unreadable file: reported as failed, the rest imported. As root no permission stops a read,
 # so a file whose read fails with EIO stands in (a link to /proc/self/mem, a regular file).
 mkdir -p "$H/cc/projects/x"; cp "$full" "$H/cc/projects/x/b.jsonl"

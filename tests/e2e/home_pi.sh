@@ -35,16 +35,16 @@ mkdir -p "$WORK/nohome"
 expect_rc "import --from pi under PI_CODING_AGENT_DIR" 0 env HOME="$WORK/nohome" PI_CODING_AGENT_DIR="$A" "$CTXFOLD" --db p.db import --from pi
 expect_eq "the root is PI_CODING_AGENT_DIR/sessions" "$A/sessions" "$(jq -r '.roots[0]' "$WORK/out")"
 expect_eq "one file, new" "new" "$(jq -r '[.files[] | .outcome] | join(",")' "$WORK/out")"
-expect_eq "read as pi" "pi" "$(sqlite3 p.db "select format from sessions where id='$S'")"
+expect_eq "read as pi" "pi" "$(db_sql p.db "select format from sessions where id='$S'")"
 expect_eq "ten nodes (the branch summary one of them), no warning" "10 0" \
-  "$(sqlite3 p.db 'select count(*) from nodes') $(jq '.warnings | length' "$WORK/out")"
+  "$(db_sql p.db 'select count(*) from nodes') $(jq '.warnings | length' "$WORK/out")"
 expect_eq "HEAD is the file's last entry" "$S:a4" "$("$CTXFOLD" --db p.db --session "$S" log | jq -r 'select(.type=="node") | .id' | head -1)"
 expect_eq "HEAD's spine: plan B after the branch summary, plan A not on it" "a4 u3 b1 a2" \
   "$("$CTXFOLD" --db p.db --session "$S" log | jq -r 'select(.type=="node") | .id | sub(".*:"; "")' | head -4 | xargs)"
 expect_eq "the branch left behind stays in the ledger, a branch off the first reply" "$S:a2" \
-  "$(sqlite3 p.db "select predecessor from nodes where id='$S:u2'")"
+  "$(db_sql p.db "select predecessor from nodes where id='$S:u2'")"
 expect_eq "the branch summary as pi sends it" "The following is a summary of a branch that this conversation came back from:" \
-  "$(sqlite3 p.db "select json_extract(content,'\$[0].text') from nodes where id='$S:b1'" | head -1)"
+  "$(db_sql p.db "select json_extract(content,'\$[0].text') from nodes where id='$S:b1'" | head -1)"
 
 # The client resumes on plan B and compacts: the file grows.
 {
@@ -56,9 +56,9 @@ expect_rc "the grown file" 0 env HOME="$WORK/nohome" PI_CODING_AGENT_DIR="$A" "$
 outcome=$(jq -r '.files[0].outcome' "$WORK/out")
 [ "$outcome" = appended ] || [ "$outcome" = rewritten ] && ok || fail "the grown file's outcome is '$outcome'"
 expect_eq "three nodes more (a summary and a turn), nothing twice" "13 3" \
-  "$(sqlite3 p.db 'select count(*) from nodes') $(jq '.sessions[0].nodes_added' "$WORK/out")"
+  "$(db_sql p.db 'select count(*) from nodes') $(jq '.sessions[0].nodes_added' "$WORK/out")"
 expect_eq "the summary covers HEAD's path before firstKeptEntryId" "u1 a1 r1 r2 a2 b1" \
-  "$(sqlite3 p.db "select n.id from covers c join nodes s on s.seq=c.summary_seq join nodes n on n.id=c.node_id where s.id='$S:c1' order by c.pos" | sed 's/.*://' | xargs)"
+  "$(db_sql p.db "select n.id from covers c join nodes s on s.seq=c.summary_seq join nodes n on n.id=c.node_id where s.id='$S:c1' order by c.pos" | sed 's/.*://' | xargs)"
 expect_rc "render" 0 "$CTXFOLD" --db p.db --session "$S" render --format openai --body
 expect_eq "the render: the summary, then the kept turn and the new one" "user:The conversation history before this point was compacted into the following summary: user:PROMPT plan B assistant:REPLY plan B user:PROMPT two assistant:REPLY two" \
   "$(jq -r '.messages[] | "\(.role):\(if (.content|type)=="string" then .content else .content[0].text end | split("\n")[0])"' "$WORK/out" | xargs -d '\n')"
@@ -90,7 +90,7 @@ expect_eq "as pi" "pi" "$(jq -r '.sessions[0].format' "$WORK/out")"
 { hdr d2; msg u1 "" '{"role":"user","content":"hello"}'; msg a1 u1 '{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"x","input":{}}]}'; } > misfit.jsonl
 expect_rc "a block pi never writes" 3 "$CTXFOLD" --db m.db import misfit.jsonl
 grep -q "misfit.jsonl:3: .*content block type 'tool_use' is not one pi writes" "$WORK/err" && ok || fail "no file:line and reason: $(cat "$WORK/err")"
-expect_eq "nothing written" "0" "$(sqlite3 m.db 'select count(*) from nodes' 2>/dev/null || echo 0)"
+expect_eq "nothing written" "0" "$(db_sql m.db 'select count(*) from nodes' 2>/dev/null || echo 0)"
 { hdr d3; msg u1 "" '{"role":"model","parts":[{"text":"hi"}]}'; } > role.jsonl
 expect_rc "a role pi never writes" 3 "$CTXFOLD" --db r.db import role.jsonl
 grep -q "role.jsonl:2: .*message role 'model' is not one pi writes" "$WORK/err" && ok || fail "no file:line and reason: $(cat "$WORK/err")"

@@ -25,8 +25,8 @@ mkdir -p "$WORK/nohome"
 expect_rc "import --from qwen under QWEN_HOME" 0 env HOME="$WORK/nohome" QWEN_HOME="$Q" "$CTXFOLD" --db q.db import --from qwen
 expect_eq "the root is QWEN_HOME/projects" "$Q/projects" "$(jq -r '.roots[0]' "$WORK/out")"
 expect_eq "one file, new, the status file not taken" "new" "$(jq -r '[.files[] | .outcome] | join(",")' "$WORK/out")"
-expect_eq "read as qwen" "qwen" "$(sqlite3 q.db "select format from sessions where id='q-1'")"
-expect_eq "four nodes, no warning" "4 0" "$(sqlite3 q.db 'select count(*) from nodes') $(jq '.warnings | length' "$WORK/out")"
+expect_eq "read as qwen" "qwen" "$(db_sql q.db "select format from sessions where id='q-1'")"
+expect_eq "four nodes, no warning" "4 0" "$(db_sql q.db 'select count(*) from nodes') $(jq '.warnings | length' "$WORK/out")"
 
 # The client resumes the session and compresses it: the file grows.
 {
@@ -38,7 +38,7 @@ expect_rc "the grown file" 0 env HOME="$WORK/nohome" QWEN_HOME="$Q" "$CTXFOLD" -
 outcome=$(jq -r '.files[0].outcome' "$WORK/out")
 [ "$outcome" = appended ] || [ "$outcome" = rewritten ] && ok || fail "the grown file's outcome is '$outcome'"
 expect_eq "three nodes more (a summary and a turn), nothing twice" "7 3" \
-  "$(sqlite3 q.db 'select count(*) from nodes') $(jq '.sessions[0].nodes_added' "$WORK/out")"
+  "$(db_sql q.db 'select count(*) from nodes') $(jq '.sessions[0].nodes_added' "$WORK/out")"
 expect_eq "HEAD is the last reply" "a3" "$("$CTXFOLD" --db q.db --session q-1 log | jq -r 'select(.type=="node") | .id' | head -1)"
 
 # QWEN_RUNTIME_DIR wins over QWEN_HOME.

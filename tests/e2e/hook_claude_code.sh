@@ -18,7 +18,7 @@ hook() { # hook PAYLOAD [FLAGS...]: one hook call, its payload on stdin
   local p=$1; shift
   printf '%s' "$p" | "$CTXFOLD" --db "$db" hook "$@" claude-code >"$WORK/out" 2>"$WORK/err"
 }
-nodes() { sqlite3 "$1" 'SELECT count(*) FROM nodes' 2>/dev/null || echo 0; }
+nodes() { db_sql "$1" 'SELECT count(*) FROM nodes' 2>/dev/null || echo 0; }
 
 # PreCompact: the transcript archived as `import` would, but for the open turn of each sub-agent
 # file (their last reply, held back for the next call: docs/formats/claude-code.md "Read while it
@@ -26,7 +26,7 @@ nodes() { sqlite3 "$1" 'SELECT count(*) FROM nodes' 2>/dev/null || echo 0; }
 hook "$(payload PreCompact "$f" trigger auto)"; expect_eq "PreCompact exit" 0 $?
 expect_eq "PreCompact prints nothing" "" "$(cat "$WORK/out")"
 expect_rc "import reference" 0 "$CTXFOLD" --db "$WORK/ref.db" import "$f"
-main_nodes() { sqlite3 "$1" "SELECT count(*) FROM nodes WHERE session='$sid'"; }
+main_nodes() { db_sql "$1" "SELECT count(*) FROM nodes WHERE session='$sid'"; }
 expect_eq "PreCompact: the main session whole" "$(main_nodes "$WORK/ref.db")" "$(main_nodes "$db")"
 # Stop: the turn is over, the open turns are stored too.
 hook "$(payload Stop "$f" stop_hook_active false)"; expect_eq "Stop exit" 0 $?
@@ -95,7 +95,7 @@ printf '%s' "${next:0:40}" >> "$live"
 hook "$(payload SessionStart "$live" source compact)"; expect_eq "compact with a cut line" 0 $?
 jq -r .hookSpecificOutput.additionalContext "$WORK/out" | grep -qF "expand $(sed -n "$((bline + 1))p" "$f" | jq -r .uuid)" && ok \
   || fail "after the summary arrived: $(head -c 300 "$WORK/out")"
-have() { sqlite3 "$db" "SELECT count(*) FROM nodes WHERE id='$(sed -n "$1p" "$f" | jq -r .uuid)'"; }
+have() { db_sql "$db" "SELECT count(*) FROM nodes WHERE id='$(sed -n "$1p" "$f" | jq -r .uuid)'"; }
 expect_eq "boundary and summary archived" "1 1" "$(have "$bline") $(have $((bline + 1)))"
 expect_eq "the open reply held back" "0" "$(have "$a")"
 printf '%s\n' "${next:40}" >> "$live"

@@ -30,7 +30,7 @@ fmt=$(jq -r '.sessions[0].format // empty' p.out 2>/dev/null)
 
 expect_rc "records fitting two formats" 3 "$CTXFOLD" --db b.db import both.jsonl
 grep -q "both.jsonl:2: records fit two formats" "$WORK/err" && ok || fail "no file:line and reason: $(cat "$WORK/err")"
-expect_eq "nothing written" "0" "$(sqlite3 b.db 'select count(*) from nodes' 2>/dev/null || echo 0)"
+expect_eq "nothing written" "0" "$(db_sql b.db 'select count(*) from nodes' 2>/dev/null || echo 0)"
 
 expect_rc "records fitting no format" 3 "$CTXFOLD" --db n.db import none.jsonl
 grep -q "none.jsonl:1: .*neither content nor parts" "$WORK/err" && ok || fail "no file:line and reason: $(cat "$WORK/err")"

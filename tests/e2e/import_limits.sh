@@ -17,13 +17,13 @@ expect_eq "the long line is reported at s.jsonl:2" "s.jsonl 2" \
   "$(jq -r '.warnings[] | select(.code=="line.too_long") | "\(.file) \(.line)"' "$WORK/out")"
 grep -q "^ctxfold: warning: s.jsonl:2: .*record limit.*(line.too_long)" "$WORK/err" && ok || fail "no file:line on stderr: $(cat "$WORK/err")"
 expect_eq "the records before and after are imported" "u1 a1" \
-  "$(sqlite3 a.db "select group_concat(id, ' ') from (select id from nodes order by seq)")"
+  "$(db_sql a.db "select id from nodes order by seq" | xargs)"
 expect_rc "the default limit keeps the line" 0 "$CTXFOLD" --db b.db import s.jsonl
-expect_eq "default: three nodes, no warning" "3 0" "$(sqlite3 b.db 'select count(*) from nodes') $(jq '.warnings | length' "$WORK/out")"
+expect_eq "default: three nodes, no warning" "3 0" "$(db_sql b.db 'select count(*) from nodes') $(jq '.warnings | length' "$WORK/out")"
 expect_rc "through a pipe" 0 "$CTXFOLD" --db c.db import --max-record-bytes 1024 <(cat s.jsonl)
 expect_eq "a pipe: the long line is reported at line 2" "2" \
   "$(jq -r '.warnings[] | select(.code=="line.too_long") | .line' "$WORK/out")"
-expect_eq "a pipe: the records before and after are imported" "2" "$(sqlite3 c.db 'select count(*) from nodes')"
+expect_eq "a pipe: the records before and after are imported" "2" "$(db_sql c.db 'select count(*) from nodes')"
 expect_rc "a bad limit is a usage error" 2 "$CTXFOLD" --db d.db import --max-record-bytes lots s.jsonl
 
 # /dev/zero never sends a newline: the stream is read past the limit a bounded number of times,
@@ -47,7 +47,7 @@ grep -q "/dev/zero:1: .*(line.unterminated)" z.err && ok || fail "/dev/zero: no 
 printf '{"messages":[{"role":"user","content":"%s"},{"role":"assistant","content":"ok"}]}\n' "$long" > chat.json
 expect_rc "a 5 kB document with a 1 KiB limit" 0 "$CTXFOLD" --db e.db import --max-record-bytes 1KiB chat.json
 expect_eq "the document is reported, not read" "document.too_large 1 0" \
-  "$(jq -r '.warnings[0] | "\(.code) \(.line)"' "$WORK/out") $(sqlite3 e.db 'select count(*) from nodes')"
+  "$(jq -r '.warnings[0] | "\(.code) \(.line)"' "$WORK/out") $(db_sql e.db 'select count(*) from nodes')"
 expect_rc "the default limit reads it" 0 "$CTXFOLD" --db f.db import chat.json
-expect_eq "default: two nodes" "2" "$(sqlite3 f.db 'select count(*) from nodes')"
+expect_eq "default: two nodes" "2" "$(db_sql f.db 'select count(*) from nodes')"
 finish

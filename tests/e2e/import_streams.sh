@@ -20,11 +20,11 @@ if [ -n "$CTXFOLD_TRANSCRIPTS" ] && [ -d "$CTXFOLD_TRANSCRIPTS" ]; then
 fi
 # What a database holds of its nodes, without the session and metadata (which name the source).
 nodes_of() {
-  sqlite3 "$1" "select id, kind, role, content, coalesce(predecessor,'') from nodes order by seq" | sha256sum | cut -c1-16
+  db_sql "$1" "select id, kind, role, content, coalesce(predecessor,'') from nodes order by seq" | sha256sum | cut -c1-16
 }
-count_of() { sqlite3 "$1" 'select count(*) from nodes'; }
+count_of() { db_sql "$1" 'select count(*) from nodes'; }
 everything_of() {
-  sqlite3 "$1" "select id, session, kind, role, content, metadata, coalesce(predecessor,'') from nodes order by seq" |
+  db_sql "$1" "select id, session, kind, role, content, metadata, coalesce(predecessor,'') from nodes order by seq" |
     sha256sum | cut -c1-16
 }
 n=0
@@ -39,7 +39,7 @@ for src in "${sources[@]}"; do
   expect_rc "$name: <(cat file)" 0 "$CTXFOLD" --db "pipe$n.db" import <(cat "$src")
   expect_eq "$name: <(cat file) stores the same nodes ($count)" "$count $want" "$(count_of "pipe$n.db") $(nodes_of "pipe$n.db")"
   expect_eq "$name: <(cat file) stores no empty session" "0" \
-    "$(sqlite3 "pipe$n.db" 'select count(*) from sessions s where not exists (select 1 from nodes n where n.session=s.id) and not exists (select 1 from source_records r where r.session=s.id)')"
+    "$(db_sql "pipe$n.db" 'select count(*) from sessions s where not exists (select 1 from nodes n where n.session=s.id) and not exists (select 1 from source_records r where r.session=s.id)')"
 
   mkdir -p "fifo$n" && mkfifo "fifo$n/$name"
   (cat "$src" > "fifo$n/$name") &

@@ -92,10 +92,10 @@ expect_eq "... and says which boundary" "$b" "$(C sessions --as-of - <"$WORK/sna
 expect_eq "log --as-of - stops before the later node" "$head" "$(C log --as-of - <"$WORK/snap.json" | head -n 1 | jq -r .id)"
 expect_rc "show --as-of: the later node does not exist yet" 3 C show late --as-of "$b"
 expect_rc "show - and --as-of - both read stdin" 2 C show - --as-of -
-first=$(sqlite3 "$db" "select min(seq) from nodes where session='c1a2b3c4-0000-4000-8000-000000000001'")
+first=$(db_sql "$db" "select min(seq) from nodes where session='c1a2b3c4-0000-4000-8000-000000000001'")
 expect_rc "--as-of before the session began" 3 "$CTXFOLD" --db "$db" --session c1a2b3c4-0000-4000-8000-000000000001 log --as-of 1
 expect_eq "the session's range is named" \
-  "ctxfold: error: --as-of 1 is outside the append boundaries of session 'c1a2b3c4-0000-4000-8000-000000000001': $first..$(sqlite3 "$db" 'select max(seq) from nodes')" \
+  "ctxfold: error: --as-of 1 is outside the append boundaries of session 'c1a2b3c4-0000-4000-8000-000000000001': $first..$(db_sql "$db" 'select max(seq) from nodes')" \
   "$(head -n 1 "$WORK/err")"
 expect_rc "sessions is database-wide: --as-of 0 is in range" 0 C sessions --as-of 0
 finish

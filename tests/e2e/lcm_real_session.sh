@@ -37,13 +37,13 @@ expect_eq "raw figure consistent" "true" "$(jq '.tokens.value >= .estimated_toke
 # A failing summarizer: exit 4, nothing but the bracket written, the database verifies.
 expect_rc "failing summarizer" 4 cx compact --strategy lcm --window 60000 --summarizer "command:false"
 expect_eq "failed" "failed" "$(jq -r .status "$WORK/out")"
-expect_eq "no lcm summary after a failure" "0" "$(sqlite3 "$db" "select count(*) from nodes where json_extract(metadata,'$.strategy')='lcm'")"
-expect_eq "cursor not advanced" "1" "$(sqlite3 "$db" "select count(*) from events where type='compact/end' and json_extract(payload,'$.cursor')=json_extract(payload,'$.cursor_before')")"
+expect_eq "no lcm summary after a failure" "0" "$(db_sql "$db" "select count(*) from nodes where json_extract(metadata,'$.strategy')='lcm'")"
+expect_eq "cursor not advanced" "1" "$(db_sql "$db" "select count(*) from events where type='compact/end' and json_extract(payload,'$.cursor')=json_extract(payload,'$.cursor_before')")"
 
 # A crash inside the commit transaction loses nothing and blocks nothing.
 ( CTXFOLD_TEST_CRASH_AT=after_summary exec "$CTXFOLD" --db "$db" --session $s compact --strategy lcm --window 60000 >/dev/null 2>&1 ) 2>/dev/null
 expect_eq "killed inside the commit" "137" "$?"
-expect_eq "crash left no summary" "0" "$(sqlite3 "$db" "select count(*) from nodes where kind='summary' and json_extract(metadata,'$.strategy')='lcm'")"
+expect_eq "crash left no summary" "0" "$(db_sql "$db" "select count(*) from nodes where kind='summary' and json_extract(metadata,'$.strategy')='lcm'")"
 expect_rc "verify after the crash" 0 "$CTXFOLD" --db "$db" verify-invariants --all-sessions
 
 expect_rc "compact lcm" 0 cx compact --strategy lcm --window 60000
@@ -55,7 +55,7 @@ nleaves=$(jq '.leaves | length' "$WORK/c.json"); nparents=$(jq '.parents | lengt
 expect_eq "head unchanged" "$head0" "$(jq -r .head "$WORK/c.json")"
 expect_eq "under the trigger" "true" "$(jq '.tokens_after.value < 48000 and .tokens_before.value >= 48000' "$WORK/c.json")"
 expect_eq "figures consistent" "true" "$(jq '.tokens_after.value >= .estimated_tokens_after and .tokens_before.value >= .estimated_tokens_before' "$WORK/c.json")"
-expect_eq "cursor starts after the imported summary" "$(sqlite3 "$db" "select covers_last from nodes where id='$summary0'")" "$(jq -r .cursor.before "$WORK/c.json")"
+expect_eq "cursor starts after the imported summary" "$(db_sql "$db" "select covers_last from nodes where id='$summary0'")" "$(jq -r .cursor.before "$WORK/c.json")"
 expect_eq "calls = leaves + parents" "$((nleaves + nparents))" "$(jq .summarizer.calls "$WORK/c.json")"
 expect_rc "verify" 0 "$CTXFOLD" --db "$db" verify-invariants --all-sessions
 expect_eq "I8 ran" "true" "$(jq '[.checks[] | select(.id=="I8")][0].ok' "$WORK/out")"
@@ -173,7 +173,7 @@ expect_eq "second compact is a noop" "noop" "$(jq -r .status "$WORK/out")"
 # rolling still renders from the session's summaries and the lcm folds past them; verify holds.
 expect_rc "render rolling" 0 cx render --format openai
 expect_eq "rolling: no orphans" "0" "$(openai_orphans "$WORK/out")"
-expect_eq "HEAD never moved" "0" "$(sqlite3 "$db" "select count(*) from head_moves where cause not in ('import','append')")"
+expect_eq "HEAD never moved" "0" "$(db_sql "$db" "select count(*) from head_moves where cause not in ('import','append')")"
 expect_rc "verify at the end" 0 "$CTXFOLD" --db "$db" verify-invariants --all-sessions
 
 # The Codex rollout (its own compaction summary; redacted texts): lcm with small leaves builds

@@ -4,6 +4,7 @@ set -uo pipefail
 : "${CTXFOLD_TRANSCRIPTS:=}"
 export LC_ALL=C.UTF-8 TZ=UTC
 WORK=$(mktemp -d)
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 trap 'rm -rf "$WORK"' EXIT
 failures=0
 checks=0
@@ -22,6 +23,50 @@ skip() { echo "SKIP: $*" >&2; exit 77; }
 need_transcripts() {
   if [ -z "$CTXFOLD_TRANSCRIPTS" ] || [ ! -d "$CTXFOLD_TRANSCRIPTS" ]; then
     skip "no transcripts at '$CTXFOLD_TRANSCRIPTS'"
+  fi
+}
+# db_sql DB SQL: the rows of SQL on database file DB as `sqlite3 DB SQL` prints them (columns
+# joined by '|'). Under tests/e2e/server/run.sh the test's databases are server databases
+# (tests/e2e/server/README.md): SQL then runs there through psql, whose -tA output has the same
+# shape. Write SQL both engines read (docs/backends.md "Writing SQL for both engines").
+db_sql() {
+  if on_server; then
+    source "$E2E_DIR/server/map.sh"
+    local name
+    name=$(server_db_name "$1")
+    server_db_create "$name"
+    "$CTXFOLD_E2E_PSQL" -X -q -tA -v ON_ERROR_STOP=1 -d "$name" -c "$2"
+  else
+    sqlite3 "$1" "$2"
+  fi
+}
+# on_server: whether this run is under tests/e2e/server/run.sh (the databases are a server's), for
+# the few checks of what only a SQLite file keeps (docs/backends.md "What works").
+on_server() { [ -n "${CTXFOLD_E2E_PG_DIR:-}" ]; }
+# db_rm DB: removes database file DB with its -wal and -shm; under tests/e2e/server/run.sh, drops
+# the server database standing for it (the next command naming DB starts a new one).
+db_rm() {
+  if on_server; then
+    source "$E2E_DIR/server/map.sh"
+    local name
+    name=$(server_db_name "$1")
+    "$CTXFOLD_E2E_PSQL" -X -q -v ON_ERROR_STOP=1 -d postgres -c "DROP DATABASE IF EXISTS $name" >/dev/null
+    rm -f "$CTXFOLD_E2E_PG_DIR/dbs/$name"
+  else
+    rm -f "$1" "$1-wal" "$1-shm"
+  fi
+}
+# db_cp FROM TO: copies database file FROM to TO; under tests/e2e/server/run.sh, the server
+# database standing for TO becomes a copy of FROM's (CREATE DATABASE ... TEMPLATE).
+db_cp() {
+  if on_server; then
+    db_rm "$2"
+    local from to
+    from=$(server_db_name "$1"); to=$(server_db_name "$2")
+    "$CTXFOLD_E2E_PSQL" -X -q -v ON_ERROR_STOP=1 -d postgres -c "CREATE DATABASE $to TEMPLATE $from" >/dev/null &&
+      : >"$CTXFOLD_E2E_PG_DIR/dbs/$to"
+  else
+    cp "$1" "$2"
   fi
 }
 finish() {

@@ -73,9 +73,14 @@ call() { jq -cn --argjson id "$1" --arg t "$2" --argjson a "$3" '{jsonrpc:"2.0",
   call 5 expand "{\"id\":\"$summary\",\"offset\":3000,\"limit\":2000}"
   call 6 dropped '{}'
   call 7 expand '{"id":"no-such-summary"}'
+  call 8 describe "{\"id\":\"$summary\"}"
+  call 9 list '{"limit":5}'
+  call 10 sessions '{"agent":"claude-code"}'
+  call 11 grep '{"pattern":"overlay","all_sessions":true,"ignore_case":true,"limit":3,"offset":2}'
 } >"$WORK/stdin"
 same "mcp" --session "$big" mcp
-expect_eq "mcp answered every request" 8 "$(wc -l <"$WORK/b" | tr -d ' ')"
+expect_eq "mcp answered every request" 12 "$(wc -l <"$WORK/b" | tr -d ' ')"
+expect_eq "mcp: only the unknown summary's call failed" "[7]" "$(jq -sc '[.[] | select(.error or .result.isError) | .id]' "$WORK/b")"
 : >"$WORK/stdin"
 
 # hook: a new archive on each engine, fed the same payloads.

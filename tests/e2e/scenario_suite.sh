@@ -206,9 +206,9 @@ expect_eq "bad input wrote nothing" "$before" "$(db_sum)"
 
 # 11. the record proves who moved HEAD: no compaction, load or read ever did
 expect_eq "HEAD moves have only user-facing causes" "" \
-  "$(sqlite3 "$db" "SELECT DISTINCT cause FROM head_moves WHERE cause NOT IN ('import','append','checkout','rewind','fork')")"
-expect_eq "every rewind is recorded" 1 "$(sqlite3 "$db" "SELECT count(*) FROM head_moves WHERE cause='rewind'")"
-expect_eq "every fork's HEAD is recorded with cause fork" "$(sqlite3 "$db" "SELECT count(*) FROM sessions WHERE kind='fork'")" \
-  "$(sqlite3 "$db" "SELECT count(*) FROM head_moves WHERE cause='fork'")"
+  "$(db_sql "$db" "SELECT DISTINCT cause FROM head_moves WHERE cause NOT IN ('import','append','checkout','rewind','fork')")"
+expect_eq "every rewind is recorded" 1 "$(db_sql "$db" "SELECT count(*) FROM head_moves WHERE cause='rewind'")"
+expect_eq "every fork's HEAD is recorded with cause fork" "$(db_sql "$db" "SELECT count(*) FROM sessions WHERE kind='fork'")" \
+  "$(db_sql "$db" "SELECT count(*) FROM head_moves WHERE cause='fork'")"
 expect_rc "verify at the end" 0 cf verify-invariants --all-sessions
 finish

@@ -20,7 +20,7 @@ while IFS= read -r f; do
   src_sum=$(sha256sum "$f" | cut -c1-64)
   "$CTXFOLD" --db "$d/a.db" import "$f" >/dev/null 2>"$d/import.err" || { fail "import $f: $(head -c 300 "$d/import.err")"; continue; }
   for strat in rolling lcm snapcompact; do
-    cp "$d/a.db" "$d/$strat.db"
+    db_cp "$d/a.db" "$d/$strat.db"
     "$CTXFOLD" --db "$d/$strat.db" compact --strategy $strat --force --window 16000 >"$d/$strat.compact.json" 2>"$d/$strat.compact.err" \
       || { fail "$f: compact $strat: $(head -c 300 "$d/$strat.compact.err")"; continue; }
     before=$(sha256sum "$d/$strat.db" | cut -c1-64)
@@ -31,7 +31,7 @@ while IFS= read -r f; do
         || { fail "$f: render $strat"; continue; }
       "$CTXFOLD" --db "$d/$strat.db" export --format $client --strategy $strat --id $ID > "$x" 2>"$d/export.err" \
         || { fail "$f: export $client after $strat: $(head -c 300 "$d/export.err")"; continue; }
-      rm -f "$d/r.db"
+      db_rm "$d/r.db"
       "$CTXFOLD" --db "$d/r.db" import --format $client "$x" >/dev/null 2>"$d/reimport.err" \
         || { fail "$f: re-import of the $client write-back ($strat): $(head -c 300 "$d/reimport.err")"; continue; }
       "$CTXFOLD" --db "$d/r.db" render --format $proto --body --max-row-bytes 0 > "$d/$strat.$proto.back.json" \
