@@ -83,7 +83,7 @@ expect_rc "--max-output without --budget" 2 "$CTXFOLD" --db "$db" --session $s r
 expect_eq "still unchanged" "$sha_before" "$(sha256sum "$db" | cut -d' ' -f1)"
 # With the harness's system prompt and tools (prepare writes its prepare/known and prepare/sent
 # events, on a copy): the replaced prompt and the tool definitions count against the budget.
-cp "$db" "$WORK/h.db"
+db_cp "$db" "$WORK/h.db"
 printf 'You are a coding agent working in a C++ repository. %.0s' $(seq 1 200) >"$WORK/sys.txt"
 echo '[{"name":"Bash","description":"run a command","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]' >"$WORK/tools.json"
 expect_rc "prepare --budget --system --tools" 0 "$CTXFOLD" --db "$WORK/h.db" --session $s prepare --format anthropic \
@@ -95,7 +95,7 @@ expect_eq "no orphans (harness)" 0 "$(anthropic_orphans "$WORK/out")"
 # A fork at HEAD sends the same budgeted request as its source: the checkpoint's node range and
 # a summarized result's source node are quoted by the source's ids (docs/strategies.md "What a
 # fork copies"), never by the fork's own.
-cp "$db" "$WORK/f.db"
+db_cp "$db" "$WORK/f.db"
 expect_rc "fork" 0 "$CTXFOLD" --db "$WORK/f.db" fork --at "$($CTXFOLD --db "$WORK/f.db" --session $s render | jq -r .head)" --name f
 "$CTXFOLD" --db "$WORK/f.db" --session $s render --format anthropic --body --budget $budget >"$WORK/src-body.json" 2>/dev/null
 "$CTXFOLD" --db "$WORK/f.db" --session f render --format anthropic --body --budget $budget >"$WORK/fork-body.json" 2>/dev/null

@@ -55,15 +55,15 @@ expect_rc "import --from opencode under XDG_DATA_HOME" 0 $X "$CTXFOLD" --db o.db
 expect_eq "the root is XDG_DATA_HOME/opencode" "$OC" "$(jq -r '.roots[0]' "$WORK/out")"
 expect_eq "one store, new" "new" "$(jq -r '[.files[] | .outcome] | join(",")' "$WORK/out")"
 expect_eq "two sessions read as opencode, no warning" "opencode opencode 0" \
-  "$(sqlite3 o.db "select group_concat(format, ' ') from sessions") $(jq '.warnings | length' "$WORK/out")"
-expect_eq "user, assistant + tools, assistant; the sub-agent's two" "6" "$(sqlite3 o.db 'select count(*) from nodes')"
+  "$(db_sql o.db "select format from sessions order by rowid" | xargs) $(jq '.warnings | length' "$WORK/out")"
+expect_eq "user, assistant + tools, assistant; the sub-agent's two" "6" "$(db_sql o.db 'select count(*) from nodes')"
 expect_eq "the store is not written" "$(sha256sum < "$WORK/before.db")" "$(sha256sum < "$DBF")"
 expect_eq "the sub-agent is a sidechain of the task call" "sidechain ses_1 msg_02" \
-  "$(sqlite3 o.db "select kind, parent_session, parent_node from sessions where id='ses_2'" | tr '|' ' ')"
+  "$(db_sql o.db "select kind, parent_session, parent_node from sessions where id='ses_2'" | tr '|' ' ')"
 expect_eq "the calls and their results, the failed read an error" "call_1 0,call_2 1,call_3 0" \
-  "$(sqlite3 o.db "select group_concat(json_extract(b.value,'\$.tool_use_id') || ' ' || json_extract(b.value,'\$.is_error'), ',')
-                   from nodes, json_each(nodes.content) b where nodes.id='msg_02/tools'")"
-expect_eq "the patch part kept as a source record" "part/patch" "$(sqlite3 o.db "select type from source_records")"
+  "$(db_sql o.db "select json_extract(b.value,'\$.tool_use_id') || ' ' || json_extract(b.value,'\$.is_error')
+                   from nodes, json_each(nodes.content, '\$') b where nodes.id='msg_02/tools' order by b.key" | paste -sd,)"
+expect_eq "the patch part kept as a source record" "part/patch" "$(db_sql o.db "select type from source_records")"
 expect_eq "detected as opencode by content" "opencode" \
   "$(cp "$DBF" "$WORK/renamed.bin"; "$CTXFOLD" --db d.db import "$WORK/renamed.bin" | jq -r '.sessions[0].format')"
 
@@ -80,11 +80,11 @@ expect_rc "the grown store" 0 $X "$CTXFOLD" --db o.db import --from opencode
 outcome=$(jq -r '.files[0].outcome' "$WORK/out")
 [ "$outcome" = appended ] || [ "$outcome" = rewritten ] && ok || fail "the grown store's outcome is '$outcome'"
 expect_eq "a summary and two turns more, nothing twice" "9 3" \
-  "$(sqlite3 o.db 'select count(*) from nodes') $(jq '[.sessions[].nodes_added] | add' "$WORK/out")"
+  "$(db_sql o.db 'select count(*) from nodes') $(jq '[.sessions[].nodes_added] | add' "$WORK/out")"
 expect_eq "the empty reply warned with its table and row" "node.empty 8 1" \
   "$(jq -r '.warnings[0] | "\(.code) \(.line) \(.message | test("table message, row 8"))"' "$WORK/out" | sed 's/true/1/')"
 expect_eq "the summary covers the chain before it" "summary 4" \
-  "$(sqlite3 o.db "select kind, (select count(*) from covers c where c.summary_seq = n.seq) from nodes n where id='msg_06'" | tr '|' ' ')"
+  "$(db_sql o.db "select kind, (select count(*) from covers c where c.summary_seq = n.seq) from nodes n where id='msg_06'" | tr '|' ' ')"
 expect_eq "an unchanged store is not read" "unchanged" \
   "$($X "$CTXFOLD" --db o.db import --from opencode | jq -r '.outcomes | to_entries[] | select(.value > 0) | .key')"
 
@@ -107,7 +107,7 @@ expect_eq "the failed read" "read /p/missing.txt error" \
 mv "$DBF" "$WORK/custom.db"
 expect_rc "OPENCODE_DB" 0 $X OPENCODE_DB="$WORK/custom.db" "$CTXFOLD" --db c.db import --from opencode
 expect_eq "the root is the store OPENCODE_DB names" "$WORK/custom.db 2" \
-  "$(jq -r '.roots[0]' "$WORK/out") $(sqlite3 c.db 'select count(*) from sessions')"
+  "$(jq -r '.roots[0]' "$WORK/out") $(db_sql c.db 'select count(*) from sessions')"
 expect_rc "--from all" 0 $X OPENCODE_DB="$WORK/custom.db" "$CTXFOLD" --db a.db import --from all
 expect_eq "--from all lists the store" "opencode" "$(jq -r '.files[] | select(.path | endswith("custom.db")) | .agent' "$WORK/out")"
 
@@ -118,7 +118,7 @@ sqlite3 "$K/kilo.db" "INSERT INTO session VALUES ('ses_k', 'global', NULL, 'k', 
 msg "$K/kilo.db" msg_k1 ses_k '{"role":"user"}'
 part "$K/kilo.db" prt_k1 msg_k1 ses_k '{"type":"text","text":"PROMPT kilo"}'
 expect_rc "import --from kilo" 0 $X "$CTXFOLD" --db k.db import --from kilo
-expect_eq "read as kilo" "kilo 1" "$(sqlite3 k.db "select format, (select count(*) from nodes) from sessions" | tr '|' ' ')"
+expect_eq "read as kilo" "kilo 1" "$(db_sql k.db "select format, (select count(*) from nodes) from sessions" | tr '|' ' ')"
 
 # An unknown schema version is named, never guessed; another SQLite file is not claimed.
 store "$WORK/future.db" 20990101000000_from_the_future

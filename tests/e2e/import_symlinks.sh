@@ -16,7 +16,7 @@ mk tree/proj/inner.jsonl inner
 ln -s "$WORK/outside/secret.jsonl" tree/proj/link-out.jsonl
 ln -s ../proj/inner.jsonl tree/other/link-in.jsonl
 ln -s "$WORK/outside" tree/dirlink
-sessions() { sqlite3 "$1" 'select group_concat(id, " ") from (select id from sessions order by id)'; }
+sessions() { db_sql "$1" 'select id from sessions order by id' | xargs; }
 
 expect_rc "--from all, default" 0 "$CTXFOLD" --db a.db import --from all tree
 cp "$WORK/out" a.json

@@ -22,7 +22,7 @@ db="$WORK/l.db"
 cx() { "$CTXFOLD" --db "$db" --session $s "$@"; }
 expect_rc "import" 0 "$CTXFOLD" --db "$db" import "$f"
 head0=$(cx render | jq -r .head)
-cp "$db" "$WORK/fresh.db"
+db_cp "$db" "$WORK/fresh.db"
 summary0=$(cx render --strategy rolling | jq -r .summary)
 
 # Before any lcm compaction: the lcm view starts from the imported summary, not the raw history,
@@ -93,10 +93,13 @@ for id in $(jq -r '(.leaves + .parents)[]' "$WORK/c.json"); do
   done
   expect_eq "expand covers = describe coverage ($id)" "$(jq -c '.coverage | [.first, .last, .count]' "$WORK/d.json")" \
     "$(jq -c '.covers | [.first, .last, .count]' "$WORK/p.json")"
-  python3 - "$db" "$id" "$WORK/rows.jsonl" "$WORK/d.json" <<'PY' && ok || fail "expand of $id is not its rows word for word"
-import json, sqlite3, sys
-db, sid, rows_path, desc_path = sys.argv[1:]
-con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+  # The covered nodes as stored, in the summary's order (a stored content is one line of JSON).
+  covered_sql="FROM covers c JOIN nodes s ON s.seq = c.summary_seq JOIN nodes n ON n.id = c.node_id WHERE s.id = '$id' ORDER BY c.pos"
+  db_sql "$db" "SELECT n.id $covered_sql" >"$WORK/covered.txt"
+  db_sql "$db" "SELECT n.content $covered_sql" >"$WORK/covered.jsonl"
+  python3 - "$WORK/covered.txt" "$WORK/covered.jsonl" "$WORK/rows.jsonl" "$WORK/d.json" <<'PY' && ok || fail "expand of $id is not its rows word for word"
+import json, sys
+ids_path, contents_path, rows_path, desc_path = sys.argv[1:]
 def dump(v):  # nlohmann dump(-1): compact, UTF-8 kept
     return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
 def text(blocks, out):
@@ -109,26 +112,27 @@ def text(blocks, out):
         if t == "text": out.append(b.get("text", "") if isinstance(b.get("text"), str) else "")
         elif t == "tool_result" and "content" in b: text(b["content"], out)
         elif t == "tool_use" and "input" in b: out.append((b.get("name") or "") + " " + dump(b["input"]))
-seq = con.execute("select seq from nodes where id=?", (sid,)).fetchone()[0]
-covered = [r[0] for r in con.execute("select node_id from covers where summary_seq=? order by pos", (seq,))]
+covered = open(ids_path, encoding="utf-8").read().split("\n")[:-1]
+contents = open(contents_path, encoding="utf-8").read().split("\n")[:-1]
 want = []
-for nid in covered:
+for nid, content in zip(covered, contents):
     parts = []
-    text(json.loads(con.execute("select content from nodes where id=?", (nid,)).fetchone()[0]), parts)
+    text(json.loads(content), parts)
     want.append((nid, "\n".join(parts)))
+ok_shape = len(covered) == len(contents) > 0
 got_ids, got = [], {}
 for line in open(rows_path, encoding="utf-8"):
     r = json.loads(line)
     if not got_ids or got_ids[-1] != r["id"]: got_ids.append(r["id"])
     got[r["id"]] = got.get(r["id"], "") + r["text"]
 desc = json.load(open(desc_path))
-ok = (got_ids == [w[0] for w in want] == [i for i in covered]
+ok = (ok_shape and got_ids == [w[0] for w in want] == [i for i in covered]
       and all(got[i] == t for i, t in want)
       and desc["coverage"]["count"] == len(covered) and desc["coverage"]["first"] == covered[0]
       and desc["coverage"]["last"] == covered[-1])
 if not ok:
     bad = [i for i, t in want if got.get(i) != t][:3]
-    print(f"{sid}: ids equal={got_ids == [w[0] for w in want]} rows={len(got_ids)}/{len(want)} differing={bad}", file=sys.stderr)
+    print(f"ids equal={got_ids == [w[0] for w in want]} rows={len(got_ids)}/{len(want)} differing={bad}", file=sys.stderr)
 sys.exit(0 if ok else 1)
 PY
 done
@@ -150,13 +154,13 @@ expect_rc "grep --scope of the covering summary" 0 cx grep --scope "$by" "Using 
 expect_eq "render defaults to lcm" "lcm" "$(cx render | jq -r .strategy)"
 expect_eq "context defaults to lcm" "lcm" "$(cx context | jq -r .strategy)"
 expect_eq "context --strategy rolling" "rolling" "$(cx context --strategy rolling | jq -r .strategy)"
-cp "$db" "$WORK/prep.db"
+db_cp "$db" "$WORK/prep.db"
 "$CTXFOLD" --db "$WORK/prep.db" --session $s prepare > "$WORK/prep.json" 2>/dev/null || fail "prepare"
 expect_eq "prepare defaults to lcm" "lcm" "$(jq -r .prepare.strategy "$WORK/prep.json")"
 # prepare --budget never passes an over-budget request: it fits (calibrated figure within the
 # budget) or refuses with exit 4.
 for b in 40000 60000; do
-  cp "$db" "$WORK/prep.db"
+  db_cp "$db" "$WORK/prep.db"
   "$CTXFOLD" --db "$WORK/prep.db" --session $s prepare --budget $b > "$WORK/pb.json" 2>/dev/null
   rc=$?
   if [ "$rc" == 0 ]; then

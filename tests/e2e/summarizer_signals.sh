@@ -14,7 +14,7 @@ alive() { local st; st=$(ps -o stat= -p "$1" 2>/dev/null) && [ -n "$st" ] && [ "
 
 for case in INT:130 TERM:143 HUP:129; do
   sig=${case%%:*} want=${case##*:}
-  rm -f "$db" "$db-wal" "$db-shm" "$WORK"/*.pid
+  db_rm "$db"; rm -f "$WORK"/*.pid
   gen_session 16 | "$CTXFOLD" --db "$db" --session s append >/dev/null 2>&1
   r0=$(reads "$db")
   # The command starts a grandchild (sleep) in its group and records both pids.
