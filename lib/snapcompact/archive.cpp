@@ -107,7 +107,9 @@ std::string archive_text(const Node& archive) {
 }
 
 bool has_frame_cache(Store& store) {
-  return store.db().has_schema_object("snapcompact_frames");  // none on a server yet (docs/backends.md)
+  // Every current database has it (SQLite schema 3, server schema 3); a server database still at
+  // version 2, opened by a read command (which does not migrate), does not.
+  return store.db().has_schema_object("snapcompact_frames");
 }
 
 FrameSet archive_frames(Store* store, const Node& archive, const std::string& model, const SnapSettings& s, bool encode) {
@@ -241,8 +243,8 @@ std::int64_t store_frames(Store& store, const FrameSet& fs) {
   if (!has_frame_cache(store)) return 0;
   std::int64_t added = 0;
   auto st = store.db().prepare(
-      "INSERT OR IGNORE INTO snapcompact_frames(key, geometry, width, height, chars, missing, png) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+      "INSERT INTO snapcompact_frames(key, geometry, width, height, chars, missing, png) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (key) DO NOTHING");
   for (const auto& f : fs.frames) {
     if (f.cached || f.png_base64.empty()) continue;
     st.reset();

@@ -86,10 +86,10 @@ std::string archive_text(const Node& archive);
 FrameSet archive_frames(Store* store, const Node& archive, const std::string& model, const SnapSettings& s,
                         bool encode);
 
-/// Stores the encoded frames of fs not yet cached (INSERT OR IGNORE) inside the caller's
+/// Stores the encoded frames of fs not yet cached (a key already there is left as it is) inside the caller's
 /// transaction, so a compaction commits its archive and the archive's frames together
 /// (docs/strategies.md "snapcompact"). Returns how many were added; 0 without the frame cache
-/// table (schema 003). Needs a read-write store.
+/// table (SQLite schema 003, server schema 003). Needs a read-write store.
 std::int64_t store_frames(Store& store, const FrameSet& fs);
 
 /// store_frames in a transaction of its own (the caller holds none).
@@ -98,7 +98,7 @@ std::int64_t cache_frames(Store& store, const FrameSet& fs);
 /// Whether every kept frame of fs was read from the cache.
 bool all_frames_cached(const FrameSet& fs);
 
-/// Whether the database has the frame cache table (schema 003).
+/// Whether the database has the frame cache table (SQLite schema 003, server schema 003).
 bool has_frame_cache(Store& store);
 
 }  // namespace ctxfold

@@ -49,8 +49,6 @@ for strategy in rolling lcm snapcompact; do
 done
 
 # The frame cache heals: rows lost, renders unchanged and read-only, refilled by the next compaction.
-# A server keeps no frame cache (docs/backends.md "What works": snapcompact): nothing to heal there.
-on_server && finish
 db="$WORK/heal.db"
 fresh "$db"
 compact "$db" snapcompact >/dev/null 2>&1 || fail "heal: compact"
