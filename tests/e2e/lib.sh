@@ -2,6 +2,9 @@
 set -uo pipefail
 : "${CTXFOLD:?CTXFOLD must name the ctxfold binary}"
 : "${CTXFOLD_TRANSCRIPTS:=}"
+# The folder of the ctxfold binary (the build tree: generated files, artifacts); set by
+# tests/e2e/server/run.sh, whose $CTXFOLD is a stand-in elsewhere.
+: "${CTXFOLD_BUILD:=$(dirname "$CTXFOLD")}"
 export LC_ALL=C.UTF-8 TZ=UTC
 WORK=$(mktemp -d)
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -50,8 +53,9 @@ db_rm() {
     source "$E2E_DIR/server/map.sh"
     local name
     name=$(server_db_name "$1")
-    "$CTXFOLD_E2E_PSQL" -X -q -v ON_ERROR_STOP=1 -d postgres -c "DROP DATABASE IF EXISTS $name" >/dev/null
-    rm -f "$CTXFOLD_E2E_PG_DIR/dbs/$name"
+    PGOPTIONS="-c client_min_messages=warning" "$CTXFOLD_E2E_PSQL" -X -q -v ON_ERROR_STOP=1 -d postgres \
+      -c "DROP DATABASE IF EXISTS $name" >/dev/null
+    rm -f "$CTXFOLD_E2E_PG_MARKS/$name"
   else
     rm -f "$1" "$1-wal" "$1-shm"
   fi
@@ -64,7 +68,7 @@ db_cp() {
     local from to
     from=$(server_db_name "$1"); to=$(server_db_name "$2")
     "$CTXFOLD_E2E_PSQL" -X -q -v ON_ERROR_STOP=1 -d postgres -c "CREATE DATABASE $to TEMPLATE $from" >/dev/null &&
-      : >"$CTXFOLD_E2E_PG_DIR/dbs/$to"
+      : >"$CTXFOLD_E2E_PG_MARKS/$to"
   else
     cp "$1" "$2"
   fi
