@@ -4,7 +4,7 @@
 # trees out of reach (it reads nothing relative to them: schema and prompts are embedded).
 source "$(dirname "$0")/lib.sh"
 src=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(dirname "$CTXFOLD")
+build=$CTXFOLD_BUILD
 [ -f "$build/cmake_install.cmake" ] || skip "$build is not a cmake build tree"
 P="$WORK/prefix"
 cmake --install "$build" --prefix "$P" >"$WORK/install.log" 2>&1 || fail "cmake --install: $(tail -5 "$WORK/install.log")"

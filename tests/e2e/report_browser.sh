@@ -10,7 +10,7 @@ need_transcripts
 chromium=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$chromium" ] || skip "no chromium (scripts/deps.sh installs it)"
 here="$(cd "$(dirname "$0")" && pwd)"
-artifacts=${CTXFOLD_ARTIFACTS:-$(dirname "$CTXFOLD")/report-artifacts}
+artifacts=${CTXFOLD_ARTIFACTS:-$CTXFOLD_BUILD/report-artifacts}
 mkdir -p "$artifacts"
 f="$CTXFOLD_TRANSCRIPTS/claude-code/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
 db="$WORK/a.db"

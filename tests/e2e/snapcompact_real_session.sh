@@ -10,7 +10,7 @@ need_transcripts
 f="$CTXFOLD_TRANSCRIPTS/claude-code/auto_compaction_v2.1_full/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
 s=fa812bfe-b295-4cca-9c2f-fdf01028cb46
 db="$WORK/a.db"
-bdf="$(dirname "$CTXFOLD")/generated/8x13.bdf"
+bdf="$CTXFOLD_BUILD/generated/8x13.bdf"
 expect_rc "import" 0 "$CTXFOLD" --db "$db" import "$f"
 head0=$("$CTXFOLD" --db "$db" --session $s render | jq -r .head)
 
