@@ -295,7 +295,8 @@ std::int64_t figure_edits_between(const std::vector<ItemFigure>& figs, std::size
 std::string figure_node_id(Store& store, const RenderedFigures& figs, std::size_t i) {
   const ItemFigure& f = figs.figures[i];
   if (f.node >= 0) return figs.r.items[static_cast<std::size_t>(f.node)].id;
-  auto st = store.db().prepare("SELECT id FROM nodes WHERE seq=?1");
+  auto& st = store.db().cached("SELECT id FROM nodes WHERE seq=?1");
+  ResetOnExit reset(st);
   st.bind(1, f.seq);
   return st.step() ? st.text(0) : std::string();
 }
