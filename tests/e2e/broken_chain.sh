@@ -19,7 +19,7 @@ expect_rc "intact render" 0 "$CTXFOLD" --db "$db" --session s render
 expect_eq "intact render: no warning" "" "$(cat "$WORK/err")"
 
 # n50's predecessor becomes n150: n200 -> ... -> n150 -> ... -> n50 -> n150 (a loop of 101 nodes).
-sqlite3 "$db" "DROP TRIGGER nodes_no_update; UPDATE nodes SET predecessor='n150' WHERE id='n50';"
+db_tamper "$db" "UPDATE nodes SET predecessor='n150' WHERE id='n50';"
 expect_rc "render of a looping chain" 3 "$CTXFOLD" --db "$db" --session s render
 grep -q "predecessor cycle at node 'n150'" "$WORK/err" && ok || fail "render names the loop: $(cat "$WORK/err")"
 grep -q "partial" "$WORK/err" && ok || fail "render says the history is partial: $(cat "$WORK/err")"
@@ -44,7 +44,7 @@ for st in rolling snapcompact lcm; do
   grep -q "predecessor cycle at node 'n150'" "$WORK/err" && ok || fail "compact $st names the loop: $(cat "$WORK/err")"
 done
 expect_eq "compact wrote no summary and no compaction record" "0 0" \
-  "$(sqlite3 "$db" "select count(*) from nodes where kind<>'message'") $(sqlite3 "$db" "select count(*) from events where type like 'compact/%'")"
+  "$(db_sql "$db" "select count(*) from nodes where kind<>'message'") $(db_sql "$db" "select count(*) from events where type like 'compact/%'")"
 
 expect_rc "verify finds the cycle" 1 "$CTXFOLD" --db "$db" verify-invariants --session s
 finish

@@ -34,16 +34,17 @@ for spec in openai:CUE:hang anthropic:CUE:hang openai:CUE:context_length anthrop
   "$CTXFOLD" --db "$db" --session "$s" render >"$WORK/after.json"
   if cmp -s "$WORK/before.json" "$WORK/after.json"; then ok; else fail "$spec: render changed after a failure"; fi
 done
-sqlite3 "$db" .dump >"$WORK/dump.sql"  # not a pipe: grep -q ends it early, and pipefail reads that as no match
+db_dump "$db" >"$WORK/dump.sql"  # not a pipe: grep -q ends it early, and pipefail reads that as no match
 if grep -q "$key" "$WORK/dump.sql"; then fail "the API key reached the database"; else ok; fi
 
 for spec in anthropic:CUE:rate_limit openai:gpt-4o-mini; do
-  cp "$db" "$WORK/ok.db"
+  db_cp "$db" "$WORK/ok.db"
   expect_rc "$spec compacts" 0 "$CTXFOLD" --db "$WORK/ok.db" --session "$s" "${compact[@]}" --summarizer "$spec"
   expect_eq "$spec status" compacted "$(jq -r .status "$WORK/out")"
   sid=$(jq -r .summary_id "$WORK/out")
   expect_rc "$spec verify" 0 "$CTXFOLD" --db "$WORK/ok.db" verify-invariants --all-sessions
-  sqlite3 "$WORK/ok.db" .dump >"$WORK/dump.sql"
+  db_dump "$WORK/ok.db" >"$WORK/dump.sql"
+  grep -q "summarizer/call" "$WORK/dump.sql" && ok || fail "$spec: the dump holds no summarizer call (no dump?)"
   if grep -q "$key" "$WORK/dump.sql"; then fail "$spec: the API key reached the database"; else ok; fi
   # Replayable summaries (issue 11 part 4): every call is recorded; replay reproduces the summary
   # byte for byte offline, exports the answers, and replay:DIR re-runs the compaction with no network.
@@ -51,7 +52,7 @@ for spec in anthropic:CUE:rate_limit openai:gpt-4o-mini; do
   expect_eq "$spec replay identical" "true" "$(jq .identical "$WORK/out")"
   expect_eq "$spec stored content" "$("$CTXFOLD" --db "$WORK/ok.db" show "$sid" | jq -c '.node.content[0].text')" "$(jq -c .content "$WORK/out")"
   expect_eq "$spec calls recorded" "true" "$(jq '.calls | length > 0 and all(.answered)' "$WORK/out")"
-  cp "$db" "$WORK/again.db"
+  db_cp "$db" "$WORK/again.db"
   OPENAI_BASE_URL=http://127.0.0.1:9/v1 ANTHROPIC_BASE_URL=http://127.0.0.1:9 \
     expect_rc "$spec compaction replayed offline" 0 "$CTXFOLD" --db "$WORK/again.db" --session "$s" "${compact[@]}" --summarizer "replay:$WORK/rec-$spec"
   sid2=$(jq -r .summary_id "$WORK/out")
@@ -59,11 +60,11 @@ for spec in anthropic:CUE:rate_limit openai:gpt-4o-mini; do
     "$("$CTXFOLD" --db "$WORK/ok.db" show "$sid" | jq -c '.node.content')" \
     "$("$CTXFOLD" --db "$WORK/again.db" show "$sid2" | jq -c '.node.content')"
   # A recorded request that no longer hashes to its digest: replay refuses and says why.
-  sqlite3 "$WORK/ok.db" "DROP TRIGGER events_no_update; UPDATE events SET payload = json_set(payload, '$.request.transcript', 'edited') WHERE type = 'summarizer/call';"
+  db_tamper "$WORK/ok.db" "UPDATE events SET payload = replace(payload, '\"transcript\":\"', '\"transcript\":\"edited ') WHERE type = 'summarizer/call';"
   expect_rc "$spec tampered replay refused" 3 "$CTXFOLD" --db "$WORK/ok.db" replay "$sid"
   expect_eq "$spec says digest" "1" "$(grep -c 'no longer hashes' "$WORK/err")"
 done
-cp "$db" "$WORK/miss.db"; mkdir -p "$WORK/empty"
+db_cp "$db" "$WORK/miss.db"; mkdir -p "$WORK/empty"
 expect_rc "replay:DIR without an answer" 4 "$CTXFOLD" --db "$WORK/miss.db" --session "$s" "${compact[@]}" --summarizer "replay:$WORK/empty"
 expect_eq "names the missing answer" "1" "$(grep -c 'no recorded answer' "$WORK/err")"
 finish

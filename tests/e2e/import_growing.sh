@@ -24,6 +24,9 @@ grow() {
   # one import of the finished file at the same path, for the comparisons
   cp "$src" "$f"
   "$CTXFOLD" --db "$d/one.db" import "$f" >/dev/null 2>"$d/err" || fail "$stem: one import: $(head -c 300 "$d/err")"
+  # Its nodes as "id digest predecessor" lines, sorted, to compare the growing archive's with.
+  local q="SELECT id || ' ' || digest || ' ' || coalesce(predecessor, '-') FROM nodes WHERE session='$stem' ORDER BY id"
+  db_sql "$d/one.db" "$q" | LC_ALL=C sort >"$d/one.nodes"
   : >"$f"
   n=$(wc -l <"$src")
   cuts=$(for ((i = step; i < n; i += step)); do echo "$i"; done
@@ -42,24 +45,21 @@ grow() {
         "$stem" "$f" "$d" | "$CTXFOLD" --db "$d/inc.db" hook claude-code >"$d/out" 2>"$d/err"; then
       fail "$stem: hook call at line $i: $(head -c 300 "$d/err")"; return
     fi
-    k=$(sqlite3 "$d/inc.db" "ATTACH '$d/one.db' AS r; SELECT count(*) FROM nodes n WHERE n.session='$stem'
-      AND NOT EXISTS (SELECT 1 FROM r.nodes m WHERE m.id=n.id AND m.digest=n.digest AND m.predecessor IS n.predecessor)")
+    k=$(db_sql "$d/inc.db" "$q" | LC_ALL=C sort | LC_ALL=C comm -23 - "$d/one.nodes" | wc -l)
     [ "$k" = 0 ] || { bad=$((bad + 1)); [ "$bad" = 1 ] && fail "$stem: after line $i, $k stored nodes are not nodes of one import"; }
   done
   [ "$bad" = 0 ] && ok
   printf '{"hook_event_name":"SessionEnd","session_id":"%s","transcript_path":"%s","cwd":"%s","reason":"other"}' \
     "$stem" "$f" "$d" | "$CTXFOLD" --db "$d/inc.db" hook claude-code >/dev/null 2>"$d/err" \
     || fail "$stem: SessionEnd hook: $(head -c 300 "$d/err")"
-  k=$(sqlite3 "$d/inc.db" "ATTACH '$d/one.db' AS r; SELECT count(*) FROM nodes n WHERE n.session='$stem'
-    AND NOT EXISTS (SELECT 1 FROM r.nodes m WHERE m.id=n.id AND m.digest=n.digest AND m.predecessor IS n.predecessor)")
+  k=$(db_sql "$d/inc.db" "$q" | LC_ALL=C sort | LC_ALL=C comm -23 - "$d/one.nodes" | wc -l)
   expect_eq "$stem: after SessionEnd, every node one of one import" 0 "$k"
   # What follows the last reply waits for more lines (an unanswered prompt may yet get its
   # attachments); `import --from` by hand reads the file as it is.
   "$CTXFOLD" --db "$d/inc.db" import --from claude-code "$d/p" >/dev/null 2>"$d/err" || fail "$stem: import --from: $(head -c 300 "$d/err")"
-  local q="SELECT id||' '||digest||' '||ifnull(predecessor,'-') FROM nodes WHERE session='$stem' ORDER BY id"
-  expect_eq "$stem: nodes after $runs runs (count)" "$(sqlite3 "$d/one.db" "SELECT count(*) FROM nodes WHERE session='$stem'")" \
-    "$(sqlite3 "$d/inc.db" "SELECT count(*) FROM nodes WHERE session='$stem'")"
-  expect_eq "$stem: the same nodes as one import" "" "$(diff <(sqlite3 "$d/one.db" "$q") <(sqlite3 "$d/inc.db" "$q") | head -3)"
+  expect_eq "$stem: nodes after $runs runs (count)" "$(db_sql "$d/one.db" "SELECT count(*) FROM nodes WHERE session='$stem'")" \
+    "$(db_sql "$d/inc.db" "SELECT count(*) FROM nodes WHERE session='$stem'")"
+  expect_eq "$stem: the same nodes as one import" "" "$(diff <(db_sql "$d/one.db" "$q") <(db_sql "$d/inc.db" "$q") | head -3)"
   "$CTXFOLD" --db "$d/one.db" --session "$stem" render --format anthropic --body >"$d/one.body" 2>&1
   "$CTXFOLD" --db "$d/inc.db" --session "$stem" render --format anthropic --body >"$d/inc.body" 2>&1
   if cmp -s "$d/one.body" "$d/inc.body"; then ok; else fail "$stem: render --body of HEAD differs from one import"; fi

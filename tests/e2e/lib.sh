@@ -73,6 +73,40 @@ db_cp() {
     cp "$1" "$2"
   fi
 }
+# db_dump DB: every row of database file DB as text (sqlite3's .dump; on a server, pg_dump's data),
+# for checks that something never reached the database.
+db_dump() {
+  if on_server; then
+    source "$E2E_DIR/server/map.sh"
+    "$(dirname "$CTXFOLD_E2E_PSQL")/pg_dump" --data-only --no-owner -d "$(server_db_name "$1")"
+  else
+    sqlite3 "$1" .dump
+  fi
+}
+# db_tamper DB SQL: runs SQL on database file DB with the ledger's append-only guard off, as an
+# attacker or a damaged disk would change it (SQLite: its guard triggers dropped first; a server:
+# triggers off for the session, session_replication_role). Write SQL both engines read.
+db_tamper() {
+  if on_server; then
+    db_sql "$1" "SET session_replication_role = replica; $2"
+  else
+    local drops
+    drops=$(sqlite3 "$1" "SELECT 'DROP TRIGGER ' || name || ';' FROM sqlite_master WHERE type = 'trigger' AND
+      (name LIKE '%\_no\_update' ESCAPE '\' OR name LIKE '%\_no\_delete' ESCAPE '\')")
+    sqlite3 "$1" "$drops $2"
+  fi
+}
+# sql_json_set COLUMN KEYS VALUE_SQL: SQL for COLUMN's JSON text with the member at KEYS (dotted:
+# "response.text") set to the value of VALUE_SQL (typed: CAST(... AS INTEGER) or CAST(... AS TEXT)),
+# for db_tamper: SQLite's json_set, or the server's jsonb_set, which reorders the object's keys
+# (ctxfold reads the members, not the text's layout).
+sql_json_set() {
+  if on_server; then
+    printf "jsonb_set(CAST(%s AS jsonb), '{%s}', to_jsonb(%s))::text" "$1" "${2//./,}" "$3"
+  else
+    printf "json_set(%s, '\$.%s', %s)" "$1" "$2" "$3"
+  fi
+}
 finish() {
   echo "$checks checks, $failures failures" >&2
   [ "$failures" -eq 0 ] && [ "$checks" -gt 0 ]

@@ -40,13 +40,12 @@ grep -q "re-planned from the ledger" "$WORK/out" && ok || fail "text names the r
 
 # The second compaction's start boundary rewritten to the first's: the re-plan issues requests
 # that were never recorded, and replay refuses (exit 3) saying so. Nothing else is touched.
-cp "$db" "$WORK/t.db"
+db_cp "$db" "$WORK/t.db"
 c1=$("$CTXFOLD" --db "$db" show "$sid1" | jq -r .node.metadata.compaction)
 c2=$("$CTXFOLD" --db "$db" show "$sid2" | jq -r .node.metadata.compaction)
-sqlite3 "$WORK/t.db" "DROP TRIGGER events_no_update;
-  UPDATE events SET payload = json_set(payload, '$.boundary_seq',
-    (SELECT json_extract(payload, '$.boundary_seq') FROM events WHERE type = 'compact/start' AND ref = '$c1'))
-  WHERE type = 'compact/start' AND ref = '$c2';" || fail "tamper boundary"
+db_tamper "$WORK/t.db" "UPDATE events SET payload = $(sql_json_set payload boundary_seq \
+    "CAST((SELECT json_extract(payload, '\$.boundary_seq') FROM events WHERE type = 'compact/start' AND ref = '$c1') AS INTEGER)")
+  WHERE type = 'compact/start' AND ref = '$c2';" >/dev/null || fail "tamper boundary"
 expect_rc "re-plan mismatch refused" 3 "$CTXFOLD" --db "$WORK/t.db" replay "$sid2"
 grep -q "does not reproduce its recorded requests" "$WORK/err" && grep -q "not among the recorded calls" "$WORK/err" && ok \
   || fail "the refusal says why: $(cat "$WORK/err")"
@@ -56,15 +55,14 @@ expect_eq "nothing printed on refusal" 0 "$(wc -c <"$WORK/out")"
 # is carried into the next request, so the re-plan asks something never recorded (refused, 3);
 # the last answer is the summary itself, so the text differs (exit 1).
 tamper_answer() {  # tamper_answer DB INDEX
-  sqlite3 "$1" "DROP TRIGGER events_no_update;
-    UPDATE events SET payload = json_set(payload, '$.response.text', '## User requests
-- something else entirely') WHERE type = 'summarizer/call' AND json_extract(payload, '$.compaction') = '$c1'
-    AND json_extract(payload, '$.index') = $2;" || fail "tamper answer $2"
+  db_tamper "$1" "UPDATE events SET payload = $(sql_json_set payload response.text "CAST('## User requests
+- something else entirely' AS TEXT)") WHERE type = 'summarizer/call' AND json_extract(payload, '\$.compaction') = '$c1'
+    AND CAST(json_extract(payload, '\$.index') AS INTEGER) = $2;" >/dev/null || fail "tamper answer $2"
 }
-cp "$db" "$WORK/u.db"; tamper_answer "$WORK/u.db" 0
+db_cp "$db" "$WORK/u.db"; tamper_answer "$WORK/u.db" 0
 expect_rc "an earlier answer rewritten: refused" 3 "$CTXFOLD" --db "$WORK/u.db" replay "$sid1"
 grep -q "not among the recorded calls" "$WORK/err" && ok || fail "says why: $(cat "$WORK/err")"
-cp "$db" "$WORK/v.db"; tamper_answer "$WORK/v.db" $((calls1 - 1))
+db_cp "$db" "$WORK/v.db"; tamper_answer "$WORK/v.db" $((calls1 - 1))
 expect_rc "the last answer rewritten: differs" 1 "$CTXFOLD" --db "$WORK/v.db" replay "$sid1"
 expect_eq "identical false" false "$(jq .identical "$WORK/out")"
 # A region summary (compact --from/--to) is re-planned too: the recorded segment selected again at

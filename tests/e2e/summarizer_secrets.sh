@@ -15,12 +15,13 @@ gen_session 16 | "$CTXFOLD" --db "$db" --session s append >/dev/null 2>&1
 compact=(compact --window 16000 --force)
 no_secret() { # no_secret WHAT DB: neither secret in stdout, stderr or the database
   if grep -q -e "$token" -e "$key" "$WORK/out" "$WORK/err"; then fail "$1: a secret was printed"; else ok; fi
-  sqlite3 "$2" .dump >"$WORK/dump.sql"  # a file: grep -q would end a pipe early, and pipefail hide it
+  db_dump "$2" >"$WORK/dump.sql"  # a file: grep -q would end a pipe early, and pipefail hide it
+  grep -q "summarizer/call" "$WORK/dump.sql" && ok || fail "$1: the dump holds no summarizer call (no dump?)"
   if grep -q -e "$token" -e "$key" "$WORK/dump.sql"; then fail "$1: a secret reached the database"; else ok; fi
 }
 calls() { count "$1" "select count(*) from events where type='summarizer/call'"; }
 
-cp "$db" "$WORK/fail.db"
+db_cp "$db" "$WORK/fail.db"
 expect_rc "stderr echo: exit 4" 4 "$CTXFOLD" --db "$WORK/fail.db" "${compact[@]}" \
   --summarizer 'command:cat >/dev/null; echo "denied for $CTXFOLD_E2E_SERVICE_TOKEN" >&2; exit 3'
 grep -q "denied for \[redacted\]" "$WORK/err" && ok || fail "stderr echo: the reason is kept, redacted: $(cat "$WORK/err")"
@@ -29,7 +30,7 @@ count "$WORK/fail.db" "select payload from events where type='summarizer/call'" 
 grep -q "denied for \[redacted\]" "$WORK/calls" && ok || fail "stderr echo: the recorded failure is redacted"
 no_secret "stderr echo" "$WORK/fail.db"
 
-cp "$db" "$WORK/ok.db"
+db_cp "$db" "$WORK/ok.db"
 expect_rc "stdout echo compacts" 0 "$CTXFOLD" --db "$WORK/ok.db" "${compact[@]}" \
   --summarizer 'command:cat >/dev/null; echo "deployed with $CTXFOLD_E2E_SERVICE_TOKEN and fixed the tests"'
 expect_eq "stdout echo status" compacted "$(jq -r .status "$WORK/out")"
@@ -39,7 +40,7 @@ grep -q "deployed with \[redacted\]" "$WORK/out" && ok || fail "stdout echo: the
 no_secret "stdout echo" "$WORK/ok.db"
 expect_rc "stdout echo verify" 0 "$CTXFOLD" --db "$WORK/ok.db" verify-invariants
 
-cp "$db" "$WORK/line.db"
+db_cp "$db" "$WORK/line.db"
 expect_rc "key in the command line: exit 4" 4 "$CTXFOLD" --db "$WORK/line.db" "${compact[@]}" \
   --summarizer "command:cat >/dev/null; echo 'no $token' >&2; exit 1"
 no_secret "key in the command line" "$WORK/line.db"
@@ -51,7 +52,7 @@ export ANTHROPIC_BASE_URL="http://127.0.0.1:$port" ANTHROPIC_API_KEY=$key
 export CTXFOLD_HTTP_TIMEOUT_MS=5000 CTXFOLD_HTTP_BACKOFF_MS=10 CTXFOLD_HTTP_RETRIES=1
 export NO_PROXY=127.0.0.1 no_proxy=127.0.0.1
 for spec in openai:CUE:echo_key anthropic:CUE:echo_key openai:CUE:auth anthropic:CUE:auth; do
-  cp "$db" "$WORK/h.db"
+  db_cp "$db" "$WORK/h.db"
   "$CTXFOLD" --db "$WORK/h.db" "${compact[@]}" --summarizer "$spec" >"$WORK/out" 2>"$WORK/err"
   expect_eq "$spec: the call is recorded" 1 "$(calls "$WORK/h.db")"
   case $spec in
