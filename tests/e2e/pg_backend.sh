@@ -90,7 +90,7 @@ expect_rc "newer schema: import" 3 "$CTXFOLD" --db "$newer" import "${files[1]}"
 nopass "newer schema"
 
 # A database of schema version 1 (its json path reader took '$[0].text' as the key "0]", its
-# json_type named a string 'string', and it had no frame cache) is migrated to 3 by the next write;
+# json_type named a string 'string', and it had no frame cache) is migrated to the newest version by the next write;
 # SQLite's json_extract and json_type then read the same there.
 v1=$(pg_createdb v1)
 expect_rc "import into v1" 0 "$CTXFOLD" --db "$v1" import "${files[0]}"
@@ -104,7 +104,7 @@ pg_psql -d v1 -c "CREATE OR REPLACE FUNCTION ctxfold_json_path(path text) RETURN
 first_text="SELECT json_extract(content, '\$[0].text') FROM nodes WHERE role = 'user' AND json_type(content, '\$[0].text') = 'text' ORDER BY seq LIMIT 1"
 expect_eq "version 1 misreads a leading index" "" "$(pg_psql -d v1 -tA -c "$first_text")"
 expect_rc "a write migrates it" 0 "$CTXFOLD" --db "$v1" import "${files[0]}"
-expect_eq "now version 3 (the newest)" 3 "$(pg_psql -d v1 -tA -c 'SELECT version FROM ctxfold_schema')"
+expect_eq "now version 4 (the newest)" 4 "$(pg_psql -d v1 -tA -c 'SELECT version FROM ctxfold_schema')"
 expect_eq "json_extract('\$[0].text') and json_type read as on SQLite" "$(sqlite3 "$lite" "$first_text")" "$(pg_psql -d v1 -tA -c "$first_text")"
 [ -n "$(sqlite3 "$lite" "$first_text")" ] && ok || fail "no user text block to read"
 finish
