@@ -69,6 +69,7 @@ expect_eq "archive bytes unchanged by the session" "$before" "$(cat "$db"* | sha
 # Expand pages through the server, joined, equal the CLI's one page.
 "$CTXFOLD" --db "$db" expand "$summary_id" --limit 100000000 | jq -j '[.rows[].text] | join("\n\n")' > "$WORK/whole.txt"
 coproc MCP { "$CTXFOLD" --db "$db" mcp --max-tokens 1500 2>"$WORK/mcp.err"; }
+mcp_pid=$MCP_PID  # bash unsets MCP_PID once the coprocess has ended, which may be before the wait below
 echo "$init" >&"${MCP[1]}"; read -r _ <&"${MCP[0]}"
 off=0; last=""; pages=0; : > "$WORK/paged.txt"; over=0
 while [ "$pages" -lt 2000 ]; do
@@ -92,7 +93,7 @@ expect_rc "import while mcp runs" 0 "$CTXFOLD" --db "$db" import "$CTXFOLD_TRANS
 call 201 sessions '{}' >&"${MCP[1]}"; read -r line <&"${MCP[0]}"
 expect_eq "the new session is seen" "$((n_before + 1))" "$(echo "$line" | jq '.result.structuredContent.total')"
 exec {MCP[1]}>&-
-wait "$MCP_PID"; expect_eq "exit 0 when stdin closes" "0" "$?"
+wait "$mcp_pid"; expect_eq "exit 0 when stdin closes" "0" "$?"
 
 # The calling agent's session (Claude Code's CLAUDE_CODE_SESSION_ID) is the default when archived.
 list_call='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}'
