@@ -259,12 +259,12 @@ void scan_ledger_row(LedgerScan& s) {
 void check_ledger(Store& store, const std::string& session, Check& c, Check& dag, Chain& chain, bool digests) {
   chain = Chain{};
   reserve_chain(store, session, chain);
-  auto st = store.db().prepare(
+  auto st = store.db().prepare_scan(
       "SELECT seq, id, predecessor, kind, role, content, metadata, covers_first, covers_last, covers_count, digest "
       "FROM nodes WHERE session=?1 ORDER BY seq");
   st.bind(1, session);
   auto& look = store.db().cached("SELECT session, seq FROM nodes WHERE id=?1");
-  auto covers = store.db().prepare(
+  auto covers = store.db().prepare_scan(
       "SELECT c.node_id, EXISTS(SELECT 1 FROM nodes n WHERE n.id = c.node_id) FROM covers c "
       "WHERE c.summary_seq=?1 ORDER BY c.pos");
   LedgerScan scan{session, c, dag, chain, digests, st, look, covers, RecentIds{}, {}, 0, {}};

@@ -244,7 +244,7 @@ void check_edges(Store& store, const std::string& session, const std::vector<Edg
     want_results.insert(e.right.begin(), e.right.end());
   }
   {
-    auto scan = store.db().prepare("SELECT content FROM nodes WHERE session=?1 AND kind=?2 ORDER BY seq");
+    auto scan = store.db().prepare_scan("SELECT content FROM nodes WHERE session=?1 AND kind=?2 ORDER BY seq");
     scan.bind(1, session).bind(2, kind::kMessage);
     std::vector<std::string> calls, results;
     while (scan.step()) {
@@ -274,7 +274,7 @@ Check check_summary_coverage(Store& store, const std::vector<std::string>& sessi
   Check c = make_check("I3");
   // One summary's covers list streamed with what I3 needs of each covered node: memory is O(1)
   // per covered node (its seq, and 8-byte hashes of the tool ids inside) whatever the coverage.
-  auto st = store.db().prepare(
+  auto st = store.db().prepare_scan(
       "SELECT c.node_id, n.session, n.predecessor, n.kind, n.role, n.content, n.seq FROM covers c "
       "LEFT JOIN nodes n ON n.id = c.node_id WHERE c.summary_seq = ?1 ORDER BY c.pos");
   for (const auto& session : sessions) {

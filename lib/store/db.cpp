@@ -168,6 +168,11 @@ bool Stmt::step() {
   fail(db_, rc, "step", {}, sql ? std::string_view(sql) : std::string_view());
 }
 
+Stmt& Stmt::stream(int rows) {
+  if (pg_) pg_->stream(rows);
+  return *this;
+}
+
 void Stmt::reset() {
   if (pg_) [[unlikely]] return pg_->reset();
   sqlite3_reset(st_);
@@ -268,6 +273,12 @@ Db::~Db() {
       sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
   }
   sqlite3_close_v2(db_);
+}
+
+Stmt Db::prepare_scan(std::string_view sql) {
+  Stmt st = prepare(sql);
+  st.stream(kScanBatchRows);
+  return st;
 }
 
 Stmt& Db::cached(const std::string& sql) {

@@ -20,6 +20,9 @@ class Query;
 inline constexpr const char* kDamagedDatabaseHint =
     "`ctxfold verify-invariants` reports what is wrong; restore the database from a backup";
 
+/// Rows a server scan (Db::prepare_scan) fetches per round trip: a few MB of node rows.
+inline constexpr int kScanBatchRows = 256;
+
 /// Move-only prepared statement. Bind by 1-based index; reads of NULL columns give nullopt.
 /// step() returns true while a row is available; errors throw Error (exit codes and names: db.cpp fail).
 /// The SQL is written once for both engines (docs/backends.md "Writing SQL for both engines"):
@@ -49,6 +52,8 @@ class Stmt {
 
   bool step();
   void run() { while (step()) {} }
+  /// Db::prepare_scan: on a server, the rows are fetched through a cursor `rows` at a time.
+  Stmt& stream(int rows);
   void reset();
 
   std::int64_t int64(int col) const;
@@ -105,6 +110,12 @@ class Db {
 
   void exec(std::string_view sql);
   Stmt prepare(std::string_view sql) { return pg_ ? Stmt(*pg_, sql) : Stmt(db_, sql); }
+  /// A statement for a scan whose rows together may be large (every node of a session with its
+  /// content): on a server it reads through a cursor, kScanBatchRows rows at a time, inside the
+  /// open transaction (a read-only store's snapshot, a writer's Txn; pg.hpp Query::stream), so the
+  /// scan holds one batch, not the whole result; nothing may commit until it ends. SQLite already
+  /// steps row by row: the same as prepare().
+  Stmt prepare_scan(std::string_view sql);
   /// A prepared statement kept for the connection's lifetime (reset and unbound on each call),
   /// for hot single-row statements. Not for statements that may be stepped re-entrantly. Pair it
   /// with a ResetOnExit so no half-stepped statement keeps a read transaction (and an old WAL

@@ -281,6 +281,7 @@ Query::Query(Conn& conn, std::string_view sql) : conn_(conn) {
 Query::~Query() {
   if (res_) pq().PQclear(res_);
   if (conn_.closing_) return;
+  close_cursor();
   for (auto& p : prepared_) conn_.stale_.push_back(std::move(p.second));
 }
 
@@ -318,6 +319,27 @@ void Query::bind_int(int i, std::int64_t v) { set(i, std::to_string(v), kInt8, 0
 void Query::bind_bytes(int i, std::string_view v) { set(i, std::string(v), kBytea, 1); }
 void Query::bind_null(int i) { set(i, std::nullopt, 0, 0); }
 
+bool Query::fetch() {
+  if (res_) pq().PQclear(res_);
+  const std::string sql = fmt::format("FETCH FORWARD {} FROM {}", batch_, cursor_);
+  res_ = pq().PQexec(conn_.conn_, sql.c_str());
+  if (res_ == nullptr || pq().PQresultStatus(res_) != PGRES_TUPLES_OK) {
+    PGresult* failed = res_;
+    res_ = nullptr;
+    conn_.fail(failed, "step", sql_);
+  }
+  rows_ = pq().PQntuples(res_);
+  row_ = -1;
+  if (rows_ < batch_) close_cursor();  // the last batch: nothing more to fetch
+  return rows_ > 0;
+}
+
+void Query::close_cursor() noexcept {
+  if (cursor_.empty()) return;
+  if (conn_.in_transaction()) conn_.exec_quietly(("CLOSE " + cursor_).c_str());
+  cursor_.clear();
+}
+
 bool Query::step() {
   if (res_ == nullptr) {
     std::vector<const char*> values(params_);
@@ -325,6 +347,21 @@ bool Query::step() {
     for (int i = 0; i < params_; ++i) {
       values[i] = values_[i] ? values_[i]->data() : nullptr;
       lengths[i] = values_[i] ? static_cast<int>(values_[i]->size()) : 0;
+    }
+    if (batch_ > 0 && conn_.in_transaction()) {
+      // A streamed scan (stream()): the statement becomes a cursor, read a batch at a time.
+      cursor_ = fmt::format("ctxfold_c{}", ++conn_.cursors_);
+      const std::string declare = fmt::format("DECLARE {} NO SCROLL CURSOR FOR {}", cursor_, sql_);
+      PGresult* d = pq().PQexecParams(conn_.conn_, declare.c_str(), params_, types_.data(), values.data(),
+                                      lengths.data(), formats_.data(), 0);
+      if (d == nullptr || pq().PQresultStatus(d) != PGRES_COMMAND_OK) {
+        cursor_.clear();
+        conn_.fail(d, "step", sql_);
+      }
+      pq().PQclear(d);
+      fetch();
+      if (row_ < rows_) ++row_;
+      return row_ < rows_;
     }
     if (const char* name = prepared_name())
       res_ = pq().PQexecPrepared(conn_.conn_, name, params_, values.data(), lengths.data(), formats_.data(), 0);
@@ -343,10 +380,12 @@ bool Query::step() {
     row_ = -1;
   }
   if (row_ < rows_) ++row_;
+  if (row_ == rows_ && !cursor_.empty()) return fetch() && ++row_ < rows_;
   return row_ < rows_;
 }
 
 void Query::reset() {
+  close_cursor();
   if (res_) pq().PQclear(res_);
   res_ = nullptr;
   row_ = -1;

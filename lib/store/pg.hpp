@@ -76,6 +76,7 @@ class Conn {
   /// DEALLOCATE that fails, as through a pooler that renames statements, would abort one).
   void release_stale();
   std::int64_t statements_ = 0;  // server-side prepared statements named so far (ctxfold_N)
+  std::int64_t cursors_ = 0;     // cursors declared so far (ctxfold_cN)
   std::vector<std::string> stale_;  // prepared statements of destroyed Queries, not deallocated yet
   bool closing_ = false;
 };
@@ -102,8 +103,14 @@ class Query {
   void bind_bytes(int i, std::string_view v);
   void bind_null(int i);
   bool step();
-  /// Forgets the result and the bindings.
+  /// Forgets the result and the bindings (and closes the statement's cursor, stream()).
   void reset();
+  /// Reads the rows through a server-side cursor, `rows` at a time (DECLARE ... NO SCROLL CURSOR,
+  /// then FETCH FORWARD rows per batch), so a scan over a whole session holds one batch in memory,
+  /// not its whole result (libpq keeps a result's rows until it is cleared). Only inside a
+  /// transaction (a cursor ends with it; a read-only store's snapshot is one); outside one the
+  /// statement runs whole as before. Nothing may commit while the scan runs.
+  void stream(int rows) { batch_ = rows; }
 
   /// Integer value of a column (a boolean reads as 1 or 0, NULL as 0, a decimal as its integer part).
   std::int64_t int64(int col) const;
@@ -125,9 +132,14 @@ class Query {
   std::vector<std::optional<std::string>> values_;
   std::vector<unsigned> types_;
   std::vector<int> formats_;
+  /// The next batch of the open cursor (stream()); false when the cursor has no more rows.
+  bool fetch();
+  void close_cursor() noexcept;
   pg_result* res_ = nullptr;
   int row_ = -1;
   int rows_ = 0;
+  int batch_ = 0;       // stream(): rows per FETCH; 0 runs the statement whole
+  std::string cursor_;  // the open cursor's name while a streamed scan runs
   mutable std::string buffer_;
 };
 

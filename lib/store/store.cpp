@@ -724,7 +724,7 @@ std::vector<std::string> Store::covers_of(std::int64_t view_seq) {
 
 void Store::for_each_node(const std::string& session, const std::function<bool(const Node&)>& fn, std::int64_t as_of,
                           bool with_covers) {
-  auto st = db_.prepare(fmt::format("SELECT {} FROM nodes WHERE session=?1 AND seq<=?2 ORDER BY seq", kNodeColumns));
+  auto st = db_.prepare_scan(fmt::format("SELECT {} FROM nodes WHERE session=?1 AND seq<=?2 ORDER BY seq", kNodeColumns));
   st.bind(1, session).bind(2, as_of);
   while (st.step()) {
     Node n = read_node(st, path_);

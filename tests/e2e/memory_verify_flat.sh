@@ -18,13 +18,13 @@ for n in 20000 50000; do
   "$gen" --synthetic --nodes "$n" --compact-tail 50 --seed 1 -q -o "$WORK/h$n.jsonl"
   expect_rc "import $n" 0 "$CTXFOLD" --db "$WORK/h$n.db" import "$WORK/h$n.jsonl"
   rm -f "$WORK/h$n.jsonl"
-  echo "$n nodes: database file $(($(stat -c %s "$WORK/h$n.db") / 1000000)) MB" >&2
+  on_server || echo "$n nodes: database file $(($(stat -c %s "$WORK/h$n.db") / 1000000)) MB" >&2
   read -r kb rc < <(peak_kb "$CTXFOLD" --db "$WORK/h$n.db" verify-invariants)
   expect_eq "verify-invariants exit ($n nodes)" 0 "$rc"
   expect_eq "verified ok ($n nodes)" true "$(jq -r .ok "$WORK/peak.out")"
   echo "$n nodes: verify-invariants peak RSS $((kb / 1024)) MB" >&2
   peak[$n]=$kb
-  rm -f "$WORK/h$n.db" "$WORK/h$n.db-wal" "$WORK/h$n.db-shm"
+  db_rm "$WORK/h$n.db"
 done
 growth=$((peak[50000] - peak[20000]))
 if [ "$growth" -le $((12 * 1024)) ]; then ok; else
