@@ -4,7 +4,8 @@
 # format), context, export and describe output; the server refuses UPDATE, DELETE and TRUNCATE
 # on the ledger; read commands on an empty server database exit 3 and create nothing; an
 # unreachable server, a wrong password, another application's database, an empty database and a
-# newer schema exit 4 or 3 without showing the password.
+# newer schema exit 4 or 3 without showing the password; a role that may only read reads, and its
+# writes exit 4.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/pg_lib.sh"
 need_transcripts
@@ -89,8 +90,25 @@ grep -q 'newer than this ctxfold' "$WORK/err" && ok || fail "newer: $(cat "$WORK
 expect_rc "newer schema: import" 3 "$CTXFOLD" --db "$newer" import "${files[1]}"
 nopass "newer schema"
 
+# A role that may only read (on a server what a read-only file is to readonly_db.sh): the read
+# commands, dry runs and `prepare --budget` work; a compaction and an import exit 4 with the
+# server's refusal, write nothing, and show no password.
+pg_psql -c "CREATE ROLE reader LOGIN PASSWORD 'r3ader-pw'; GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader" >/dev/null
+ro="postgresql://reader:r3ader-pw@/ctxfold?host=$PG_DIR"
+for cmd in "list" "render" "verify-invariants" "grep -i error" "tokens" "compact --dry-run --window 20000" \
+           "compact --dry-run --strategy lcm --window 20000" "prepare --budget 100000"; do
+  # shellcheck disable=SC2086
+  expect_rc "reader: $cmd" 0 "$CTXFOLD" --db "$ro" --session "${all[2]}" $cmd
+done
+before=$(pg_psql -tA -c 'SELECT max(seq) FROM nodes')
+expect_rc "reader: compact" 4 "$CTXFOLD" --db "$ro" --session "${all[2]}" compact --window 20000 --force
+grep -q 'permission denied' "$WORK/err" && ok || fail "reader compact: $(cat "$WORK/err")"
+if grep -q 'r3ader-pw' "$WORK/err" "$WORK/out"; then fail "reader: the password is shown"; else ok; fi
+expect_rc "reader: import" 4 "$CTXFOLD" --db "$ro" import "${files[1]}"
+expect_eq "the reader wrote nothing" "$before" "$(pg_psql -tA -c 'SELECT max(seq) FROM nodes')"
+
 # A database of schema version 1 (its json path reader took '$[0].text' as the key "0]", its
-# json_type named a string 'string', and it had no frame cache) is migrated to the newest version by the next write;
+# json_type named a string 'string', and it had no frame cache and no SQL views) is migrated to the newest version by the next write;
 # SQLite's json_extract and json_type then read the same there.
 v1=$(pg_createdb v1)
 expect_rc "import into v1" 0 "$CTXFOLD" --db "$v1" import "${files[0]}"
@@ -100,11 +118,13 @@ pg_psql -d v1 -c "CREATE OR REPLACE FUNCTION ctxfold_json_path(path text) RETURN
   CREATE OR REPLACE FUNCTION json_type(doc text, path text) RETURNS text LANGUAGE sql IMMUTABLE STRICT AS
   \$\$ SELECT json_typeof(doc::json #> ctxfold_json_path(path)) \$\$;
   DROP TABLE snapcompact_frames;
+  DROP VIEW v_sessions, v_nodes, v_summaries, v_usage; DROP FUNCTION ctxfold_int;
   UPDATE ctxfold_schema SET version = 1" >/dev/null
 first_text="SELECT json_extract(content, '\$[0].text') FROM nodes WHERE role = 'user' AND json_type(content, '\$[0].text') = 'text' ORDER BY seq LIMIT 1"
 expect_eq "version 1 misreads a leading index" "" "$(pg_psql -d v1 -tA -c "$first_text")"
 expect_rc "a write migrates it" 0 "$CTXFOLD" --db "$v1" import "${files[0]}"
-expect_eq "now version 4 (the newest)" 4 "$(pg_psql -d v1 -tA -c 'SELECT version FROM ctxfold_schema')"
+newest=$(find "$(dirname "$0")/../../share/schema/pg" -name '[0-9]*.sql' | wc -l)  # one migration a version
+expect_eq "now version $newest (the newest)" "$newest" "$(pg_psql -d v1 -tA -c 'SELECT version FROM ctxfold_schema')"
 expect_eq "json_extract('\$[0].text') and json_type read as on SQLite" "$(sqlite3 "$lite" "$first_text")" "$(pg_psql -d v1 -tA -c "$first_text")"
 [ -n "$(sqlite3 "$lite" "$first_text")" ] && ok || fail "no user text block to read"
 finish
