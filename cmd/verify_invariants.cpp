@@ -75,7 +75,7 @@ Outcome verify_one(Context& ctx, const std::string& path, const VerifyCliOptions
     vo.quick = o.quick;
     vo.env = ctx.env;
     vo.database = path;
-    Progress bar("verify " + std::filesystem::path(out.db.path).filename().string());
+    Progress bar("verify " + database_label(path));
     if (bar.active())
       vo.progress = [&](const std::string& phase, std::int64_t done, std::int64_t total) {
         bar.update(done, total, phase);

@@ -3,6 +3,7 @@
 // "verify-invariants on a server").
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <vector>
 
 #include "store/map_vfs.hpp"
@@ -177,6 +178,27 @@ void release_read_snapshots(Db& db) {
 }
 
 std::string shown_database(const std::string& path) { return pg::is_url(path) ? pg::redact(path) : path; }
+
+std::string database_label(const std::string& path) {
+  if (!pg::is_url(path)) return std::filesystem::path(path).filename().string();
+  // postgresql://user@host:port/NAME?params: NAME, else the dbname parameter, else the URL shown.
+  std::string_view u(path);
+  const std::size_t query = u.find('?');
+  std::string_view rest = u.substr(0, query);
+  rest.remove_prefix(rest.find("://") + 3);
+  if (std::size_t slash = rest.find('/'); slash != std::string_view::npos && slash + 1 < rest.size())
+    return std::string(rest.substr(slash + 1));
+  if (query != std::string_view::npos) {
+    const std::string_view params = u.substr(query + 1);
+    for (std::size_t at = 0; at < params.size();) {
+      std::size_t end = params.find('&', at);
+      if (end == std::string_view::npos) end = params.size();
+      if (std::string_view p = params.substr(at, end - at); p.substr(0, 7) == "dbname=") return std::string(p.substr(7));
+      at = end + 1;
+    }
+  }
+  return shown_database(path);
+}
 
 std::string runnable_database(const std::string& path) {
   if (pg::is_url(path)) return pg::without_password(path);

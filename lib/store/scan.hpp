@@ -56,6 +56,11 @@ void release_read_snapshots(Db& db);
 /// "***" (docs/backends.md "Pointing ctxfold at a server"), a file's path as given.
 std::string shown_database(const std::string& path);
 
+/// How a progress line names database `path` in a few characters: a file's name without its
+/// folder, a server database's name (the URL's path, else its dbname parameter, else the URL as
+/// shown_database gives it).
+std::string database_label(const std::string& path);
+
 /// How a command ctxfold prints for later runs (a hook's settings, the recall commands of its
 /// re-injected context) names database `path`: a server URL without its password (pg.hpp
 /// without_password; the password is not written into a settings file or a model's context), a

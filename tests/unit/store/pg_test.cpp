@@ -3,6 +3,7 @@
 
 #include "store/db.hpp"
 #include "store/pg.hpp"
+#include "store/scan.hpp"
 
 namespace ctxfold {
 namespace {
@@ -64,6 +65,15 @@ TEST(PgUrl, PasswordsAreTakenOutForCommandsToRun) {
   EXPECT_EQ(pg::without_password("postgres://me@h/ctx?password=s3cret"), "postgres://me@h/ctx");
   EXPECT_EQ(pg::without_password("postgresql://me:a:b@/ctx?host=/tmp/x"), "postgresql://me@/ctx?host=/tmp/x");
   EXPECT_EQ(pg::without_password("postgresql://me@h/ctx"), "postgresql://me@h/ctx");
+}
+
+TEST(PgUrl, ProgressLinesNameTheDatabaseNotItsSocketFolder) {
+  EXPECT_EQ(database_label("postgresql://ctxfold@/f_0123?host=/tmp/ctxfold-pg.x"), "f_0123");
+  EXPECT_EQ(database_label("postgres://me:s3cret@db.example:5432/team"), "team");
+  EXPECT_EQ(database_label("postgresql://me@h?dbname=arch&sslmode=require"), "arch");
+  EXPECT_EQ(database_label("postgresql://me:s3cret@h"), "postgresql://me:***@h");
+  EXPECT_EQ(database_label("/home/me/archive/ctxfold.db"), "ctxfold.db");
+  EXPECT_EQ(database_label("ctxfold.db"), "ctxfold.db");
 }
 
 }  // namespace
