@@ -40,7 +40,7 @@ read -r plain rc < <(peak_kb "$CTXFOLD" --db "$WORK/p.db" import "$WORK/plain.js
 expect_eq "plain import exit" 0 "$rc"
 read -r compacted rc < <(peak_kb "$CTXFOLD" --db "$WORK/c.db" import "$WORK/compacted.jsonl")
 expect_eq "compacted import exit" 0 "$rc"
-expect_eq "covered ids" 50000 "$(sqlite3 "$WORK/c.db" "SELECT count(*) FROM covers" 2>/dev/null)"
+expect_eq "covered ids" 50000 "$(db_sql "$WORK/c.db" "SELECT count(*) FROM covers" 2>/dev/null)"
 extra=$(((compacted - plain) / 1024))
 echo "peak RSS: plain $((plain / 1024)) MB, compacted $((compacted / 1024)) MB (+$extra MB)" >&2
 if [ "$extra" -le 8 ]; then ok; else fail "the summary covering 50,000 nodes added $extra MB to the import's peak RSS (bound 8 MB)"; fi

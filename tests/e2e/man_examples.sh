@@ -21,7 +21,7 @@ for page in "$src"/man/*.1; do
   dir="$WORK/$name"; mkdir -p "$dir"
   # A private copy, never a link: an example that writes session.jsonl must not reach the
   # shared transcript (root ignores its read-only mode).
-  cp "$WORK/base/ctxfold.db" "$dir/"; cp "$transcript" "$dir/session.jsonl"
+  db_cp "$WORK/base/ctxfold.db" "$dir/ctxfold.db"; cp "$transcript" "$dir/session.jsonl"
   while IFS= read -r cmd; do
     out=$(cd "$dir" && bash -o pipefail -c "$cmd" 2>"$WORK/err"); rc=$?
     if [ "$rc" -eq 0 ]; then ok; else fail "$name: \`$cmd\` exit $rc: $(head -c 300 "$WORK/err")"; fi

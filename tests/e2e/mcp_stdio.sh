@@ -11,7 +11,9 @@ f="$CTXFOLD_TRANSCRIPTS/claude-code/auto_compaction_v2.1_full/fa812bfe-b295-4cca
 db="$WORK/a.db"
 expect_rc "import" 0 "$CTXFOLD" --db "$db" import "$f"
 summary_id=$(sed -n 1585p "$f" | jq -r .uuid)
-before=$(cat "$db"* | sha256sum)
+# The archive's bytes (a server's: its rows, db_dump).
+archive_digest() { if on_server; then db_dump "$db" | sha256sum; else cat "$db"* | sha256sum; fi; }
+before=$(archive_digest)
 
 init='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}'
 call() { # call ID TOOL ARGS_JSON
@@ -64,7 +66,7 @@ expect_eq "tool error carries the CLI's message" "true" \
 expect_eq "dropped: the newest compaction, with counts" "$summary_id true" \
   "$(by_id 11 | jq -r '"\(.result.structuredContent.summary_id) \(.result.structuredContent.dropped_count | type == "object")"')"
 expect_eq "last line without newline answered" "{}" "$(by_id 12 | jq -c '.result')"
-expect_eq "archive bytes unchanged by the session" "$before" "$(cat "$db"* | sha256sum)"
+expect_eq "archive bytes unchanged by the session" "$before" "$(archive_digest)"
 
 # Expand pages through the server, joined, equal the CLI's one page.
 "$CTXFOLD" --db "$db" expand "$summary_id" --limit 100000000 | jq -j '[.rows[].text] | join("\n\n")' > "$WORK/whole.txt"
@@ -105,8 +107,9 @@ got=$(echo "$list_call" | env -u CTXFOLD_SESSION CLAUDE_CODE_SESSION_ID=not-arch
 expect_eq "an agent session not archived falls back to the default" "false" "$got"
 
 # The configuration file's mcp section names the archive when neither --db nor CTXFOLD_DB does.
-mkdir -p "$WORK/home"; cp "$db" "$WORK/home/arch.db"
-echo '{"mcp": {"db": "~/arch.db", "maxTokens": 900}}' > "$WORK/cfg.json"
+mkdir -p "$WORK/home"; db_cp "$db" "$WORK/home/arch.db"
+cfgdb="~/arch.db"; on_server && cfgdb=$(db_url "$WORK/home/arch.db")
+jq -n --arg db "$cfgdb" '{mcp: {db: $db, maxTokens: 900}}' > "$WORK/cfg.json"
 list='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sessions","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}'
 out=$(echo "$list" | env -u CTXFOLD_DB HOME="$WORK/home" CTXFOLD_CONFIG="$WORK/cfg.json" "$CTXFOLD" mcp 2>"$WORK/cfg.err")
 n_sessions=$("$CTXFOLD" --db "$db" sessions | jq -s 'map(select(.type=="session")) | length')

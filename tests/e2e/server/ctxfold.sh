@@ -25,12 +25,39 @@ server_db() { # server_db PATH: the URL standing for database file PATH
   [ "$creates" = 1 ] && server_db_create "$name"
   printf 'postgresql://ctxfold@/%s?host=%s' "$name" "$CTXFOLD_E2E_PG_DIR"
 }
+# config_names_db: whether `mcp` reads its database from the configuration file (its mcp.db, which
+# the test writes as the URL of a server database), so no default may be set in its place.
+config_names_db() {
+  local a cfg=${CTXFOLD_CONFIG:-} is_mcp=0 prev=
+  for a in "${args[@]}"; do
+    [ "$a" = mcp ] && is_mcp=1
+    [ "$prev" = --config ] && cfg=$a
+    case "$a" in --config=*) cfg=${a#--config=} ;; esac
+    prev=$a
+  done
+  [ "$is_mcp" = 1 ] || return 1
+  [ -n "$cfg" ] || cfg=${XDG_CONFIG_HOME:-${HOME:-/nonexistent}/.config}/ctxfold/config.json
+  [ -f "$cfg" ] && jq -e '.mcp | objects | has("db")' "$cfg" >/dev/null 2>&1
+}
 # sync's --to and --from name databases; import's --from does not.
 other=--db
 for a in "$@"; do [ "$a" = sync ] && other=--to; done
+# verify-invariants names its databases as positional arguments too (after the subcommand; not
+# the value of an option that takes one).
+verify=0
+for a in "$@"; do [ "$a" = verify-invariants ] && verify=1 && break; done
 args=()
 db_named=0
+after_sub=0 prev=
 while [ $# -gt 0 ]; do
+  if [ "$verify" = 1 ] && [ "$after_sub" = 1 ] && [ "${1:0:1}" != - ] && [ -n "$1" ]; then
+    case "$prev" in
+      --session | --format | --config | --as-of | --log-format) ;;
+      *) db_named=1; args+=("$(server_db "$1")"); prev=$1; shift; continue ;;
+    esac
+  fi
+  [ "$1" = verify-invariants ] && after_sub=1
+  prev=$1
   case "$1" in
     --db | --to | --from)
       if [ "$1" = --db ] || [ "$other" = --to ]; then
@@ -48,7 +75,7 @@ while [ $# -gt 0 ]; do
 done
 if [ -n "${CTXFOLD_DB:-}" ]; then
   CTXFOLD_DB=$(server_db "$CTXFOLD_DB"); export CTXFOLD_DB
-elif [ "$db_named" = 0 ]; then
+elif [ "$db_named" = 0 ] && ! config_names_db; then
   CTXFOLD_DB=$(server_db ./ctxfold.db); export CTXFOLD_DB
 fi
 exec "$CTXFOLD_REAL" "${args[@]}"
