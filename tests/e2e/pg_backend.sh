@@ -5,7 +5,7 @@
 # on the ledger; read commands on an empty server database exit 3 and create nothing; an
 # unreachable server, a wrong password, another application's database, an empty database and a
 # newer schema exit 4 or 3 without showing the password; a role that may only read reads, and its
-# writes exit 4.
+# writes exit 4; a connection dropped mid-import exits 4 and stores nothing of that import.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/pg_lib.sh"
 need_transcripts
@@ -106,6 +106,43 @@ grep -q 'permission denied' "$WORK/err" && ok || fail "reader compact: $(cat "$W
 if grep -q 'r3ader-pw' "$WORK/err" "$WORK/out"; then fail "reader: the password is shown"; else ok; fi
 expect_rc "reader: import" 4 "$CTXFOLD" --db "$ro" import "${files[1]}"
 expect_eq "the reader wrote nothing" "$before" "$(pg_psql -tA -c 'SELECT max(seq) FROM nodes')"
+
+# A connection dropped in the middle of an import (the server ends the importer's backend while its
+# transaction holds written rows): exit 4 with the server's reason and no password, nothing of that
+# import stored, the database verifies clean, and the same import again stores every node once.
+gen=${CTXFOLD_GEN:-}
+if [ -n "$gen" ] && [ -x "$gen" ]; then
+  dropped=$(pg_createdb dropped)
+  expect_rc "import before the drop" 0 "$CTXFOLD" --db "$dropped" import "${files[0]}"
+  before=$(pg_psql -d dropped -tA -c 'SELECT count(*) FROM nodes')
+  "$gen" --nodes 30000 --synthetic --seed 1 -q -o "$WORK/big.jsonl"
+  "$CTXFOLD" --db "$dropped" import "$WORK/big.jsonl" >"$WORK/out" 2>"$WORK/err" &
+  importer=$!
+  writing=0
+  for _ in $(seq 600); do  # until the import's transaction has written (it has an xid)
+    writing=$(pg_psql -tA -c "SELECT count(*) FROM pg_stat_activity WHERE datname = 'dropped' AND backend_xid IS NOT NULL")
+    [ "$writing" -gt 0 ] && break
+    kill -0 "$importer" 2>/dev/null || break
+    sleep 0.02
+  done
+  expect_eq "the import was caught writing" 1 "$writing"
+  pg_psql -tA -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'dropped'" >/dev/null
+  wait "$importer"
+  expect_eq "dropped connection: exit" 4 "$?"
+  grep -q -e 'terminat' -e 'closed the connection' "$WORK/err" && grep -q 'nothing of this write was committed' "$WORK/err" &&
+    ok || fail "dropped connection: $(head -c 300 "$WORK/err")"
+  nopass "dropped connection"
+  expect_eq "nothing of the dropped import stored" "$before" "$(pg_psql -d dropped -tA -c 'SELECT count(*) FROM nodes')"
+  expect_rc "verify after the drop" 0 "$CTXFOLD" --db "$dropped" verify-invariants --all-sessions
+  expect_rc "the import again" 0 "$CTXFOLD" --db "$dropped" import "$WORK/big.jsonl"
+  expect_eq "every node once" "0" \
+    "$(pg_psql -d dropped -tA -c 'SELECT count(*) - count(DISTINCT id) FROM nodes')"
+  expect_eq "seq has no gap" "$(pg_psql -d dropped -tA -c 'SELECT count(*) FROM nodes')" \
+    "$(pg_psql -d dropped -tA -c 'SELECT max(seq) FROM nodes')"
+  expect_rc "verify after the import again" 0 "$CTXFOLD" --db "$dropped" verify-invariants --all-sessions
+else
+  fail "no ctxfold-gen binary (CTXFOLD_GEN='$gen'): build the ctxfold-gen target"
+fi
 
 # A database of schema version 1 (its json path reader took '$[0].text' as the key "0]", its
 # json_type named a string 'string', and it had no frame cache and no SQL views) is migrated to the newest version by the next write;
