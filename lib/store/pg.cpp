@@ -359,25 +359,24 @@ bool Query::step() {
         conn_.fail(d, "step", sql_);
       }
       pq().PQclear(d);
-      fetch();
-      if (row_ < rows_) ++row_;
-      return row_ < rows_;
+      fetch();  // the first batch: res_, rows_ and row_ as below
+    } else {
+      if (const char* name = prepared_name())
+        res_ = pq().PQexecPrepared(conn_.conn_, name, params_, values.data(), lengths.data(), formats_.data(), 0);
+      else
+        res_ = pq().PQexecParams(conn_.conn_, sql_.c_str(), params_, types_.data(), values.data(), lengths.data(),
+                                 formats_.data(), 0);
+      const auto status = res_ ? pq().PQresultStatus(res_) : PGRES_FATAL_ERROR;
+      if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+        PGresult* failed = res_;
+        res_ = nullptr;
+        conn_.fail(failed, "step", sql_);
+      }
+      const char* changed = pq().PQcmdTuples(res_);
+      if (changed && *changed) conn_.changes_ = std::strtoll(changed, nullptr, 10);
+      rows_ = pq().PQntuples(res_);
+      row_ = -1;
     }
-    if (const char* name = prepared_name())
-      res_ = pq().PQexecPrepared(conn_.conn_, name, params_, values.data(), lengths.data(), formats_.data(), 0);
-    else
-      res_ = pq().PQexecParams(conn_.conn_, sql_.c_str(), params_, types_.data(), values.data(), lengths.data(),
-                               formats_.data(), 0);
-    const auto status = res_ ? pq().PQresultStatus(res_) : PGRES_FATAL_ERROR;
-    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
-      PGresult* failed = res_;
-      res_ = nullptr;
-      conn_.fail(failed, "step", sql_);
-    }
-    const char* changed = pq().PQcmdTuples(res_);
-    if (changed && *changed) conn_.changes_ = std::strtoll(changed, nullptr, 10);
-    rows_ = pq().PQntuples(res_);
-    row_ = -1;
   }
   if (row_ < rows_) ++row_;
   if (row_ == rows_ && !cursor_.empty()) return fetch() && ++row_ < rows_;

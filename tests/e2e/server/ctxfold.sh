@@ -42,21 +42,16 @@ config_names_db() {
 # sync's --to and --from name databases; import's --from does not.
 other=--db
 for a in "$@"; do [ "$a" = sync ] && other=--to; done
-# verify-invariants names its databases as positional arguments too (after the subcommand; not
-# the value of an option that takes one).
-verify=0
-for a in "$@"; do [ "$a" = verify-invariants ] && verify=1 && break; done
+# verify-invariants names its databases as positional arguments too: those after the subcommand
+# that are not the value of --session or --format (its options that take one).
 args=()
 db_named=0
-after_sub=0 prev=
+verify=0 prev=
 while [ $# -gt 0 ]; do
-  if [ "$verify" = 1 ] && [ "$after_sub" = 1 ] && [ "${1:0:1}" != - ] && [ -n "$1" ]; then
-    case "$prev" in
-      --session | --format | --config | --as-of | --log-format) ;;
-      *) db_named=1; args+=("$(server_db "$1")"); prev=$1; shift; continue ;;
-    esac
+  if [ "$verify" = 1 ] && [ "${1:0:1}" != - ] && [ -n "$1" ] && [ "$prev" != --session ] && [ "$prev" != --format ]; then
+    db_named=1; args+=("$(server_db "$1")"); prev=$1; shift; continue
   fi
-  [ "$1" = verify-invariants ] && after_sub=1
+  [ "$1" = verify-invariants ] && verify=1
   prev=$1
   case "$1" in
     --db | --to | --from)
