@@ -149,7 +149,9 @@ PackReport update_text_packs(Store& st, std::int64_t min_tail, bool rebuild, std
       // node is packed twice.
       if (auto mark = read_derived_mark(db, kPackMark)) through = std::max(through, mark->first);
     }
-    auto read = db.prepare("SELECT seq, session, kind, content FROM nodes WHERE seq > ?1 ORDER BY seq");
+    // A scan (a server fetches it through a cursor): a batch stops at kBatchBytes, so the rows
+    // past it are never sent, and those before it are never held all at once.
+    auto read = db.prepare_scan("SELECT seq, session, kind, content FROM nodes WHERE seq > ?1 ORDER BY seq");
     read.bind(1, through);
     auto put = db.prepare(
         "INSERT INTO text_pack(session, first_seq, last_seq, nodes, seqs, ends, flags, text) "
