@@ -6,7 +6,9 @@
 # build (CTXFOLD_UNITY: headers parsed once per folder, a shorter cold build; docs/architecture.md
 # "Building"); CTXFOLD_UNITY=ON|OFF overrides. A new build folder uses Ninja when it is installed
 # (the binary's own sources then compile beside the library's instead of after them); a folder
-# configured before keeps its generator.
+# configured before keeps its generator. CTXFOLD_DEBUG_INFO=OFF (as CI sets it) leaves out the debug
+# information (-O2 -DNDEBUG instead of RelWithDebInfo's -O2 -g -DNDEBUG: the same code, compiled in
+# about three quarters of the CPU time: 38 s -> 29 s for the largest unity file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 launcher=()
@@ -14,7 +16,9 @@ unity=ON
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache) unity=OFF; fi
 generator=()
 if [ ! -f build/CMakeCache.txt ] && command -v ninja >/dev/null; then generator=(-G Ninja); fi
-cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCTXFOLD_WERROR="${CTXFOLD_WERROR:-OFF}" \
+flags="-O2 -g -DNDEBUG"
+[ "${CTXFOLD_DEBUG_INFO:-ON}" = OFF ] && flags="-O2 -DNDEBUG"
+cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" -DCTXFOLD_WERROR="${CTXFOLD_WERROR:-OFF}" \
   -DCTXFOLD_UNITY="${CTXFOLD_UNITY:-$unity}" "${launcher[@]}" >/dev/null
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done
