@@ -28,6 +28,17 @@ need_transcripts() {
     skip "no transcripts at '$CTXFOLD_TRANSCRIPTS'"
   fi
 }
+# transcripts_for_run: the transcript paths on stdin (one per line, sorted), filtered for this run:
+# every one on SQLite; under tests/e2e/server/run.sh the first two of each client's folder (one of
+# them a compaction), for the tests that loop over the whole tree with dozens of commands per file
+# (a server command costs ~5x a file's in start-up; the whole tree runs on SQLite in the same CI).
+transcripts_for_run() {
+  if on_server; then
+    awk -v root="${CTXFOLD_TRANSCRIPTS%/}/" 'index($0, root) == 1 { split(substr($0, length(root) + 1), a, "/"); if (++n[a[1]] <= 2) print }'
+  else
+    cat
+  fi
+}
 # db_sql DB SQL: the rows of SQL on database file DB as `sqlite3 DB SQL` prints them (columns
 # joined by '|'). Under tests/e2e/server/run.sh the test's databases are server databases
 # (tests/e2e/server/README.md): SQL then runs there through psql, whose -tA output has the same

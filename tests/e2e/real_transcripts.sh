@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every real transcript imports with exit 0, renders in openai and anthropic form with no orphan
 # tool call or result, verifies clean, re-imports adding nothing, and read commands leave the
-# database's bytes unchanged.
+# database's bytes unchanged. On a server (tests/e2e/server/run.sh) the transcripts are
+# transcripts_for_run's subset (lib.sh).
 source "$(dirname "$0")/lib.sh"
 need_transcripts
 while IFS= read -r f; do
@@ -29,5 +30,5 @@ while IFS= read -r f; do
   expect_rc "re-import $name" 0 "$CTXFOLD" --db "$db" import "$f"
   expect_eq "re-import of $name adds nothing" 0 "$(jq '[.sessions[].nodes_added] | add // 0' "$WORK/out")"
   expect_rc "verify after re-import of $name" 0 "$CTXFOLD" --db "$db" verify-invariants --all-sessions
-done < <(find "$CTXFOLD_TRANSCRIPTS" -maxdepth 3 \( -name '*.jsonl' -o -name '*.json' \) -not -path '*/subagents/*' | sort)
+done < <(find "$CTXFOLD_TRANSCRIPTS" -maxdepth 3 \( -name '*.jsonl' -o -name '*.json' \) -not -path '*/subagents/*' | sort | transcripts_for_run)
 finish

@@ -6,12 +6,13 @@
 # tool id; image bytes), the leading system run aside (the client sends its own system prompt).
 # Plus the contract: a fresh UUID, the provenance record, tool pairs intact, the source database
 # and transcript untouched, --into-home layout, and an existing target never overwritten (exit 4).
+# On a server (tests/e2e/server/run.sh) the transcripts are transcripts_for_run's subset (lib.sh).
 source "$(dirname "$0")/lib.sh"
 need_transcripts
 ITEMS="$(cd "$(dirname "$0")" && pwd)/writeback_items.py"
 cd "$WORK"
 files=$(find "$CTXFOLD_TRANSCRIPTS" -type f \( -name '*.jsonl' -o -name '*.json' \) ! -path '*/subagents/*' \
-        ! -path '*/interchange/*' | sort)
+        ! -path '*/interchange/*' | sort | transcripts_for_run)
 [ -n "$files" ] || fail "no transcripts found"
 n=0
 ID=0e0e0e0e-1111-4222-8333-444455556666
