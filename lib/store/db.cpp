@@ -289,6 +289,7 @@ Stmt& Db::cached(const std::string& sql) {
 }
 
 void Db::exec(std::string_view sql) {
+  schema_names_.reset();  // the statements may create or drop relations
   if (pg_) return pg_->exec(sql);
   std::string s(sql);
   char* err = nullptr;
@@ -301,9 +302,17 @@ void Db::exec(std::string_view sql) {
 }
 
 bool Db::has_schema_object(std::string_view name) {
-  Stmt& q = cached(pg_ ? "SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace s ON s.oid = c.relnamespace "
-                         "WHERE s.nspname = current_schema() AND c.relname = ?1"
-                       : "SELECT 1 FROM sqlite_master WHERE name=?1");
+  if (pg_) {
+    if (!schema_names_) {
+      std::unordered_set<std::string> names;
+      Stmt q = prepare("SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace s "
+                       "ON s.oid = c.relnamespace WHERE s.nspname = current_schema()");
+      while (q.step()) names.insert(q.text(0));
+      schema_names_ = std::move(names);
+    }
+    return schema_names_->count(std::string(name)) > 0;
+  }
+  Stmt& q = cached("SELECT 1 FROM sqlite_master WHERE name=?1");
   ResetOnExit reset(q);
   q.bind(1, name);
   return q.step();
@@ -348,11 +357,13 @@ std::string Db::quick_check() {
 bool Db::in_transaction() const { return pg_ ? pg_->in_transaction() : sqlite3_get_autocommit(db_) == 0; }
 
 void Db::commit_quietly() noexcept {
+  schema_names_.reset();
   if (pg_) return pg_->exec_quietly("COMMIT");
   if (db_) sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
 }
 
 void Db::rollback_quietly() noexcept {
+  schema_names_.reset();
   if (pg_) return pg_->exec_quietly("ROLLBACK");
   if (db_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
 }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace ctxfold {
 
@@ -101,7 +102,12 @@ class Db {
   Db(const std::string& path, bool read_only, bool immutable = false);
   ~Db();
   Db(Db&& o) noexcept
-      : cache_(std::move(o.cache_)), db_(o.db_), pg_(o.pg_), read_only_(o.read_only_), path_(std::move(o.path_)) {
+      : cache_(std::move(o.cache_)),
+        db_(o.db_),
+        pg_(o.pg_),
+        read_only_(o.read_only_),
+        path_(std::move(o.path_)),
+        schema_names_(std::move(o.schema_names_)) {
     o.db_ = nullptr;
     o.pg_ = nullptr;
   }
@@ -123,7 +129,9 @@ class Db {
   Stmt& cached(const std::string& sql);
   /// Whether the schema holds a table, index or view of this name (sqlite_master). Derived data
   /// (text index, cover spans, trigrams) is optional in databases opened read-only at an older
-  /// schema, so its readers check first.
+  /// schema, so its readers check first. On a server the names of the schema's relations are read
+  /// in one query and kept until the next exec(), commit or rollback (which may change them), so
+  /// the checks a command makes at open cost one round trip (docs/backends.md "Round trips").
   bool has_schema_object(std::string_view name);
   /// The SQLite handle, for lib/store's SQLite-only paths (page checks, read-ahead); null on a
   /// server database, where those paths have server counterparts (docs/backends.md).
@@ -164,6 +172,7 @@ class Db {
   pg::Conn* pg_ = nullptr;  // owned; set instead of db_ for a server URL
   bool read_only_;
   std::string path_;
+  std::optional<std::unordered_set<std::string>> schema_names_;  // a server's, while no exec() ran since
 };
 
 /// BEGIN IMMEDIATE ... COMMIT; rolls back in the destructor unless commit() ran. On a server:

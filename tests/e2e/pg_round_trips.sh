@@ -5,7 +5,7 @@
 # SELECT lastval(), no look-up before the insert, no look-up of a predecessor stored just before),
 # the node INSERT must run as a server-side prepared statement, and importing the file again, then
 # another one, must leave seq running 1..n on the server and in a SQLite file (an INSERT that adds
-# no row takes no seq).
+# no row takes no seq). A read command reads the catalog once.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/pg_lib.sh"
 need_transcripts
@@ -42,4 +42,12 @@ n=$(sqlite3 "$lite" "SELECT count(*) FROM nodes")
 expect_eq "SQLite: seq is 1..n" "$n $n" "$(sqlite3 "$lite" "$q")"
 expect_eq "server: seq is 1..n, the nodes of SQLite" "$n $n" "$(pg_psql -d trips -tA -c "$q")"
 expect_rc "verify the server database" 0 "$CTXFOLD" --db "$url" verify-invariants --all-sessions
+
+# A read command's checks of the schema at open (its version, the ledger's tables) read the
+# catalog once: one statement naming pg_class, not one per table.
+mark=$(wc -l <"$log")
+expect_rc "list" 0 "$CTXFOLD" --db "$url" list
+sleep 0.2
+tail -n +"$((mark + 1))" "$log" | grep -E 'LOG:  (statement|execute [^:]*): ' >"$WORK/statements"
+expect_eq "catalog reads of one list" 1 "$(grep -c 'pg_class' "$WORK/statements")"
 finish
