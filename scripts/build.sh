@@ -8,7 +8,8 @@
 # (the binary's own sources then compile beside the library's instead of after them); a folder
 # configured before keeps its generator. CTXFOLD_DEBUG_INFO=OFF (as CI sets it) leaves out the debug
 # information (-O2 -DNDEBUG instead of RelWithDebInfo's -O2 -g -DNDEBUG: the same code, compiled in
-# about three quarters of the CPU time: 38 s -> 29 s for the largest unity file).
+# about three quarters of the CPU time: 38 s -> 29 s for the largest unity file; a binary of 6.5 MB
+# instead of 109 MB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 launcher=()
