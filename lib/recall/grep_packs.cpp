@@ -61,25 +61,30 @@ void scan_packs(Store& st, const Matcher& m, const GrepOptions& o, std::int64_t 
     finder.emplace(f->literal, f->ignore_case);
   }
   constexpr std::uint8_t kVerify = 1, kSure = 2;  // values of hit[k]
+  // Matches placed with their offset and snippet, and the others as seq * 2 + view (8 bytes each:
+  // a common literal's thousands of counted matches stay one small allocation).
   std::vector<PackMatch> found;
+  std::vector<std::int64_t> counted;
   std::int64_t found_raw = 0, found_views = 0;
   // A match is placed (offset, snippet) while its node's text is at hand when it may fall in the
   // page: for one session the pack order is the report order, so the count is exact; across
   // sessions it is a bound that can only leave matches unplaced (grep then reads them).
   auto add = [&](const TextPack& p, std::size_t k, bool view) {
-    PackMatch pm;
-    pm.seq = p.seq(k);
-    pm.view = view;
     std::int64_t& count = view ? found_views : found_raw;
     if (o.limit < 0 || count < o.offset + o.limit) {
+      PackMatch pm;
+      pm.seq = p.seq(k);
+      pm.view = view;
       const std::string_view text = p.node_text(k);
       const std::size_t g = m.find_grapheme(text).value_or(0);
       pm.located = true;
       pm.offset = static_cast<std::int64_t>(g);
       pm.snippet = grep_snippet(text, g);
+      found.push_back(std::move(pm));
+    } else {
+      counted.push_back(p.seq(k) * 2 + (view ? 1 : 0));
     }
     ++count;
-    found.push_back(std::move(pm));
   };
   std::vector<std::uint8_t> hit;
   std::vector<std::size_t> hit_at;  // the k with hit[k] set, ascending
@@ -140,17 +145,20 @@ void scan_packs(Store& st, const Matcher& m, const GrepOptions& o, std::int64_t 
       for (const std::size_t h : hit_at) check(h);  // the nodes with a hit, ascending
     }
   });
-  if (o.session || std::is_sorted(found.begin(), found.end(),
-                                  [](const PackMatch& a, const PackMatch& b) { return a.seq < b.seq; })) {
-    for (const PackMatch& pm : found) on_match(pm);
-    return;
+  // Both lists in seq order (packs of different sessions interleave: sort them when they do),
+  // then merged.
+  auto by_seq = [](const PackMatch& a, const PackMatch& b) { return a.seq < b.seq; };
+  if (!std::is_sorted(found.begin(), found.end(), by_seq)) std::sort(found.begin(), found.end(), by_seq);
+  if (!std::is_sorted(counted.begin(), counted.end())) std::sort(counted.begin(), counted.end());
+  PackMatch unplaced;
+  std::size_t i = 0;
+  for (const std::int64_t c : counted) {
+    for (; i < found.size() && found[i].seq < c / 2; ++i) on_match(found[i]);
+    unplaced.seq = c / 2;
+    unplaced.view = (c & 1) != 0;
+    on_match(unplaced);
   }
-  // Packs of different sessions interleave: sort (seq, index) pairs, not the matches and their
-  // snippets (seqs are unique).
-  std::vector<std::pair<std::int64_t, std::size_t>> order(found.size());
-  for (std::size_t i = 0; i < found.size(); ++i) order[i] = {found[i].seq, i};
-  std::sort(order.begin(), order.end());
-  for (const auto& [seq, i] : order) on_match(found[i]);
+  for (; i < found.size(); ++i) on_match(found[i]);
 }
 
 }  // namespace ctxfold::grep_detail

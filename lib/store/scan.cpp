@@ -17,7 +17,7 @@ ScanReads::ScanReads(Db& db) : db_(db) {
     reading_ahead_ = true;
     auto q = db.prepare("PRAGMA cache_size");
     if (q.step()) cache_size_ = q.int64(0);
-    db.exec("PRAGMA cache_size=64");
+    db.exec("PRAGMA cache_size=16");
   } else {
     db.exec("PRAGMA mmap_size=4294967296");
     // SQLite maps at most 2 GB (SQLITE_MAX_MMAP_SIZE); the rest of a larger file is read one

@@ -69,8 +69,10 @@ std::string runnable_database(const std::string& path);
 
 /// The reads of one pass over most of the database (grep's cold scan), set up for the scope's
 /// lifetime and undone at its end. A read-only SQLite connection reads ahead (64 KiB per pread(2),
-/// store/map_vfs.hpp read_ahead) with a 64-page cache, so pages read once recycle a few cache
-/// slots instead of growing the 16 MiB cache a fresh slot at a time; a read-write one maps the
+/// store/map_vfs.hpp read_ahead) with a 16-page cache, so pages read once recycle a few cache
+/// slots instead of growing the 16 MiB cache a fresh slot at a time (each fresh slot a page fault:
+/// 64 pages of 16 KiB cost ~190 faults more than 16, bench/README.md "Cold grep: page faults, not
+/// bytes"); a read-write one maps the
 /// file (SQLite's mmap, up to 4 GiB). A server needs nothing: its rows arrive over the connection.
 class ScanReads {
  public:
