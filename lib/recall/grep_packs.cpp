@@ -37,6 +37,25 @@ std::size_t node_holding(const TextPack& p, std::size_t k, std::size_t at) {
   return lo;
 }
 
+/// Calls on_match for the placed matches `found` and the counted ones (seq * 2 + view) in one
+/// seq order. Each list is in pack order, which is seq order for one session; packs of different
+/// sessions interleave, and a list that is then out of order is sorted first.
+void emit_in_seq_order(std::vector<PackMatch>& found, std::vector<std::int64_t>& counted,
+                       const std::function<void(const PackMatch&)>& on_match) {
+  auto by_seq = [](const PackMatch& a, const PackMatch& b) { return a.seq < b.seq; };
+  if (!std::is_sorted(found.begin(), found.end(), by_seq)) std::sort(found.begin(), found.end(), by_seq);
+  if (!std::is_sorted(counted.begin(), counted.end())) std::sort(counted.begin(), counted.end());
+  PackMatch unplaced;
+  std::size_t i = 0;
+  for (const std::int64_t c : counted) {
+    for (; i < found.size() && found[i].seq < c / 2; ++i) on_match(found[i]);
+    unplaced.seq = c / 2;
+    unplaced.view = (c & 1) != 0;
+    on_match(unplaced);
+  }
+  for (; i < found.size(); ++i) on_match(found[i]);
+}
+
 }  // namespace
 
 /// The scan over text packs of the nodes with seq > `after` (of o.session, or all): calls
@@ -145,20 +164,7 @@ void scan_packs(Store& st, const Matcher& m, const GrepOptions& o, std::int64_t 
       for (const std::size_t h : hit_at) check(h);  // the nodes with a hit, ascending
     }
   });
-  // Both lists in seq order (packs of different sessions interleave: sort them when they do),
-  // then merged.
-  auto by_seq = [](const PackMatch& a, const PackMatch& b) { return a.seq < b.seq; };
-  if (!std::is_sorted(found.begin(), found.end(), by_seq)) std::sort(found.begin(), found.end(), by_seq);
-  if (!std::is_sorted(counted.begin(), counted.end())) std::sort(counted.begin(), counted.end());
-  PackMatch unplaced;
-  std::size_t i = 0;
-  for (const std::int64_t c : counted) {
-    for (; i < found.size() && found[i].seq < c / 2; ++i) on_match(found[i]);
-    unplaced.seq = c / 2;
-    unplaced.view = (c & 1) != 0;
-    on_match(unplaced);
-  }
-  for (; i < found.size(); ++i) on_match(found[i]);
+  emit_in_seq_order(found, counted, on_match);
 }
 
 }  // namespace ctxfold::grep_detail

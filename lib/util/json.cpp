@@ -3,15 +3,144 @@
 
 #include <simdjson.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <optional>
 
 namespace ctxfold {
 
-std::string dump_json(const Json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+// dump_json writes what nlohmann's Json::dump(-1, ' ', false, error_handler_t::replace) writes,
+// byte for byte (tests/unit/util/json_dump_test.cpp compares the two on every record of the real
+// transcripts and on generated trees), faster: a string is checked as UTF-8 by simdjson and
+// copied in runs between the bytes JSON must escape, where nlohmann decodes and writes it one
+// character at a time (a tenth of an import's CPU, bench/README.md "Import CPU"). What only
+// nlohmann decides is left to it: floats (its shortest round-trip form), strings that are not
+// valid UTF-8 (its U+FFFD replacement rules), binary and discarded values.
+
+namespace {
+
+/// Whether JSON must escape byte c in a string: control characters, the quote and the backslash
+/// (RFC 8259 section 7). nlohmann (ensure_ascii off) escapes exactly these, and not DEL or `/`.
+constexpr bool needs_escape(unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; }
+
+/// Where the first byte of s[from..) that needs escaping is, or s.size().
+std::size_t next_escape(std::string_view s, std::size_t from) {
+  std::size_t i = from;
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), low = _mm_set1_epi8(0x1F);
+  for (; i + 16 <= s.size(); i += 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+    const __m128i control = _mm_cmpeq_epi8(_mm_max_epu8(x, low), low);  // x <= 0x1F, unsigned
+    const __m128i hit = _mm_or_si128(control, _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)));
+    if (const int mask = _mm_movemask_epi8(hit)) return i + static_cast<std::size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+  }
+#endif
+  for (; i < s.size(); ++i)
+    if (needs_escape(static_cast<unsigned char>(s[i]))) return i;
+  return s.size();
 }
+
+/// Appends s as a quoted JSON string to out (a std::string or a sink with append(const char*,
+/// size_t)).
+template <class Out>
+void write_string(Out& out, const std::string& s) {
+  if (!simdjson::validate_utf8(s.data(), s.size())) {
+    const std::string quoted = Json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    out.append(quoted.data(), quoted.size());
+    return;
+  }
+  out.append("\"", 1);
+  const std::string_view v(s);
+  std::size_t run = 0;
+  for (std::size_t i = next_escape(v, 0); i < v.size(); i = next_escape(v, run)) {
+    out.append(v.data() + run, i - run);
+    const auto c = static_cast<unsigned char>(v[i]);
+    switch (c) {
+      case '"': out.append("\\\"", 2); break;
+      case '\\': out.append("\\\\", 2); break;
+      case '\b': out.append("\\b", 2); break;
+      case '\f': out.append("\\f", 2); break;
+      case '\n': out.append("\\n", 2); break;
+      case '\r': out.append("\\r", 2); break;
+      case '\t': out.append("\\t", 2); break;
+      default: {
+        static constexpr char kHex[] = "0123456789abcdef";  // nlohmann writes \u%04x: lowercase
+        const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+        out.append(esc, 6);
+      }
+    }
+    run = i + 1;
+  }
+  out.append(v.data() + run, v.size() - run);
+  out.append("\"", 1);
+}
+
+template <class Out>
+void write_json(Out& out, const Json& j) {
+  switch (j.type()) {
+    case Json::value_t::object: {
+      out.append("{", 1);
+      bool first = true;
+      for (const auto& [key, value] : j.items()) {
+        if (!first) out.append(",", 1);
+        first = false;
+        write_string(out, key);
+        out.append(":", 1);
+        write_json(out, value);
+      }
+      out.append("}", 1);
+      return;
+    }
+    case Json::value_t::array: {
+      out.append("[", 1);
+      bool first = true;
+      for (const Json& e : j) {
+        if (!first) out.append(",", 1);
+        first = false;
+        write_json(out, e);
+      }
+      out.append("]", 1);
+      return;
+    }
+    case Json::value_t::string:
+      write_string(out, j.get_ref<const std::string&>());
+      return;
+    case Json::value_t::boolean:
+      if (j.get<bool>()) out.append("true", 4);
+      else out.append("false", 5);
+      return;
+    case Json::value_t::null:
+      out.append("null", 4);
+      return;
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned: {
+      char buf[24];
+      const auto r = j.is_number_unsigned() ? std::to_chars(buf, buf + sizeof buf, j.get<std::uint64_t>())
+                                            : std::to_chars(buf, buf + sizeof buf, j.get<std::int64_t>());
+      out.append(buf, static_cast<std::size_t>(r.ptr - buf));
+      return;
+    }
+    default: {  // float, binary, discarded: nlohmann's own form
+      const std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      out.append(text.data(), text.size());
+    }
+  }
+}
+
+}  // namespace
+
+std::string dump_json(const Json& j) {
+  std::string out;
+  write_json(out, j);
+  return out;
+}
+
+void dump_json_to(const Json& j, JsonSink& sink) { write_json(sink, j); }
 
 // parse_json gives the value nlohmann::json::parse gives (key order, a repeated key's last value
 // at its first place, integer kinds): most texts are read by simdjson (libsimdjson-dev) and

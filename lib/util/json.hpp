@@ -10,7 +10,20 @@ namespace ctxfold {
 using Json = nlohmann::ordered_json;
 
 /// Serializes compactly; invalid UTF-8 inside strings is replaced by U+FFFD instead of throwing.
+/// The bytes are those of nlohmann's `j.dump(-1, ' ', false, error_handler_t::replace)` (stored
+/// content and digests depend on them; lib/util/json.cpp says how they are kept equal).
 std::string dump_json(const Json& j);
+
+/// Where dump_json_to writes: append(p, n) receives the serialized text in pieces, in order.
+class JsonSink {
+ public:
+  virtual ~JsonSink() = default;
+  virtual void append(const char* p, std::size_t n) = 0;
+};
+
+/// Writes dump_json(j) to sink in pieces without holding it whole (for digests of large
+/// documents, util/json_digest.hpp).
+void dump_json_to(const Json& j, JsonSink& sink);
 
 /// Parses text as JSON. Throws nlohmann::json::parse_error on malformed input.
 Json parse_json(std::string_view text);

@@ -8,15 +8,11 @@
 namespace ctxfold {
 namespace {
 
-/// nlohmann's serializer writes through an output adapter; this one feeds a SHA-256, buffered.
-class Sha256Output : public nlohmann::detail::output_adapter_protocol<char> {
+/// Feeds the serialized text to a SHA-256, buffered (64 KiB; a piece that long goes straight in).
+class Sha256Sink : public JsonSink {
  public:
-  explicit Sha256Output(Sha256& sha) : sha_(sha) {}
-  void write_character(char c) override {
-    if (buf_.size() == kBuffer) flush();
-    buf_.push_back(c);
-  }
-  void write_characters(const char* s, std::size_t length) override {
+  explicit Sha256Sink(Sha256& sha) : sha_(sha) {}
+  void append(const char* s, std::size_t length) override {
     if (buf_.size() + length > kBuffer) flush();
     if (length >= kBuffer) sha_.update(std::string_view(s, length));
     else buf_.append(s, length);
@@ -32,18 +28,11 @@ class Sha256Output : public nlohmann::detail::output_adapter_protocol<char> {
   std::string buf_;
 };
 
-}  // namespace
-
-namespace {
-
 /// Feeds dump_json(j) to sha.
 void feed_json(Sha256& sha, const Json& j) {
-  auto out = std::make_shared<Sha256Output>(sha);
-  // What dump_json (Json::dump(-1, ' ', false, replace)) does with its string adapter: indent -1
-  // is no pretty printing, ensure_ascii false.
-  nlohmann::detail::serializer<Json> s(out, ' ', nlohmann::json::error_handler_t::replace);
-  s.dump(j, false, false, 0);
-  out->flush();
+  Sha256Sink out(sha);
+  dump_json_to(j, out);
+  out.flush();
 }
 
 }  // namespace
