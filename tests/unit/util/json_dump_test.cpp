@@ -6,11 +6,11 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <random>
 #include <string>
 
+#include "transcript_records.hpp"
 #include "util/digest.hpp"
 #include "util/json.hpp"
 #include "util/json_digest.hpp"
@@ -127,26 +127,16 @@ TEST(JsonDump, EveryRecordOfTheRealTranscriptsDumpsAsNlohmannDumpsIt) {
   const std::string dir = CTXFOLD_TRANSCRIPTS_DIR;
   if (!fs::exists(dir)) GTEST_SKIP() << "no transcripts at " << dir;
   std::size_t records = 0;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    const std::string ext = e.path().extension().string();
-    if (!e.is_regular_file() || (ext != ".jsonl" && ext != ".json")) continue;
-    std::ifstream f(e.path(), std::ios::binary);
-    const std::string whole((std::istreambuf_iterator<char>(f)), {});
-    std::size_t at = 0, line = 0;
-    while (at < whole.size()) {
-      std::size_t nl = whole.find('\n', at);
-      if (nl == std::string::npos) nl = whole.size();
-      ++line;
-      const Json j = Json::parse(std::string_view(whole).substr(at, nl - at), nullptr, false);
-      if (!j.is_discarded()) {
-        EXPECT_EQ(dump_differs(j), "") << e.path() << ":" << line;
-        ++records;
-      }
-      at = nl + 1;
-    }
+  test_data::for_each_transcript_file(dir, [&](const fs::path& path, const std::string& whole) {
+    test_data::for_each_line(whole, [&](std::size_t line, std::string_view text) {
+      const Json j = Json::parse(text, nullptr, false);
+      if (j.is_discarded()) return;
+      EXPECT_EQ(dump_differs(j), "") << path << ":" << line;
+      ++records;
+    });
     const Json doc = Json::parse(whole, nullptr, false);  // a whole .json file (Gemini sessions)
-    if (!doc.is_discarded()) EXPECT_EQ(dump_differs(doc), "") << e.path();
-  }
+    if (!doc.is_discarded()) EXPECT_EQ(dump_differs(doc), "") << path;
+  });
   EXPECT_GT(records, 1000u);
 }
 

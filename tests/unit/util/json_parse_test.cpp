@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "transcript_records.hpp"
 #include "util/json.hpp"
 #include "util/json_sax.hpp"
 
@@ -109,22 +110,13 @@ TEST(JsonParse, EveryRecordOfTheRealTranscriptsReadsAsNlohmannReadsIt) {
   const std::string dir = CTXFOLD_TRANSCRIPTS_DIR;
   if (!fs::exists(dir)) GTEST_SKIP() << "no transcripts at " << dir;
   std::size_t records = 0;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    const std::string ext = e.path().extension().string();
-    if (!e.is_regular_file() || (ext != ".jsonl" && ext != ".json")) continue;
-    std::ifstream f(e.path(), std::ios::binary);
-    std::string whole((std::istreambuf_iterator<char>(f)), {});
-    EXPECT_EQ(differs(whole), "") << e.path();
-    std::size_t at = 0, line = 0;
-    while (at < whole.size()) {
-      std::size_t nl = whole.find('\n', at);
-      if (nl == std::string::npos) nl = whole.size();
-      ++line;
-      EXPECT_EQ(differs(std::string_view(whole).substr(at, nl - at)), "") << e.path() << ":" << line;
+  test_data::for_each_transcript_file(dir, [&](const fs::path& path, const std::string& whole) {
+    EXPECT_EQ(differs(whole), "") << path;
+    test_data::for_each_line(whole, [&](std::size_t line, std::string_view text) {
+      EXPECT_EQ(differs(text), "") << path << ":" << line;
       ++records;
-      at = nl + 1;
-    }
-  }
+    });
+  });
   EXPECT_GT(records, 1000u);
 }
 
