@@ -18,9 +18,9 @@ namespace ctxfold {
 // byte for byte (tests/unit/util/json_dump_test.cpp compares the two on every record of the real
 // transcripts and on generated trees), faster: a string is checked as UTF-8 by simdjson and
 // copied in runs between the bytes JSON must escape, where nlohmann decodes and writes it one
-// character at a time (a tenth of an import's CPU, bench/README.md "Import CPU"). What only
-// nlohmann decides is left to it: floats (its shortest round-trip form), strings that are not
-// valid UTF-8 (its U+FFFD replacement rules), binary and discarded values.
+// character at a time (a tenth of an import's CPU, bench/README.md "Import CPU: strings serialized
+// in runs"). What only nlohmann decides is left to it: floats (its shortest round-trip form),
+// strings that are not valid UTF-8 (its U+FFFD replacement rules), binary and discarded values.
 
 namespace {
 

@@ -25,11 +25,7 @@ std::string nlohmann_dump(const Json& j) { return j.dump(-1, ' ', false, nlohman
 /// The text dump_json_to writes, gathered piece by piece.
 struct Gather : JsonSink {
   std::string text;
-  std::size_t pieces = 0;
-  void append(const char* p, std::size_t n) override {
-    text.append(p, n);
-    ++pieces;
-  }
+  void append(const char* p, std::size_t n) override { text.append(p, n); }
 };
 
 /// "" when dump_json, dump_json_to and dump_json_sha256 all agree with nlohmann's dump of j,
