@@ -403,7 +403,8 @@ std::int64_t Store::max_seq() {
 }
 
 std::optional<SessionInfo> Store::session(const std::string& id) {
-  auto st = db_.prepare(fmt::format("SELECT {} FROM sessions WHERE id=?1", kSessionColumns));
+  auto& st = db_.cached(fmt::format("SELECT {} FROM sessions WHERE id=?1", kSessionColumns));
+  ResetOnExit st_reset(st);
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
   return read_session(st, path_);
@@ -698,7 +699,8 @@ std::optional<std::string> Store::predecessor_of(const std::string& id) {
 }
 
 std::optional<Node> Store::node_by_seq(std::int64_t seq, bool with_covers) {
-  auto st = db_.prepare(fmt::format("SELECT {} FROM nodes WHERE seq=?1", kNodeColumns));
+  auto& st = db_.cached(fmt::format("SELECT {} FROM nodes WHERE seq=?1", kNodeColumns));
+  ResetOnExit st_reset(st);
   st.bind(1, seq);
   if (!st.step()) return std::nullopt;
   Node n = read_node(st, path_);
@@ -708,7 +710,8 @@ std::optional<Node> Store::node_by_seq(std::int64_t seq, bool with_covers) {
 
 std::vector<std::string> Store::children(const std::string& id) {
   std::vector<std::string> out;
-  auto st = db_.prepare("SELECT id FROM nodes WHERE predecessor=?1 ORDER BY seq");
+  auto& st = db_.cached("SELECT id FROM nodes WHERE predecessor=?1 ORDER BY seq");
+  ResetOnExit st_reset(st);
   st.bind(1, id);
   while (st.step()) out.push_back(st.text(0));
   return out;
@@ -716,7 +719,8 @@ std::vector<std::string> Store::children(const std::string& id) {
 
 std::vector<std::string> Store::covers_of(std::int64_t view_seq) {
   std::vector<std::string> out;
-  auto st = db_.prepare("SELECT node_id FROM covers WHERE summary_seq=?1 ORDER BY pos");
+  auto& st = db_.cached("SELECT node_id FROM covers WHERE summary_seq=?1 ORDER BY pos");
+  ResetOnExit st_reset(st);
   st.bind(1, view_seq);
   while (st.step()) out.push_back(st.text(0));
   return out;
@@ -734,7 +738,8 @@ void Store::for_each_node(const std::string& session, const std::function<bool(c
 }
 
 std::int64_t Store::node_count(const std::string& session, std::int64_t as_of) {
-  auto st = db_.prepare("SELECT count(*) FROM nodes WHERE session=?1 AND seq<=?2");
+  auto& st = db_.cached("SELECT count(*) FROM nodes WHERE session=?1 AND seq<=?2");
+  ResetOnExit st_reset(st);
   st.bind(1, session).bind(2, as_of);
   st.step();
   return st.int64(0);
@@ -745,11 +750,12 @@ std::vector<Node> Store::view_nodes(const std::string& session, const std::strin
   std::vector<Node> out;
   // INDEXED BY: without statistics the planner walks (session, seq) to skip the sort, reading every
   // node of the session (a full pass over a 10^6-node session); the view nodes are few.
-  auto st = db_.prepare(fmt::format(
+  auto& st = db_.cached(fmt::format(
       "SELECT {} FROM nodes INDEXED BY nodes_session_kind WHERE session=?1 AND seq<=?2 "
       "AND kind IN {} "
       "AND (?3 = '' OR kind = ?3) ORDER BY seq",
       kNodeColumns, kViewKindsSql));
+  ResetOnExit st_reset(st);
   st.bind(1, session).bind(2, as_of).bind(3, kind_filter);
   while (st.step()) {
     Node n = read_node(st, path_);
@@ -760,10 +766,11 @@ std::vector<Node> Store::view_nodes(const std::string& session, const std::strin
 }
 
 std::optional<Node> Store::active_summary(const std::string& session, std::int64_t as_of) {
-  auto st = db_.prepare(fmt::format(
+  auto& st = db_.cached(fmt::format(
       "SELECT {} FROM nodes WHERE session=?1 AND kind='summary' AND seq<=?2 AND covers_count IS NOT NULL "
       "AND coalesce(json_extract(metadata,'$.strategy'),?3)=?3 ORDER BY seq DESC LIMIT 1",
       kNodeColumns));
+  ResetOnExit st_reset(st);
   // Absent or null reads as rolling: model/strategy_label.hpp strategy_label.
   st.bind(1, session).bind(2, as_of).bind(3, label_name(StrategyLabel::rolling));
   if (!st.step()) return std::nullopt;
@@ -777,21 +784,23 @@ std::optional<Node> Store::system_prompt(const std::string& session, std::int64_
   // server's planner may walk every event node of the session before the marks, calling the
   // json_extract function on each (a render of a 1,893-node session spent 17 ms there).
   const bool marks = db_.has_schema_object("node_marks");
-  auto st = db_.prepare(fmt::format(
+  auto& st = db_.cached(fmt::format(
       "SELECT {} FROM nodes WHERE {}session=?1 AND kind='event' AND seq<=?2 "
       "AND json_extract(metadata,'$.event')='system_prompt' ORDER BY seq DESC LIMIT 1",
       kNodeColumns,
       marks ? "seq = (SELECT max(m.seq) FROM node_marks m CROSS JOIN nodes x ON x.seq = m.seq WHERE (m.mark & 2) <> 0 "
               "AND m.seq<=?2 AND x.session=?1 AND x.kind='event') AND "
             : ""));
+  ResetOnExit st_reset(st);
   st.bind(1, session).bind(2, as_of);
   if (!st.step()) return std::nullopt;
   return read_node(st, path_);
 }
 
 std::optional<Node> Store::latest_of_kind(const std::string& session, const std::string& kind, std::int64_t as_of) {
-  auto st = db_.prepare(
+  auto& st = db_.cached(
       fmt::format("SELECT {} FROM nodes WHERE session=?1 AND kind=?2 AND seq<=?3 ORDER BY seq DESC LIMIT 1", kNodeColumns));
+  ResetOnExit st_reset(st);
   st.bind(1, session).bind(2, kind).bind(3, as_of);
   if (!st.step()) return std::nullopt;
   return read_node(st, path_);
@@ -804,10 +813,11 @@ std::vector<Store::SummaryRange> Store::summary_ranges(const std::string& sessio
 
 std::optional<Node> Store::active_view(const std::string& session, const std::string& kind_name,
                                        StrategyLabel label, std::int64_t as_of) {
-  auto st = db_.prepare(fmt::format(
+  auto& st = db_.cached(fmt::format(
       "SELECT {} FROM nodes WHERE session=?1 AND kind=?3 AND seq<=?2 AND covers_count IS NOT NULL "
       "AND json_extract(metadata,'$.strategy')=?4 ORDER BY seq DESC LIMIT 1",
       kNodeColumns));
+  ResetOnExit st_reset(st);
   st.bind(1, session).bind(2, as_of).bind(3, kind_name).bind(4, label_name(label));
   if (!st.step()) return std::nullopt;
   return read_node(st, path_);
@@ -816,9 +826,10 @@ std::optional<Node> Store::active_view(const std::string& session, const std::st
 std::vector<Store::SummaryRange> Store::view_ranges(const std::string& session, const std::string& kind_name,
                                                     StrategyLabel label, std::int64_t as_of) {
   std::vector<SummaryRange> out;
-  auto st = db_.prepare(
+  auto& st = db_.cached(
       "SELECT seq, id, predecessor, covers_first, covers_last, covers_count FROM nodes WHERE session=?1 AND "
       "kind=?4 AND seq<=?2 AND covers_count IS NOT NULL AND json_extract(metadata,'$.strategy')=?3 ORDER BY seq");
+  ResetOnExit st_reset(st);
   st.bind(1, session).bind(2, as_of).bind(3, label_name(label)).bind(4, kind_name);
   while (st.step()) {
     SummaryRange r;
@@ -841,8 +852,9 @@ bool Store::covers_contains(std::int64_t view_seq, const std::string& id) {
 }
 
 std::optional<std::string> Store::head(const std::string& session, std::int64_t as_of) {
-  auto st = db_.prepare(
+  auto& st = db_.cached(
       "SELECT node_id FROM head_moves WHERE session=?1 AND boundary_seq<=?2 ORDER BY seq DESC LIMIT 1");
+  ResetOnExit st_reset(st);
   st.bind(1, session).bind(2, as_of);
   if (!st.step()) return std::nullopt;
   return st.text(0);
@@ -865,8 +877,9 @@ void Store::copy_head_move(const HeadMove& m) {
 
 std::vector<HeadMove> Store::head_moves(const std::string& session) {
   std::vector<HeadMove> out;
-  auto st = db_.prepare(
+  auto& st = db_.cached(
       "SELECT seq, session, node_id, previous, cause, boundary_seq FROM head_moves WHERE session=?1 ORDER BY seq");
+  ResetOnExit st_reset(st);
   st.bind(1, session);
   while (st.step()) {
     HeadMove m;
