@@ -137,6 +137,7 @@ struct CoverWalk {
   std::vector<std::int64_t> seqs;     ///< of the covered nodes of the session, in covers order
   std::unordered_set<std::string> open_calls, pending_results;
   std::vector<std::uint64_t> calls_inside, results_inside;
+  std::int64_t tokens = 0;  ///< estimated tokens of the covered nodes of the session (I7)
 };
 
 /// Streams summary s's covers list (st: check_summary_coverage's statement) with what I3 needs of
@@ -167,6 +168,7 @@ CoverWalk walk_covers(Stmt& st, const std::string& session, const Node& s, Check
     std::string kind = st.text(3);
     std::string role = st.opt_text(4).value_or("");
     w.seqs.push_back(st.int64(6));
+    w.tokens += st.int64(7);
     if (i == 0) w.splice = pred;
     if ((rolling || region) && (kind == kind::kSummary || kind == kind::kArchive || kind == kind::kNotes)) {
       add(c, false, session, {s.id, id},
@@ -270,12 +272,12 @@ void check_edges(Store& store, const std::string& session, const std::vector<Edg
 
 }  // namespace
 
-Check check_summary_coverage(Store& store, const std::vector<std::string>& sessions) {
+Check check_summary_coverage(Store& store, const std::vector<std::string>& sessions, CoveredTokensBySummary* covered) {
   Check c = make_check("I3");
   // One summary's covers list streamed with what I3 needs of each covered node: memory is O(1)
   // per covered node (its seq, and 8-byte hashes of the tool ids inside) whatever the coverage.
   auto st = store.db().prepare_scan(
-      "SELECT c.node_id, n.session, n.predecessor, n.kind, n.role, n.content, n.seq FROM covers c "
+      "SELECT c.node_id, n.session, n.predecessor, n.kind, n.role, n.content, n.seq, n.tokens FROM covers c "
       "LEFT JOIN nodes n ON n.id = c.node_id WHERE c.summary_seq = ?1 ORDER BY c.pos");
   for (const auto& session : sessions) {
     // Edge candidates of every summary: a result inside whose call is not inside, a call inside
@@ -284,6 +286,7 @@ Check check_summary_coverage(Store& store, const std::vector<std::string>& sessi
     std::vector<Edges> edges;
     for (const auto& s : summaries_of(store, session)) {
       CoverWalk w = walk_covers(st, session, s, c);
+      if (covered) (*covered)[s.seq] = CoveredTokens{w.tokens, static_cast<std::int64_t>(w.rows)};
       if (w.rows == 0) {
         add(c, false, session, {s.id}, fmt::format("summary '{}' covers nothing", s.id));
         continue;
@@ -417,7 +420,8 @@ void verify_detail::check_supersession(Store& store, const std::vector<std::stri
   }
 }
 
-Check check_compaction_log(Store& store, const std::vector<std::string>& sessions) {
+Check check_compaction_log(Store& store, const std::vector<std::string>& sessions,
+                           const CoveredTokensBySummary* covered) {
   Check c = make_check("I7");
   for (const auto& session : sessions) {
     struct Bracket {
@@ -457,9 +461,10 @@ Check check_compaction_log(Store& store, const std::vector<std::string>& session
       }
     }
 
-    auto sum = store.db().prepare(
+    auto& sum = store.db().cached(
         "SELECT coalesce(sum(n.tokens), 0), count(*) FROM covers c LEFT JOIN nodes n ON n.id = c.node_id "
         "AND n.session = ?2 WHERE c.summary_seq = ?1");
+    ResetOnExit sum_reset(sum);
     for (const auto& s : summaries) {
       const std::string origin = origin_of(s);
       const bool imported = origin == "import";
@@ -482,14 +487,20 @@ Check check_compaction_log(Store& store, const std::vector<std::string>& session
       } else if (!imported && !s.metadata.contains("provenance") && !s.metadata.contains("source")) {
         add(c, true, session, {s.id}, fmt::format("summary '{}' records no provenance or source", s.id));
       }
-      sum.reset();
-      sum.bind(1, s.seq).bind(2, session);
-      sum.step();
-      std::int64_t covered = sum.int64(0), count = sum.int64(1);
-      if (count > 0 && s.tokens >= covered)
+      CoveredTokens sums;
+      if (auto it = covered ? covered->find(s.seq) : CoveredTokensBySummary::const_iterator();
+          covered && it != covered->end()) {
+        sums = it->second;
+      } else {
+        sum.reset();
+        sum.bind(1, s.seq).bind(2, session);
+        sum.step();
+        sums = CoveredTokens{sum.int64(0), sum.int64(1)};
+      }
+      if (sums.rows > 0 && s.tokens >= sums.tokens)
         add(c, imported, session, {s.id},
             fmt::format("summary '{}' ({} estimated tokens) is not smaller than the {} tokens it covers", s.id, s.tokens,
-                        covered));
+                        sums.tokens));
     }
   }
   return c;

@@ -1,5 +1,7 @@
 #pragma once
+#include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "invariants/verify.hpp"
@@ -16,7 +18,16 @@ namespace ctxfold {
 /// inside whose results lie only outside) and the segment must not start with a tool record.
 /// Edge findings on imported summaries (metadata.origin "import") are warnings: the source cut
 /// there. Read-only; cost O(session nodes + covered ids).
-Check check_summary_coverage(Store& store, const std::vector<std::string>& sessions);
+/// covered, when given, receives per summary (by seq) the estimated tokens of the covered nodes
+/// of its session and the number of its covers rows, read on the same pass over the covered rows:
+/// what I7 compares the summary's own tokens with (check_compaction_log).
+struct CoveredTokens {
+  std::int64_t tokens = 0;  ///< sum of nodes.tokens of the covered nodes that are the session's
+  std::int64_t rows = 0;    ///< covers rows, whatever they name
+};
+using CoveredTokensBySummary = std::unordered_map<std::int64_t, CoveredTokens>;
+Check check_summary_coverage(Store& store, const std::vector<std::string>& sessions,
+                             CoveredTokensBySummary* covered = nullptr);
 
 /// Invariant 4 (docs/invariants.md "I4"): at most one active rolling summary per session. The
 /// active one is the newest (store.active_summary); rendering HEAD with strategy rolling must
@@ -40,6 +51,10 @@ void check_active_summary(Store& store, const std::string& session, Check& c, co
 /// record in the source session) has its compact/summary record naming
 /// it and a provenance (summarizer kind and model, prompt_version, input_digest); every summary
 /// is smaller (estimated tokens) than the nodes it covers (a warning for imported summaries).
-Check check_compaction_log(Store& store, const std::vector<std::string>& sessions);
+/// covered: the sums check_summary_coverage gathered on its pass over the same summaries, used
+/// instead of summing again (each covered node's tokens column lies past its content, so a second
+/// sum reads every covered node's pages again); a summary missing from it is summed here.
+Check check_compaction_log(Store& store, const std::vector<std::string>& sessions,
+                           const CoveredTokensBySummary* covered = nullptr);
 
 }  // namespace ctxfold
