@@ -67,20 +67,35 @@ Spine walk_spine(Store& store, const Chain& chain, const std::string& head,
 }
 
 /// Calls fn(id, seq) for each id a view node covers, in order; seq is empty when the id is not a
-/// node of the session whose every node chain holds (check_ledger). Streams: nothing is held. The
-/// seq comes from the id index alone (the session is not read from the node's row: chain knows
-/// the session's seqs), so each covered id costs one index seek and no table seek.
+/// node of the session whose every node chain holds (check_ledger). Streams in batches of
+/// kCoveredBatch ids: each batch's seqs are looked up in id order, so consecutive seeks in the id
+/// index land on the same pages (a summary's ids are random uuids: in covers order, each seek at
+/// 10^6 nodes read a fresh page of a 42 MB index through a 16 MiB cache), and the session is not
+/// read from the node's row (chain knows the session's seqs).
+constexpr std::size_t kCoveredBatch = 1 << 15;
 void for_each_covered(Store& store, std::int64_t view_seq, const Chain& chain,
                       const std::function<void(const std::string&, std::optional<std::int64_t>)>& fn) {
-  auto& st = store.db().cached(
-      "SELECT c.node_id, n.seq FROM covers c LEFT JOIN nodes n ON n.id = c.node_id "
-      "WHERE c.summary_seq = ?1 ORDER BY c.pos");
-  ResetOnExit reset(st);
-  st.bind(1, view_seq);
-  while (st.step()) {
-    std::optional<std::int64_t> seq = st.opt_int64(1);
-    if (seq && chain.find(*seq) == std::string::npos) seq.reset();
-    fn(st.text(0), seq);
+  auto& rows = store.db().cached("SELECT node_id FROM covers WHERE summary_seq = ?1 ORDER BY pos");
+  ResetOnExit rows_reset(rows);
+  rows.bind(1, view_seq);
+  auto& look = store.db().cached("SELECT seq FROM nodes WHERE id=?1");
+  std::vector<std::string> ids;
+  std::vector<std::uint32_t> by_id;
+  std::vector<std::int64_t> seqs;  // 0: not a node of the session (seqs start at 1)
+  for (bool more = true; more;) {
+    ids.clear();
+    while (ids.size() < kCoveredBatch && (more = rows.step())) ids.push_back(rows.text(0));
+    by_id.resize(ids.size());
+    for (std::uint32_t i = 0; i < by_id.size(); ++i) by_id[i] = i;
+    std::sort(by_id.begin(), by_id.end(), [&](std::uint32_t a, std::uint32_t b) { return ids[a] < ids[b]; });
+    seqs.assign(ids.size(), 0);
+    for (std::uint32_t i : by_id) {
+      ResetOnExit look_reset(look);
+      look.bind(1, ids[i]);
+      if (look.step() && chain.find(look.int64(0)) != std::string::npos) seqs[i] = look.int64(0);
+    }
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      fn(ids[i], seqs[i] > 0 ? std::optional<std::int64_t>(seqs[i]) : std::nullopt);
   }
 }
 
