@@ -73,15 +73,21 @@ std::string canonical_node(const Node& n, std::string_view content_json, std::st
   std::string out;
   out.reserve(content_json.size() + metadata_json.size() + 256);
   out += "{\"id\":";
-  out += dump_json(Json(n.id));
+  append_json_string(out, n.id);
   out += ",\"session\":";
-  out += dump_json(Json(n.session));
+  append_json_string(out, n.session);
   out += ",\"predecessor\":";
-  out += n.predecessor ? dump_json(Json(*n.predecessor)) : "null";
+  if (n.predecessor)
+    append_json_string(out, *n.predecessor);
+  else
+    out += "null";
   out += ",\"kind\":";
-  out += dump_json(Json(n.kind));
+  append_json_string(out, n.kind);
   out += ",\"role\":";
-  out += n.role.empty() ? "null" : dump_json(Json(n.role));
+  if (n.role.empty())
+    out += "null";
+  else
+    append_json_string(out, n.role);
   out += ",\"content\":";
   out += content_json;
   out += ",\"metadata\":";

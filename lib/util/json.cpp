@@ -142,6 +142,8 @@ std::string dump_json(const Json& j) {
 
 void dump_json_to(const Json& j, JsonSink& sink) { write_json(sink, j); }
 
+void append_json_string(std::string& out, const std::string& s) { write_string(out, s); }
+
 // parse_json gives the value nlohmann::json::parse gives (key order, a repeated key's last value
 // at its first place, integer kinds): most texts are read by simdjson (libsimdjson-dev) and
 // copied, the rest (lone surrogate escapes, `-0`, anything simdjson refuses, texts over 16 MiB)

@@ -25,6 +25,10 @@ class JsonSink {
 /// documents, util/json_digest.hpp).
 void dump_json_to(const Json& j, JsonSink& sink);
 
+/// Appends dump_json(Json(s)) to out without making the Json value: s quoted and escaped, invalid
+/// UTF-8 replaced by U+FFFD (canonical_node writes a node's ids this way for every digest).
+void append_json_string(std::string& out, const std::string& s);
+
 /// Parses text as JSON. Throws nlohmann::json::parse_error on malformed input.
 Json parse_json(std::string_view text);
 
