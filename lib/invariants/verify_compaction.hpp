@@ -10,6 +10,15 @@
 
 namespace ctxfold {
 
+/// What I3's pass over one summary's covers rows (check_summary_coverage) hands to I7
+/// (check_compaction_log), which compares the summary's own estimated tokens with `tokens`.
+struct CoveredTokens {
+  std::int64_t tokens = 0;  ///< sum of nodes.tokens of the covered nodes that are the session's
+  std::int64_t rows = 0;    ///< covers rows, whatever they name
+};
+/// CoveredTokens by the summary's seq.
+using CoveredTokensBySummary = std::unordered_map<std::int64_t, CoveredTokens>;
+
 /// Invariant 3 (docs/invariants.md "I3"): every summary node's covers_ids is non-empty, names
 /// nodes of its own session, is a contiguous chain segment (each covered node's predecessor is
 /// the previous covered id), names no view node when the summary is a rolling or a region one, and the
@@ -21,11 +30,6 @@ namespace ctxfold {
 /// covered, when given, receives per summary (by seq) the estimated tokens of the covered nodes
 /// of its session and the number of its covers rows, read on the same pass over the covered rows:
 /// what I7 compares the summary's own tokens with (check_compaction_log).
-struct CoveredTokens {
-  std::int64_t tokens = 0;  ///< sum of nodes.tokens of the covered nodes that are the session's
-  std::int64_t rows = 0;    ///< covers rows, whatever they name
-};
-using CoveredTokensBySummary = std::unordered_map<std::int64_t, CoveredTokens>;
 Check check_summary_coverage(Store& store, const std::vector<std::string>& sessions,
                              CoveredTokensBySummary* covered = nullptr);
 
