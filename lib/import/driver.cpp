@@ -170,6 +170,9 @@ ImportResult import_paths(Store& store, const std::vector<std::string>& paths, c
   // One write transaction for the whole call: an import lands whole or not at all, and --strict
   // can roll back everything when any warning appears.
   Txn txn(store.db());
+  // Into a database without nodes, the predecessor index is built once at the end instead of
+  // row by row (docs/import.md "A first import").
+  store.defer_predecessor_index();
   for (const std::string& given : paths) {
     // Regular files are read by path (the Claude Code importer re-reads lines by offset); any
     // other source is read once into a spool, and so is a file descriptor's name (/dev/stdin,
@@ -206,6 +209,7 @@ ImportResult import_paths(Store& store, const std::vector<std::string>& paths, c
                             w.code, result.warnings.size()),
                 "drop --strict to import what can be kept");
   }
+  store.restore_predecessor_index();
   txn.commit();
   return result;
 }

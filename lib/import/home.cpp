@@ -480,9 +480,11 @@ void import_changed(FileImport& f) {
   if (outcome == "appended" && agent == "claude-code" && grew && k->resume_offset > 0)
     resume = ResumePoint{static_cast<std::uint64_t>(k->resume_offset), k->read_lines};
   Txn txn(f.store.db());
+  f.store.defer_predecessor_index();  // the first file into a new database (docs/import.md "A first import")
   if (outcome == "new" || outcome == "appended" || outcome == "rewritten") run_importer(f, agent, resume);
   Seen seen = what_was_read(f, file, outcome, grew, resume);
   record(f.store, f.c.path, agent, f.size, f.mtime, seen, outcome);
+  f.store.restore_predecessor_index();
   txn.commit();
   f.hf.outcome = outcome;
   if (outcome == "ignored")

@@ -708,7 +708,26 @@ std::optional<Node> Store::node_by_seq(std::int64_t seq, bool with_covers) {
   return n;
 }
 
+bool Store::defer_predecessor_index() {
+  if (db_.is_server() || predecessor_index_deferred_) return false;
+  auto& any = db_.cached("SELECT 1 FROM nodes LIMIT 1");
+  ResetOnExit any_reset(any);
+  if (any.step()) return false;
+  db_.exec("DROP INDEX nodes_predecessor");
+  predecessor_index_deferred_ = true;
+  return true;
+}
+
+void Store::restore_predecessor_index() {
+  if (!predecessor_index_deferred_) return;
+  // The text share/schema/001_init.sql gives it (SQLite keeps it as written, without IF NOT EXISTS):
+  // after a rollback the index is back already.
+  db_.exec("CREATE INDEX IF NOT EXISTS nodes_predecessor ON nodes(predecessor)");
+  predecessor_index_deferred_ = false;
+}
+
 std::vector<std::string> Store::children(const std::string& id) {
+  restore_predecessor_index();
   std::vector<std::string> out;
   auto& st = db_.cached("SELECT id FROM nodes WHERE predecessor=?1 ORDER BY seq");
   ResetOnExit st_reset(st);

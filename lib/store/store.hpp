@@ -174,8 +174,21 @@ class Store {
   /// is n.digest, conflict otherwise.
   AppendResult append_stored(StoredNode& n);
 
-  /// Ids of the nodes whose predecessor is id, in seq order.
+  /// Ids of the nodes whose predecessor is id, in seq order. Builds `nodes_predecessor` first
+  /// when a bulk load deferred it (defer_predecessor_index), so the lookup stays one index seek.
   std::vector<std::string> children(const std::string& id);
+
+  /// A bulk load into a SQLite database that holds no node yet: drops the `nodes_predecessor`
+  /// index inside the caller's open write transaction, so each appended node updates one index
+  /// keyed by a random id (`nodes.id`) instead of two; restore_predecessor_index() builds it again
+  /// in one sorted pass before the caller commits. A rollback (an error, a kill) restores the
+  /// index with everything else. Returns whether it was dropped: false on a server database or
+  /// when any node exists (an incremental import reads through the index; docs/import.md
+  /// "A first import").
+  bool defer_predecessor_index();
+  /// Builds `nodes_predecessor` again after defer_predecessor_index (the same definition as the
+  /// schema's); a no-op when it was not deferred.
+  void restore_predecessor_index();
   /// The covered ids of a view node, in order.
   std::vector<std::string> covers_of(std::int64_t view_seq);
   /// Calls fn for each node of session with seq <= as_of in seq order until fn returns false.
@@ -272,6 +285,7 @@ class Store {
   Db db_;
   std::string path_;
   TokenMeasure measure_;
+  bool predecessor_index_deferred_ = false;
 };
 
 }  // namespace ctxfold

@@ -62,6 +62,61 @@ TEST_F(StoreTest, MigratesToCurrentSchemaVersion) {
   EXPECT_GE(schema_version(), 1);
 }
 
+/// The SQL sqlite_master keeps for the index (empty when there is none).
+std::string predecessor_index_sql(Store& s) {
+  Stmt q = s.db().prepare("SELECT sql FROM sqlite_master WHERE type='index' AND name='nodes_predecessor'");
+  return q.step() ? q.text(0) : std::string();
+}
+
+TEST_F(StoreTest, ABulkLoadIntoAnEmptyDatabaseBuildsThePredecessorIndexAtTheEnd) {
+  Store s = open_store(path_, Store::Mode::read_write);
+  const std::string schema_sql = predecessor_index_sql(s);
+  ASSERT_EQ(schema_sql, "CREATE INDEX nodes_predecessor ON nodes(predecessor)");
+  {
+    Txn t(s.db());
+    ASSERT_TRUE(s.defer_predecessor_index());
+    EXPECT_FALSE(s.defer_predecessor_index());  // already deferred
+    EXPECT_FALSE(s.db().has_schema_object("nodes_predecessor"));
+    start_s1(s);
+    Node b = msg("b", "s1", "a", "assistant", "a1");
+    s.append(b);
+    s.restore_predecessor_index();
+    t.commit();
+  }
+  EXPECT_EQ(predecessor_index_sql(s), schema_sql);
+  EXPECT_EQ(s.children("a"), std::vector<std::string>{"b"});
+  // Nodes exist now: an incremental load keeps the index.
+  Txn t(s.db());
+  EXPECT_FALSE(s.defer_predecessor_index());
+  EXPECT_EQ(predecessor_index_sql(s), schema_sql);
+}
+
+TEST_F(StoreTest, AReadThroughADeferredPredecessorIndexBuildsItFirst) {
+  Store s = open_store(path_, Store::Mode::read_write);
+  Txn t(s.db());
+  ASSERT_TRUE(s.defer_predecessor_index());
+  start_s1(s);
+  Node b = msg("b", "s1", "a", "assistant", "a1");
+  s.append(b);
+  EXPECT_EQ(s.children("a"), std::vector<std::string>{"b"});
+  EXPECT_EQ(predecessor_index_sql(s), "CREATE INDEX nodes_predecessor ON nodes(predecessor)");
+  s.restore_predecessor_index();  // nothing left to do
+  t.commit();
+  EXPECT_EQ(predecessor_index_sql(s), "CREATE INDEX nodes_predecessor ON nodes(predecessor)");
+}
+
+TEST_F(StoreTest, ARolledBackBulkLoadLeavesThePredecessorIndex) {
+  {
+    Store s = open_store(path_, Store::Mode::read_write);
+    Txn t(s.db());
+    ASSERT_TRUE(s.defer_predecessor_index());
+    start_s1(s);
+  }  // no commit: rolled back
+  Store s = open_store(path_, Store::Mode::read_write);
+  EXPECT_EQ(s.max_seq(), 0);
+  EXPECT_EQ(predecessor_index_sql(s), "CREATE INDEX nodes_predecessor ON nodes(predecessor)");
+}
+
 TEST_F(StoreTest, RefusesUpdateAndDeleteOfNodes) {
   Store s = open_store(path_, Store::Mode::read_write);
   s.create_session(SessionInfo{"s1"});
