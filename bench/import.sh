@@ -24,7 +24,7 @@ done
 [ -x "$gen" ] || { echo "bench/import.sh: no ctxfold-gen at $gen (--gen PATH)" >&2; exit 4; }
 command -v jq >/dev/null && [ -x /usr/bin/time ] || { echo "bench/import.sh: needs jq and /usr/bin/time" >&2; exit 4; }
 own_work=0
-if [ -z "$work" ]; then work=$(mktemp -d "${TMPDIR:-/tmp}/ctxfold-import.XXXXXX"); own_work=1; fi
+if [ -z "$work" ]; then work=$(mktemp -d "${TMPDIR:-/tmp}/ctxfold-import.XXXXXX"); own_work=1; else mkdir -p "$work"; fi
 trap '[ "$own_work" = 1 ] && rm -rf "$work"' EXIT
 
 # run LABEL BYTES CMD...: one timed run; prints the row and sets CPU (seconds) of the run.
