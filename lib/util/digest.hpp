@@ -4,7 +4,7 @@
 
 namespace ctxfold {
 
-/// SHA-256 of bytes as 64 lowercase hex characters (OpenSSL EVP).
+/// SHA-256 of bytes as 64 lowercase hex characters (GNU Nettle, util/libnettle.hpp).
 std::string sha256_hex(std::string_view bytes);
 
 /// Incremental SHA-256, for digests over many rows (snapshots, input digests).
@@ -20,8 +20,13 @@ class Sha256 {
   /// Finishes and returns 64 lowercase hex characters; the object must not be updated after.
   std::string hex();
 
+  /// Room for Nettle's sha256_ctx (checked in digest.cpp), so a digest allocates nothing.
+  struct State {
+    alignas(8) unsigned char bytes[128];
+  };
+
  private:
-  void* ctx_;
+  State state_;
 };
 
 }  // namespace ctxfold

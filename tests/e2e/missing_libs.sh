@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# libcrypto, libcurl and libpq are dlopen'd on first use (util/dynlib.hpp). When one cannot be loaded
-# (here: a broken file of its soname first on LD_LIBRARY_PATH), the command exits 4
-# (environment), not 3 as if the input were bad, names the Debian package, and writes nothing.
+# libnettle, libcrypto, libcurl and libpq are dlopen'd on first use (util/dynlib.hpp). When one
+# cannot be loaded (here: a broken file of its soname first on LD_LIBRARY_PATH), the command exits
+# 4 (environment), not 3 as if the input were bad, names the Debian package, and writes nothing.
 source "$(dirname "$0")/lib.sh"
-mkdir -p "$WORK/nocrypto" "$WORK/nocurl"
+mkdir -p "$WORK/nonettle" "$WORK/nocrypto" "$WORK/nocurl"
+printf 'not a library' >"$WORK/nonettle/libnettle.so.8"
 printf 'not a library' >"$WORK/nocrypto/libcrypto.so.3"
 printf 'not a library' >"$WORK/nocurl/libcurl.so.4"
 mkdir -p "$WORK/nopq"
@@ -11,17 +12,18 @@ printf 'not a library' >"$WORK/nopq/libpq.so.5"
 db="$WORK/t.db"
 
 echo '{"id":"x1","role":"user","content":"hi"}' >"$WORK/one.jsonl"
-expect_rc "append without libcrypto is an environment error" 4 \
-  env LD_LIBRARY_PATH="$WORK/nocrypto" "$CTXFOLD" --db "$db" --session s append <"$WORK/one.jsonl"
-grep -q "libssl3" "$WORK/err" && ok || fail "append names the package: $(cat "$WORK/err")"
-grep -q "libcrypto.so.3" "$WORK/err" && ok || fail "append names the library: $(cat "$WORK/err")"
+expect_rc "append without libnettle (node digests) is an environment error" 4 \
+  env LD_LIBRARY_PATH="$WORK/nonettle" "$CTXFOLD" --db "$db" --session s append <"$WORK/one.jsonl"
+grep -q "libnettle8" "$WORK/err" && ok || fail "append names the package: $(cat "$WORK/err")"
+grep -q "libnettle.so.8" "$WORK/err" && ok || fail "append names the library: $(cat "$WORK/err")"
 expect_eq "nothing written: the database the failed call created is gone" "" "$(ls "$db" 2>/dev/null)"
 
 for i in $(seq 1 30); do
   jq -cn --arg i "$i" '{id:("n"+$i), role:(if ($i|tonumber)%2==1 then "user" else "assistant" end),
                         content:("message number "+$i+" with some words in it to summarize later on")}'
 done >"$WORK/thirty.jsonl"
-expect_rc "append with libcrypto" 0 "$CTXFOLD" --db "$db" --session s append <"$WORK/thirty.jsonl"
+# Digests do not load libcrypto: an append works with it broken.
+expect_rc "append without libcrypto" 0 env LD_LIBRARY_PATH="$WORK/nocrypto" "$CTXFOLD" --db "$db" --session s append <"$WORK/thirty.jsonl"
 "$CTXFOLD" --db "$db" --session s render >"$WORK/before.json"
 expect_rc "http summarizer without libcurl" 4 env LD_LIBRARY_PATH="$WORK/nocurl" OPENAI_API_KEY=x \
   OPENAI_BASE_URL=http://127.0.0.1:9/v1 "$CTXFOLD" --db "$db" --session s compact --window 300 --tail-percent 10 \
@@ -38,4 +40,13 @@ expect_rc "a server URL without libpq is an environment error" 4 env LD_LIBRARY_
 grep -q "libpq5" "$WORK/err" && ok || fail "list names the package: $(cat "$WORK/err")"
 grep -q "s3cr3t" "$WORK/err" && fail "the password reached stderr: $(cat "$WORK/err")" || ok
 expect_rc "a SQLite file without libpq" 0 env LD_LIBRARY_PATH="$WORK/nopq" "$CTXFOLD" --db "$db" --session s render
+# snapcompact's frames are base64 through libcrypto (the digests are not): on a database of its
+# own, as the compaction may land before its frames are drawn.
+snap="$WORK/snap.db"
+"$CTXFOLD" --db "$snap" --session s append <"$WORK/thirty.jsonl" >/dev/null
+expect_rc "snapcompact without libcrypto (its frames' base64) is an environment error" 4 \
+  env LD_LIBRARY_PATH="$WORK/nocrypto" "$CTXFOLD" --db "$snap" --session s compact --strategy snapcompact \
+  --window 300 --tail-percent 10 --force
+grep -q "libssl3" "$WORK/err" && ok || fail "compact names the package: $(cat "$WORK/err")"
+grep -q "libcrypto.so.3" "$WORK/err" && ok || fail "compact names the library: $(cat "$WORK/err")"
 finish
