@@ -321,14 +321,21 @@ std::string claim(std::string_view view, const std::string& name, const std::str
 std::string read_prefix(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw Error(Exit::environment, "io.open", fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
-  std::string buf(kSniffBytes, '\0');
-  std::size_t n = std::fread(buf.data(), 1, buf.size(), f);
+  // Grown by what is read: a buffer of the whole bound, zero-filled first, cost a small file's
+  // import more than its records (4 MiB written and faulted in on every call).
+  std::string buf;
+  char chunk[64 * 1024];
+  while (buf.size() < kSniffBytes) {
+    const std::size_t want = std::min(sizeof chunk, kSniffBytes - buf.size());
+    const std::size_t n = std::fread(chunk, 1, want, f);
+    buf.append(chunk, n);
+    if (n < want) break;
+  }
   const bool failed = std::ferror(f) != 0;
   const int err = errno;
   std::fclose(f);
   // A read error is not an empty file: the caller reports the file as unreadable (issue 10).
   if (failed) throw Error(Exit::environment, "io.read", fmt::format("cannot read '{}': {}", path, std::strerror(err)));
-  buf.resize(n);
   return buf;
 }
 
