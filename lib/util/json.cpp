@@ -197,6 +197,7 @@ bool copy_element(simdjson::dom::element e, Json& out, bool& zero) {
       out = Json::array();
       auto& arr = out.get_ref<Json::array_t&>();
       const simdjson::dom::array items = e.get_array().value_unsafe();
+      arr.reserve(items.size());
       for (simdjson::dom::element c : items) {
         arr.emplace_back();
         if (!copy_element(c, arr.back(), zero)) return false;
@@ -206,6 +207,9 @@ bool copy_element(simdjson::dom::element e, Json& out, bool& zero) {
     case T::OBJECT: {
       out = Json::object();
       const simdjson::dom::object fields = e.get_object().value_unsafe();
+      // Sized up front: ordered_map is a vector of pair<const string, Json>, which a growing
+      // vector copies (a const key makes the pair's move throwing), subtree and all.
+      out.get_ref<Json::object_t&>().reserve(fields.size());
       for (simdjson::dom::key_value_pair kv : fields)
         if (!copy_element(kv.value, out[std::string(kv.key)], zero)) return false;
       return true;
