@@ -95,13 +95,30 @@ std::vector<Segment> split_values(std::string_view s, int max_depth) {
 }  // namespace
 
 namespace {
-/// The keys of the open objects seen by duplicate_key: raw bytes between the quotes, or, when a
-/// key holds an escape, its decoded text.
+/// The keys of the open objects seen by duplicate_key, one flat stack: raw bytes between the
+/// quotes, or, when a key holds an escape, its decoded text.
 struct KeyScan {
-  std::vector<std::vector<std::string_view>> frames;  ///< per open container: its keys (arrays: none)
+  std::vector<std::string_view> keys;  ///< the keys of every open object, innermost last
+  std::vector<std::size_t> starts;     ///< per open container: where its keys begin in keys
   std::vector<char> is_object;
   std::deque<std::string> decoded;
 };
+
+/// The index of the quote that closes the string whose text starts at i (piece.size() when it is
+/// cut off); escaped tells whether a backslash was met. Jumps with memchr: a record's bytes are
+/// mostly string text.
+std::size_t string_end(std::string_view piece, std::size_t i, bool& escaped) {
+  const char* base = piece.data();
+  while (i < piece.size()) {
+    const auto* quote = static_cast<const char*>(std::memchr(base + i, '"', piece.size() - i));
+    const std::size_t q = quote ? static_cast<std::size_t>(quote - base) : piece.size();
+    const auto* slash = static_cast<const char*>(std::memchr(base + i, '\\', q - i));
+    if (!slash) return q;
+    escaped = true;
+    i = static_cast<std::size_t>(slash - base) + 2;  // the backslash and the byte it escapes
+  }
+  return piece.size();
+}
 }  // namespace
 
 std::optional<DuplicateKey> duplicate_key(std::string_view piece) {
@@ -110,15 +127,11 @@ std::optional<DuplicateKey> duplicate_key(std::string_view piece) {
   for (std::size_t i = 0; i < piece.size(); ++i) {
     char c = piece[i];
     if (c == '"') {
-      std::size_t start = ++i;
+      std::size_t start = i + 1;
       bool escaped = false;
-      for (; i < piece.size() && piece[i] != '"'; ++i)
-        if (piece[i] == '\\') {
-          escaped = true;
-          ++i;
-        }
+      i = string_end(piece, start, escaped);
       if (!expect_key || ks.is_object.empty() || !ks.is_object.back()) continue;
-      std::string_view key = piece.substr(start, std::min(i, piece.size()) - start);
+      std::string_view key = piece.substr(start, i - start);
       if (escaped) {
         try {
           ks.decoded.push_back(parse_json(fmt::format("\"{}\"", key)).get<std::string>());
@@ -126,18 +139,21 @@ std::optional<DuplicateKey> duplicate_key(std::string_view piece) {
         } catch (const std::exception&) {
         }
       }
-      ks.frames.back().push_back(key);
+      ks.keys.push_back(key);
       expect_key = false;
     } else if (c == '{' || c == '[') {
-      ks.frames.emplace_back();
+      ks.starts.push_back(ks.keys.size());
       ks.is_object.push_back(c == '{');
       expect_key = c == '{';
-    } else if ((c == '}' || c == ']') && !ks.frames.empty()) {
-      std::vector<std::string_view>& keys = ks.frames.back();
-      std::sort(keys.begin(), keys.end());
-      if (auto it = std::adjacent_find(keys.begin(), keys.end()); it != keys.end())
-        return DuplicateKey{std::string(*it), i};
-      ks.frames.pop_back();
+    } else if ((c == '}' || c == ']') && !ks.starts.empty()) {
+      const auto first = ks.keys.begin() + static_cast<std::ptrdiff_t>(ks.starts.back());
+      if (ks.keys.end() - first > 1) {
+        std::sort(first, ks.keys.end());
+        if (auto it = std::adjacent_find(first, ks.keys.end()); it != ks.keys.end())
+          return DuplicateKey{std::string(*it), i};
+      }
+      ks.keys.erase(first, ks.keys.end());
+      ks.starts.pop_back();
       ks.is_object.pop_back();
       expect_key = false;
     } else if (c == ',') {

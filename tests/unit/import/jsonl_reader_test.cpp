@@ -305,6 +305,12 @@ TEST(JsonHelpers, DuplicateKeyAndHugeNumbers) {
   auto d = duplicate_key(R"({"a":[1,{"q":1,"q":2}]})");
   ASSERT_TRUE(d);
   EXPECT_EQ(d->key, "q");
+  // Quotes and backslashes escaped inside strings neither end a string nor start a key.
+  EXPECT_FALSE(duplicate_key(R"({"s":"x\\","t":"\"s\":1","u":{"s":2}})"));
+  auto esc = duplicate_key(R"({"a\"b":1,"c":"\\\"","a\"b":2})");
+  ASSERT_TRUE(esc);
+  EXPECT_EQ(esc->key, "a\"b");
+  EXPECT_FALSE(duplicate_key(R"({"a":"cut off \)"));
   std::string out;
   std::size_t first = 99;
   EXPECT_EQ(quote_huge_numbers(R"([1, 1e308, "3e999", 4e999])", out, &first), 1u);
