@@ -85,7 +85,9 @@ class JsonlReader {
 
   /// Re-reads the physical line at (offset, length) and returns its records' part `part`, parsed
   /// with the same recovery rules (used by two-pass importers that keep only a skeleton).
-  /// Reports nothing (next() already did); null when the line no longer holds that part.
+  /// Reports nothing (next() already did); null when the line no longer holds that part. Reads
+  /// through a 1 MiB window of the file (one pread(2) per window when lines come in file order);
+  /// a longer line is read alone. Throws Error(environment, "io.open" / "io.read").
   Json read_at(std::uint64_t offset, std::uint64_t length, int part = 0);
 
  private:
