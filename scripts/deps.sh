@@ -2,7 +2,7 @@
 # Installs the Debian packages ctxfold builds and tests with (needs root or sudo).
 set -euo pipefail
 pkgs=(cmake g++ make ninja-build pkg-config libcli11-dev libsqlite3-dev nlohmann-json3-dev libfmt-dev
-      libcurl4-openssl-dev libssl-dev nettle-dev googletest libgtest-dev libgmock-dev libutf8proc-dev libre2-dev libpng-dev xfonts-base pcf2bdf
+      libcurl4-openssl-dev nettle-dev googletest libgtest-dev libgmock-dev libutf8proc-dev libre2-dev libpng-dev xfonts-base pcf2bdf
       libcmark-gfm-dev libcmark-gfm-extensions-dev libsimdjson-dev libpq-dev
       jq sqlite3 ripgrep python3 man-db groff-base postgresql   # postgresql: the server e2e.pg_* tests start
       zsh fish graphviz chromium)   # test-only peers: the zsh/fish completion tests, dot for log --graph,

@@ -77,7 +77,7 @@ AppendOutcome append_records(Store& st, const std::vector<AppendRecord>& records
       if (!n.is_view() && ((head && n.predecessor == head) || (!head && !n.predecessor)))
         st.move_head(n.session, n.id, "append");
     } catch (const Error& e) {
-      // Only bad input is the record's fault; an environment failure (libcrypto cannot be
+      // Only bad input is the record's fault; an environment failure (libnettle cannot be
       // loaded, a disk error) or a bug ends the whole call with its own exit code.
       if (e.exit() != Exit::bad_input) throw;
       out.errors.push_back(AppendError{rec.line, e.what()});

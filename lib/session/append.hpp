@@ -46,7 +46,7 @@ struct AppendOutcome {
 /// node, names no session and there is no default, names a predecessor that does not exist or
 /// belongs to another session, has an unknown kind, is a view node whose covers_ids are empty or
 /// name nodes that are not stored in its session (Store::coverage_problem), or reuses an id with
-/// a different payload. Any other Error (Exit::environment: libcrypto cannot be loaded for the
+/// a different payload. Any other Error (Exit::environment: libnettle cannot be loaded for the
 /// node digest, an I/O failure) is thrown, not refused: the caller's transaction then rolls back.
 /// The caller holds the write transaction.
 AppendOutcome append_records(Store& store, const std::vector<AppendRecord>& records,

@@ -9,7 +9,7 @@
 
 #include "util/digest.hpp"
 #include "util/error.hpp"
-#include "util/libcrypto.hpp"
+#include "util/libnettle.hpp"
 
 namespace ctxfold {
 
@@ -285,23 +285,26 @@ std::string encode_png(const Bitmap& b) {
 }
 
 std::string base64_encode(std::string_view bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3), '\0');
-  int n = libcrypto().encode_block(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(bytes.data()),
-                          static_cast<int>(bytes.size()));
-  out.resize(static_cast<std::size_t>(n));
+  std::string out(BASE64_ENCODE_RAW_LENGTH(bytes.size()), '\0');
+  libnettle().base64_encode_raw(out.data(), bytes.size(), reinterpret_cast<const std::uint8_t*>(bytes.data()));
   return out;
 }
 
 std::optional<std::string> base64_decode(std::string_view text) {
+  // Whole groups of four, and nothing Nettle would skip (it ignores white space): what
+  // base64_encode writes.
   if (text.size() % 4 != 0) return std::nullopt;
-  std::string out(3 * (text.size() / 4), '\0');
-  int n = libcrypto().decode_block(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(text.data()),
-                          static_cast<int>(text.size()));
-  if (n < 0) return std::nullopt;
-  std::size_t pad = 0;
-  if (!text.empty() && text.back() == '=') ++pad;
-  if (text.size() > 1 && text[text.size() - 2] == '=') ++pad;
-  out.resize(static_cast<std::size_t>(n) - pad);
+  for (char c : text)
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') return std::nullopt;
+  const LibNettle& nettle = libnettle();
+  base64_decode_ctx ctx;
+  nettle.base64_decode_init(&ctx);
+  std::string out(BASE64_DECODE_LENGTH(text.size()), '\0');
+  std::size_t n = 0;
+  if (nettle.base64_decode_update(&ctx, &n, reinterpret_cast<std::uint8_t*>(out.data()), text.size(), text.data()) != 1 ||
+      nettle.base64_decode_final(&ctx) != 1)
+    return std::nullopt;
+  out.resize(n);
   return out;
 }
 

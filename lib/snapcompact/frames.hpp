@@ -100,7 +100,9 @@ Bitmap draw_frame(std::string_view text, const std::vector<Row>& rows, const Fra
 /// Error(internal,"png.encode") when libpng fails.
 std::string encode_png(const Bitmap& b);
 
-/// Standard base64 (OpenSSL EVP_EncodeBlock / EVP_DecodeBlock). decode: nullopt for bad input.
+/// Standard base64 with padding (RFC 4648 section 4, through GNU Nettle: util/libnettle.hpp).
+/// decode: nullopt for bad input (white space included). Throws Error(Exit::environment) when
+/// libnettle cannot be loaded.
 std::string base64_encode(std::string_view bytes);
 std::optional<std::string> base64_decode(std::string_view text);
 

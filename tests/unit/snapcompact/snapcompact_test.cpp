@@ -122,6 +122,24 @@ TEST(SnapFrames, PngDecodesToTheGlyphsPixelForPixel) {
   EXPECT_EQ(*round, encode_png(b));
 }
 
+TEST(SnapFrames, Base64IsRfc4648WithPaddingAndRefusesWhatItDoesNotWrite) {
+  // RFC 4648 section 10's test vectors.
+  const std::pair<const char*, const char*> vectors[] = {{"", ""},         {"f", "Zg=="},     {"fo", "Zm8="},
+                                                         {"foo", "Zm9v"},   {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="},
+                                                         {"foobar", "Zm9vYmFy"}};
+  for (const auto& [plain, coded] : vectors) {
+    EXPECT_EQ(base64_encode(plain), coded);
+    auto back = base64_decode(coded);
+    ASSERT_TRUE(back) << coded;
+    EXPECT_EQ(*back, plain);
+  }
+  std::string all;
+  for (int c = 0; c < 256; ++c) all += static_cast<char>(c);
+  EXPECT_EQ(base64_decode(base64_encode(all)).value_or(""), all);
+  for (const char* bad : {"Zg=", "Zm9vY", "Zm9v\nYmFy", "Zm 9", "Z===", "Zm9vYg==Zm9v", "Zm$v", "Zm-_"})
+    EXPECT_FALSE(base64_decode(bad)) << bad;
+}
+
 TEST(SnapFrames, AppendingKeepsTheLeadingFramesKeys) {
   FrameGeometry g;
   g.columns = 20;
