@@ -29,17 +29,18 @@ std::uint64_t parse_count(const std::string& s) {
   return static_cast<std::uint64_t>(std::llround(v * mult));
 }
 
-std::string default_dir(const char* argv0) {
+/// The folder of the sample transcripts of one client (sub: "claude-code", "codex", "gemini").
+std::string default_dir(const char* argv0, const std::string& sub) {
   namespace fs = std::filesystem;
-  if (const char* e = std::getenv("CTXFOLD_TRANSCRIPTS"); e && *e) return std::string(e) + "/claude-code";
+  if (const char* e = std::getenv("CTXFOLD_TRANSCRIPTS"); e && *e) return std::string(e) + "/" + sub;
 #ifdef CTXFOLD_GEN_DEFAULT_DIR
-  if (fs::is_directory(CTXFOLD_GEN_DEFAULT_DIR)) return CTXFOLD_GEN_DEFAULT_DIR;
+  if (fs::is_directory(std::string(CTXFOLD_GEN_DEFAULT_DIR) + "/" + sub)) return std::string(CTXFOLD_GEN_DEFAULT_DIR) + "/" + sub;
 #endif
-  // <repo>/<build dir>/bench/ctxfold-gen -> <repo>/../shared/data/transcripts/claude-code
+  // <repo>/<build dir>/bench/ctxfold-gen -> <repo>/../shared/data/transcripts/<sub>
   std::error_code ec;
   fs::path self = fs::weakly_canonical(fs::path(argv0), ec);
   for (fs::path p = self.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path()) {
-    fs::path cand = p / ".." / "shared" / "data" / "transcripts" / "claude-code";
+    fs::path cand = p / ".." / "shared" / "data" / "transcripts" / sub;
     if (fs::is_directory(cand, ec)) return cand.lexically_normal().string();
   }
   return {};
@@ -54,7 +55,11 @@ int main(int argc, char** argv) {
   std::string nodes_s = "1000", tail_s, out_path, dir;
   ctxfold::gen::GenOptions o;
   bool quiet = false;
-  app.add_option("paths", paths, "Claude Code JSONL sources (default: every main session file under --transcripts)");
+  std::string format = "claude-code";
+  app.add_option("paths", paths, "source sessions (default: every main session file under --transcripts)");
+  app.add_option("--format", format,
+                 "claude-code (default), codex (a rollout) or gemini (Gemini CLI JSONL); codex and gemini count all lines as --nodes")
+      ->check(CLI::IsMember({"claude-code", "codex", "gemini"}));
   app.add_option("--nodes,-n", nodes_s, "nodes (lines with a uuid) to write: 1000, 1e6, 10k")->default_val("1000");
   app.add_option("--seed", o.seed, "seed of the fresh ids")->default_val(1);
   app.add_option("--compact-tail", tail_s,
@@ -65,13 +70,17 @@ int main(int argc, char** argv) {
                  "cut every string of a line's message to N bytes (implies --text-dense): many short nodes")
       ->check(CLI::PositiveNumber);
   app.add_flag("--cjk", o.cjk, "also replay 3 built-in turns in Chinese, Japanese and Korean (one more source)");
-  app.add_option("--transcripts", dir, "directory of Claude Code transcripts (default ../shared/data/transcripts/claude-code)");
+  app.add_option("--transcripts", dir, "directory of the --format's transcripts (default ../shared/data/transcripts/<format>)");
   app.add_option("-o,--out", out_path, "write here instead of stdout");
   app.add_flag("-q,--quiet", quiet, "no statistics on stderr");
   CLI11_PARSE(app, argc, argv);
 
   try {
     o.nodes = parse_count(nodes_s);
+    if (format == "codex") o.format = ctxfold::gen::Format::codex;
+    if (format == "gemini") o.format = ctxfold::gen::Format::gemini;
+    if (o.format != ctxfold::gen::Format::claude_code && (o.synthetic || o.cjk || o.text_dense || o.short_text))
+      throw CLI::ValidationError("--format", "--synthetic, --cjk, --text-dense and --short are Claude Code shapes only");
     if (!tail_s.empty()) o.compact_tail = parse_count(tail_s);
   } catch (const CLI::ValidationError& e) {
     std::fprintf(stderr, "ctxfold-gen: %s\n", e.what());
@@ -79,14 +88,15 @@ int main(int argc, char** argv) {
   }
   if (!o.synthetic) {
     if (paths.empty()) {
-      if (dir.empty()) dir = default_dir(argv[0]);
+      if (dir.empty()) dir = default_dir(argv[0], format);
       if (dir.empty()) {
         std::fprintf(stderr, "ctxfold-gen: no transcripts found (give paths, --transcripts DIR, or --synthetic)\n");
         return 2;
       }
-      paths = ctxfold::gen::default_sources(dir);
+      paths = o.format == ctxfold::gen::Format::claude_code ? ctxfold::gen::default_sources(dir)
+                                                             : ctxfold::gen::default_format_sources(dir, o.format);
       if (paths.empty()) {
-        std::fprintf(stderr, "ctxfold-gen: no *.jsonl under %s\n", dir.c_str());
+        std::fprintf(stderr, "ctxfold-gen: no sessions under %s\n", dir.c_str());
         return 2;
       }
     }
@@ -102,12 +112,15 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    auto stats = ctxfold::gen::generate(o, [&](std::string_view chunk) {
+    auto write = [&](std::string_view chunk) {
       if (std::fwrite(chunk.data(), 1, chunk.size(), out) != chunk.size()) {
         if (errno == EPIPE) std::exit(0);
         throw std::runtime_error(std::string("write failed: ") + std::strerror(errno));
       }
-    });
+    };
+    auto stats = o.format == ctxfold::gen::Format::codex    ? ctxfold::gen::generate_codex(o, write)
+                 : o.format == ctxfold::gen::Format::gemini ? ctxfold::gen::generate_gemini(o, write)
+                                                            : ctxfold::gen::generate(o, write);
     if (std::fflush(out) != 0 || (out != stdout && std::fclose(out) != 0)) {
       std::fprintf(stderr, "ctxfold-gen: write failed: %s\n", std::strerror(errno));
       return 4;

@@ -15,9 +15,15 @@
 
 namespace ctxfold::gen {
 
+/// What the generator writes: Claude Code session JSONL (the default), a Codex rollout, or a Gemini
+/// CLI session in the JSONL form (header line, then message records).
+enum class Format { claude_code, codex, gemini };
+
 struct GenOptions {
+  Format format = Format::claude_code;
+
   std::vector<std::string> paths;         ///< Claude Code JSONL sources (ignored with synthetic)
-  std::uint64_t nodes = 1000;             ///< lines with a uuid to write (nodes of the ledger)
+  std::uint64_t nodes = 1000;             ///< lines with a uuid to write (nodes of the ledger); codex/gemini: all lines
   std::uint64_t seed = 1;
   std::optional<std::uint64_t> compact_tail;  ///< append boundary+summary leaving ~K nodes after it
   bool synthetic = false;                 ///< built-in templates instead of files
@@ -50,6 +56,22 @@ struct GenStats {
 /// Writes the generated JSONL through `out` (called with chunks of about 1 MiB).
 /// Throws std::runtime_error on unusable input (no readable source, no place for the cut).
 GenStats generate(const GenOptions& opts, const std::function<void(std::string_view)>& out);
+
+/// Codex rollout JSONL of opts.nodes lines replayed from the rollouts in opts.paths: their first
+/// session_meta (fresh session id), then their records cyclically with fresh call, turn and
+/// response ids per replay; `compacted` records only with compact_tail (one, before the last K
+/// lines). Throws std::runtime_error on sources without a session_meta or records.
+GenStats generate_codex(const GenOptions& opts, const std::function<void(std::string_view)>& out);
+
+/// Gemini CLI JSONL of opts.nodes lines replayed from the sessions in opts.paths (.json recordings
+/// or .jsonl files): a header (fresh sessionId, kind "main"), then each message as the live
+/// recording writes it (docs/formats/gemini.md): a model turn with tool calls or tokens first
+/// without them and then whole under the same id, then one user message per tool result. Fresh
+/// message and call ids per replay. compact_tail is refused (std::runtime_error).
+GenStats generate_gemini(const GenOptions& opts, const std::function<void(std::string_view)>& out);
+
+/// The Codex (*.jsonl) or Gemini (*.json, *.jsonl) sessions directly in dir, sorted.
+std::vector<std::string> default_format_sources(const std::string& dir, Format format);
 
 /// The built-in synthetic session (one "file" of Claude Code JSONL lines), for --synthetic.
 std::vector<std::string> synthetic_source();

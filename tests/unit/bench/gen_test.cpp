@@ -209,3 +209,96 @@ TEST(Gen, ShortCutsEveryMessageStringAndKeepsTheShape) {
   EXPECT_LE(longest, 40u);
   EXPECT_GT(cut, 100u) << "the sources hold many longer strings";
 }
+
+namespace {
+std::string format_dir(const char* sub) { return std::string(CTXFOLD_TRANSCRIPTS_DIR) + "/" + sub; }
+}  // namespace
+
+TEST(Gen, CodexReplaysTheRolloutWithFreshCallIds) {
+  auto paths = ctxfold::gen::default_format_sources(format_dir("codex"), ctxfold::gen::Format::codex);
+  if (paths.empty()) GTEST_SKIP() << "no transcripts at " << format_dir("codex");
+  GenOptions o;
+  o.format = ctxfold::gen::Format::codex;
+  o.paths = paths;
+  o.nodes = 7000;  // more than two replays of the sample
+  o.compact_tail = 40;
+  ctxfold::gen::GenStats st;
+  std::string out;
+  st = ctxfold::gen::generate_codex(o, [&](std::string_view c) { out.append(c); });
+  auto lines = parse_lines(out);
+  ASSERT_EQ(lines.size(), 7000u);
+  EXPECT_EQ(st.lines, 7000u);
+  EXPECT_GE(st.cycles, 3u);
+  EXPECT_EQ(lines[0]["type"], "session_meta");
+  EXPECT_EQ(lines[0]["payload"]["id"], st.session);
+  std::set<std::string> calls;
+  std::size_t metas = 0, compacted = 0, outputs = 0, orphan_outputs = 0, repeated_calls = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const json& l = lines[i];
+    const std::string type = l.value("type", "");
+    metas += type == "session_meta";
+    if (type == "compacted") {
+      ++compacted;
+      EXPECT_EQ(i, lines.size() - 41) << "the compaction comes before the last 40 lines";
+    }
+    if (type != "response_item") continue;
+    const json& p = l["payload"];
+    const std::string pt = p.value("type", "");
+    if (pt == "function_call" || pt == "custom_tool_call") {
+      if (!calls.insert(p["call_id"].get<std::string>()).second) ++repeated_calls;
+    }
+    if (pt == "function_call_output" || pt == "custom_tool_call_output") {
+      ++outputs;
+      if (!calls.count(p["call_id"].get<std::string>())) ++orphan_outputs;
+    }
+  }
+  EXPECT_EQ(metas, 1u);
+  EXPECT_EQ(compacted, 1u);
+  EXPECT_GT(outputs, 500u);
+  EXPECT_EQ(orphan_outputs, 0u) << "every output follows its call";
+  EXPECT_EQ(repeated_calls, 0u) << "each replay gets fresh call ids";
+  EXPECT_NE(lines[1]["timestamp"], lines[1 + 2721]["timestamp"]) << "the second replay is shifted";
+}
+
+TEST(Gen, GeminiWritesTheLiveRecordingShape) {
+  auto paths = ctxfold::gen::default_format_sources(format_dir("gemini"), ctxfold::gen::Format::gemini);
+  if (paths.empty()) GTEST_SKIP() << "no transcripts at " << format_dir("gemini");
+  GenOptions o;
+  o.format = ctxfold::gen::Format::gemini;
+  o.paths = paths;
+  o.nodes = 400;  // several replays of the samples
+  std::string out;
+  auto st = ctxfold::gen::generate_gemini(o, [&](std::string_view c) { out.append(c); });
+  auto lines = parse_lines(out);
+  ASSERT_EQ(lines.size(), 400u);
+  EXPECT_GE(st.cycles, 2u);
+  EXPECT_EQ(lines[0]["sessionId"], st.session);
+  EXPECT_EQ(lines[0]["kind"], "main");
+  std::map<std::string, int> writes;
+  std::set<std::string> called;
+  std::size_t responses = 0, unanswered = 0, streamed = 0;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const json& l = lines[i];
+    ASSERT_TRUE(l.contains("id") && l["id"].is_string()) << i;
+    const std::string id = l["id"].get<std::string>();
+    if (++writes[id] == 2) {
+      ++streamed;
+      EXPECT_EQ(lines[i - 1]["id"], id) << "a turn is written again right after its streamed text";
+      EXPECT_FALSE(lines[i - 1].contains("toolCalls"));
+    }
+    if (l.contains("toolCalls"))
+      for (const json& c : l["toolCalls"]) called.insert(c["id"].get<std::string>());
+    if (l["content"].is_array())
+      for (const json& part : l["content"])
+        if (part.contains("functionResponse")) {
+          ++responses;
+          if (!called.count(part["functionResponse"]["id"].get<std::string>())) ++unanswered;
+        }
+  }
+  for (const auto& [id, n] : writes) EXPECT_LE(n, 2) << id;
+  EXPECT_GT(streamed, 20u);
+  EXPECT_GT(responses, 20u);
+  EXPECT_EQ(unanswered, 0u) << "each tool result follows its call";
+  o.compact_tail = 10;
+  EXPECT_THROW(ctxfold::gen::generate_gemini(o, [](std::string_view) {}), std::runtime_error);
+}
