@@ -17,10 +17,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <unordered_map>
 
 #include "import/formats_common.hpp"
 #include "import/gemini/history.hpp"
+#include "import/gemini/live.hpp"
+#include "import/gemini/messages.hpp"
 #include "import/import.hpp"
 #include "import/jsonl_reader.hpp"
 
@@ -56,9 +60,10 @@ bool is_header(const Json& v) {
 /// The messages of a list as ListedMessages; an entry that is not a message object is kept as a
 /// source record (warning at `line`).
 /// A message whose fields hold types Gemini CLI never writes there (an id or type that is not a
-/// string, content neither a string nor a Part array, toolCalls or thoughts not an array) is
-/// reported ("record.field_type") and kept verbatim besides being read as well as it can be.
-void check_fields(const Json& m, std::int64_t line, const std::string& session, ImportSink& sink) {
+/// string, content neither a string nor a Part array, toolCalls or thoughts not an array): the
+/// first such field, else nullptr. Such a message is reported ("record.field_type") and kept
+/// verbatim besides being read as well as it can be (report_fields).
+const char* odd_field(const Json& m) {
   auto bad = [&](const char* key, bool (*ok)(const Json&)) {
     auto it = m.find(key);
     return it != m.end() && !it->is_null() && !ok(*it);
@@ -66,18 +71,25 @@ void check_fields(const Json& m, std::int64_t line, const std::string& session, 
   auto is_string = [](const Json& j) { return j.is_string(); };
   auto is_array = [](const Json& j) { return j.is_array(); };
   auto is_content = [](const Json& j) { return j.is_string() || j.is_array(); };
-  const char* field = bad("id", is_string)         ? "id"
-                      : bad("type", is_string)     ? "type"
-                      : bad("content", is_content) ? "content"
-                      : bad("toolCalls", is_array) ? "toolCalls"
-                      : bad("thoughts", is_array)  ? "thoughts"
-                                                   : nullptr;
-  if (!field) return;
+  return bad("id", is_string)         ? "id"
+         : bad("type", is_string)     ? "type"
+         : bad("content", is_content) ? "content"
+         : bad("toolCalls", is_array) ? "toolCalls"
+         : bad("thoughts", is_array)  ? "thoughts"
+                                      : nullptr;
+}
+
+void report_field(const char* field, const std::string& raw, std::int64_t line, const std::string& session,
+                  ImportSink& sink) {
   sink.warn(line, "record.field_type",
             fmt::format("message field \"{}\" holds a value of a type Gemini CLI never writes there; read as well as "
                         "it can be, the message kept verbatim",
                         field));
-  sink.keep_record(session, line, "message.field_type", dump_json(m));
+  sink.keep_record(session, line, "message.field_type", raw);
+}
+
+void check_fields(const Json& m, std::int64_t line, const std::string& session, ImportSink& sink) {
+  if (const char* field = odd_field(m)) report_field(field, dump_json(m), line, session, sink);
 }
 
 std::vector<ListedMessage> listed(const Json& messages, std::int64_t line, const std::string& session,
@@ -97,14 +109,26 @@ std::vector<ListedMessage> listed(const Json& messages, std::int64_t line, const
   return out;
 }
 
+/// Thrown by a streamed read (JsonlRecording::index) at a record that rewrites the list: such a
+/// file is read whole.
+struct NeedsWholeRead {};
+
 /// A JSON Lines recording as it is read: the session's header fields, the list the client holds
-/// and what is kept verbatim, until the session is written.
+/// and what is kept verbatim, until the session is written. A live recording (live.hpp) is read
+/// twice instead: with `index` set, its messages only feed the index and what the read reports
+/// waits in `deferred` (a rewrite throws NeedsWholeRead); with `emitter` set, its messages go to
+/// the emitter as they come and nothing is reported again.
 struct JsonlRecording {
   ImportSink& sink;
+  gemini_detail::LiveIndex* index = nullptr;
+  gemini_detail::LiveEmitter* emitter = nullptr;
+  std::uint64_t ordinal = 0;  // message records read (streamed reads)
+  std::vector<std::function<void()>> deferred;
   std::string session;
   Json meta = Json::object();
   Json resumes = Json::array();
   std::vector<ListedMessage> state;  // the list the client holds after each record
+  std::unordered_map<std::string, std::size_t> at_;  // message id -> its first place in state
   std::vector<std::pair<std::int64_t, std::string>> bad;  // unusable bytes, kept verbatim
   std::vector<std::pair<std::int64_t, Json>> unknown;     // other records, kept verbatim
   std::size_t anonymous = 0;
@@ -114,12 +138,33 @@ struct JsonlRecording {
   JsonlRecording(ImportSink& s, const std::string& path)
       : sink(s), session(file_stem(path)), history(sink, session, file_name(path)) {}
 
-  void upsert(const Json& m, std::int64_t line) {
-    check_fields(m, line, session, sink);
+  /// A report of the read: now, or after the index pass when it stays a streamed read.
+  void report(std::function<void()> f) {
+    if (index) deferred.push_back(std::move(f));
+    else f();
+  }
+
+  void upsert(Json m, std::int64_t line) {
     std::string id = json_str(m, "id");
-    auto at = std::find_if(state.begin(), state.end(), [&](const ListedMessage& x) { return x.id == id; });
-    if (at != state.end()) *at = ListedMessage{id, m, line, false};  // written again: the newest wins
-    else state.push_back(ListedMessage{id, m, line, false});
+    if (emitter) {
+      emitter->message(ordinal++, ListedMessage{std::move(id), std::move(m), line, false});
+      return;
+    }
+    if (const char* field = odd_field(m))
+      report([this, field, raw = dump_json(m), line] { report_field(field, raw, line, session, sink); });
+    if (index) {
+      index->add(ordinal++, id, gemini_detail::answered_call_ids(m));
+      return;
+    }
+    auto [at, added] = at_.try_emplace(id, state.size());
+    if (added) state.push_back(ListedMessage{std::move(id), std::move(m), line, false});
+    else state[at->second] = ListedMessage{std::move(id), std::move(m), line, false};  // written again: the newest wins
+  }
+
+  /// at_ for a state replaced whole.
+  void index_state() {
+    at_.clear();
+    for (std::size_t k = 0; k < state.size(); ++k) at_.try_emplace(state[k].id, k);
   }
 
   /// A header record (the first, or one a resume writes again).
@@ -136,6 +181,7 @@ struct JsonlRecording {
 
   /// A `$set`: header fields, and `messages` replacing the whole list.
   void set(const Json& fields, std::int64_t line) {
+    if (index && fields.contains("messages")) throw NeedsWholeRead{};
     for (auto it = fields.begin(); it != fields.end(); ++it) {
       if (it.key() == "messages" && it.value().is_array()) {
         rewrite(listed(it.value(), line, session, sink, anonymous, true));
@@ -164,23 +210,28 @@ struct JsonlRecording {
     history.merge(before, false);
     history.merge(list, true);
     state = std::move(list);
+    index_state();
   }
 
   /// A `$rewindTo`: that message and everything after it leave the list.
   void rewind(const Json& v, std::int64_t line) {
+    if (index) throw NeedsWholeRead{};
     const std::string to = v["$rewindTo"].is_string() ? v["$rewindTo"].get<std::string>() : std::string();
-    auto at = std::find_if(state.begin(), state.end(), [&](const ListedMessage& x) { return x.id == to; });
-    if (at == state.end()) {
+    auto at = at_.find(to);
+    if (at == at_.end()) {
       sink.warn(line, "record.rewind_unknown", "rewind to message '" + to + "', which the file never wrote");
     } else {
       history.merge(state, false);  // the rewound turns stay in the ledger, off HEAD's branch
-      state.erase(at, state.end());
+      const std::size_t cut = at->second;
+      for (std::size_t k = cut; k < state.size(); ++k)
+        if (auto f = at_.find(state[k].id); f != at_.end() && f->second >= cut) at_.erase(f);
+      state.erase(state.begin() + static_cast<std::ptrdiff_t>(cut), state.end());
       history.merge(state, false);
     }
   }
 
   /// One record of the file, by its shape.
-  void record(const Json& v, std::int64_t line, bool first) {
+  void record(Json&& v, std::int64_t line, bool first) {
     if (is_header(v) || (first && v.is_object() && v.contains("sessionId") && !v.contains("type"))) {
       header(v, line, first);
     } else if (v.is_object() && v.contains("$set") && v["$set"].is_object()) {
@@ -188,15 +239,15 @@ struct JsonlRecording {
     } else if (v.is_object() && v.contains("$rewindTo")) {
       rewind(v, line);
     } else if (v.is_object() && v.contains("id") && v["id"].is_string()) {
-      upsert(v, line);
+      upsert(std::move(v), line);
       ++messages_seen;
     } else if (v.is_object() && v.contains("type") && v.contains("content")) {
-      Json m = v;
+      Json m = std::move(v);
       m["id"] = session + ":" + std::to_string(anonymous++);
-      upsert(m, line);
+      upsert(std::move(m), line);
       ++messages_seen;
-    } else {
-      unknown.emplace_back(line, v);
+    } else if (!emitter) {
+      unknown.emplace_back(line, std::move(v));
     }
   }
 
@@ -222,22 +273,63 @@ struct JsonlRecording {
   }
 };
 
-void import_gemini_jsonl(const std::string& path, ImportSink& sink) {
-  JsonlRecording r(sink, path);
+/// Reads every record of the file into r; the reader's reports go through r.report (none when
+/// r feeds an emitter: the index pass made them).
+void read_records(JsonlRecording& r, const std::string& path, ImportSink& sink) {
+  const bool again = r.emitter != nullptr;
   JsonlReader reader(
-      path, [&](std::int64_t line, const std::string& code, const std::string& msg) { sink.warn(line, code, msg); },
-      [&](std::int64_t line, const std::string& raw) { r.bad.emplace_back(line, raw); }, sink.max_record_bytes());
+      path,
+      [&](std::int64_t line, const std::string& code, const std::string& msg) {
+        if (!again) r.report([&sink, line, code, msg] { sink.warn(line, code, msg); });
+      },
+      [&](std::int64_t line, const std::string& raw) {
+        if (!again) r.bad.emplace_back(line, raw);
+      },
+      sink.max_record_bytes());
   JsonlRecord rec;
   bool first = true;
   while (reader.next(rec)) {
-    r.record(rec.value, rec.line, first);
+    r.record(std::move(rec.value), rec.line, first);
     first = false;
   }
-  r.history.merge(r.state, false);
+}
+
+/// The session row and what the read kept verbatim, before the session's nodes.
+void begin(JsonlRecording& r, const std::string& path, ImportSink& sink) {
   sink.begin_session(r.session_info(path));
   if (r.messages_seen == 0) sink.warn(1, "session.empty", "a Gemini CLI recording without any message");
   for (auto& [line, raw] : r.bad) sink.keep_record(r.session, line, "line.bad", raw);
   for (auto& [line, v] : r.unknown) sink.keep_record(r.session, line, "record.unknown", dump_json(v));
+}
+
+/// A live recording in two streamed passes (live.hpp); false, having reported and stored
+/// nothing, when the file rewrites its list.
+bool import_live(const std::string& path, ImportSink& sink) {
+  gemini_detail::LiveIndex index;
+  JsonlRecording r(sink, path);
+  r.index = &index;
+  try {
+    read_records(r, path, sink);
+  } catch (const NeedsWholeRead&) {
+    return false;
+  }
+  index.finish();
+  for (auto& f : r.deferred) f();
+  begin(r, path, sink);
+  gemini_detail::LiveEmitter emitter(sink, r.session, file_name(path), index);
+  JsonlRecording again(sink, path);
+  again.emitter = &emitter;
+  read_records(again, path, sink);
+  emitter.finish();
+  return true;
+}
+
+void import_gemini_jsonl(const std::string& path, ImportSink& sink) {
+  if (import_live(path, sink)) return;
+  JsonlRecording r(sink, path);
+  read_records(r, path, sink);
+  r.history.merge(r.state, false);
+  begin(r, path, sink);
   r.history.emit();
 }
 

@@ -192,6 +192,40 @@ void History::merge_new(const std::vector<ListedMessage>& list, Cursor& c) {
   }
 }
 
+MessageNodes message_nodes(ImportSink& sink, const std::string& session, const std::string& file,
+                           const std::string& node_id, const ListedMessage& msg, std::int64_t index,
+                           const std::function<bool(const std::string&)>& answered) {
+  MessageNodes out;
+  std::string unknown_type;
+  Converted c = convert_message(msg.message, &unknown_type);
+  if (!unknown_type.empty())
+    sink.warn(msg.line, "record.unknown_type", "unknown Gemini message type '" + unknown_type + "' kept as an event node");
+  Node& n = out.node;
+  n.id = node_id;
+  n.session = session;
+  n.kind = c.kind;
+  n.role = c.role;
+  n.content = std::move(c.content);
+  n.metadata = std::move(c.metadata);
+  n.metadata["source"] = import_detail::source_meta(kFormat, file, msg.line, index);
+  if (node_id != msg.id) n.metadata["gemini_message_id"] = msg.id;
+  bool needs_results = false;
+  if (c.has_tool_calls)
+    for (const auto& t : msg.message["toolCalls"])
+      if (!answered(json_str(t, "id"))) needs_results = true;
+  if (!needs_results) return out;
+  Converted r = results_node(msg.message);
+  Node rn;
+  rn.id = node_id + ":results";
+  rn.session = session;
+  rn.role = r.role;
+  rn.content = std::move(r.content);
+  rn.metadata = std::move(r.metadata);
+  rn.metadata["source"] = import_detail::source_meta(kFormat, file, msg.line);
+  out.results = std::move(rn);
+  return out;
+}
+
 void History::emit() {
   // Call ids some message answers: an assistant turn whose calls are all answered has its
   // results in that message; otherwise (older recordings) a "<id>:results" node follows it.
@@ -245,34 +279,14 @@ void History::emit() {
       stored[nid] = sink_.add(std::move(n), e.msg.line);
       continue;
     }
-    std::string unknown_type;
-    Converted c = convert_message(e.msg.message, &unknown_type);
-    if (!unknown_type.empty())
-      sink_.warn(e.msg.line, "record.unknown_type", "unknown Gemini message type '" + unknown_type + "' kept as an event node");
-    n.kind = c.kind;
-    n.role = c.role;
-    n.content = std::move(c.content);
-    n.metadata = std::move(c.metadata);
-    n.metadata["source"] = import_detail::source_meta(kFormat, file_, e.msg.line, static_cast<std::int64_t>(index++));
-    if (nid != e.msg.id) n.metadata["gemini_message_id"] = e.msg.id;
-    const bool needs_results = [&] {
-      if (!c.has_tool_calls) return false;
-      for (const auto& t : e.msg.message["toolCalls"])
-        if (!answered.count(json_str(t, "id"))) return true;
-      return false;
-    }();
-    stored[nid] = sink_.add(std::move(n), e.msg.line);
-    if (needs_results) {
-      Converted r = results_node(e.msg.message);
-      Node rn;
-      rn.id = nid + ":results";
-      rn.session = session_;
-      rn.predecessor = as_stored(nid);
-      rn.role = r.role;
-      rn.content = std::move(r.content);
-      rn.metadata = std::move(r.metadata);
-      rn.metadata["source"] = import_detail::source_meta(kFormat, file_, e.msg.line);
-      stored[nid + ":results"] = sink_.add(std::move(rn), e.msg.line);
+    MessageNodes m = message_nodes(sink_, session_, file_, nid, e.msg, static_cast<std::int64_t>(index++),
+                                   [&](const std::string& call) { return answered.count(call) != 0; });
+    m.node.id = n.id;
+    m.node.predecessor = n.predecessor;
+    stored[nid] = sink_.add(std::move(m.node), e.msg.line);
+    if (m.results) {
+      m.results->predecessor = as_stored(nid);
+      stored[nid + ":results"] = sink_.add(std::move(*m.results), e.msg.line);
       followed_by[nid] = nid + ":results";
     }
   }

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "model/node.hpp"
 #include "util/json.hpp"
 
 namespace ctxfold {
@@ -23,6 +25,20 @@ struct ListedMessage {
   std::int64_t line = 0;
   bool rewritten = false;  ///< read from a `$set.messages` (not the live recording)
 };
+
+/// The node of one message of the chain (not a summary): id node_id, session, content and
+/// metadata converted (warning "record.unknown_type" for a type Gemini CLI does not write),
+/// metadata.source naming `file`, msg.line and `index` (the message's place among the file's
+/// message nodes); and, when the message has tool calls some of which `answered` says no message
+/// answers (older recordings), the "<node_id>:results" node holding toolCalls[].result. The
+/// caller sets both predecessors.
+struct MessageNodes {
+  Node node;
+  std::optional<Node> results;
+};
+MessageNodes message_nodes(ImportSink& sink, const std::string& session, const std::string& file,
+                           const std::string& node_id, const ListedMessage& msg, std::int64_t index,
+                           const std::function<bool(const std::string&)>& answered);
 
 /// Accumulates every message list a Gemini CLI file ever held (the live recording, each
 /// `$set.messages` rewrite, the state before a `$rewindTo`) into nodes that never lose a turn:

@@ -389,5 +389,24 @@ TEST(GeminiImportRobust, CutAndShuffledFilesImportAndVerify) {
   fs::remove_all(dir);
 }
 
+
+// A live recording (no $set, no $rewindTo) is read in two streamed passes: a message written
+// again after later messages keeps its first place and takes its newest version; a call answered
+// by a later result message gets no ":results" node, one answered nowhere does.
+TEST_F(GeminiImport, LiveRecordingRewrittenLaterKeepsItsPlaceAndNewestVersion) {
+  ImportResult r = import(lines({kHeader, kContext, user("u1", "PROMPT one"), reply("m1", "partial"),
+                                 user("u2", "PROMPT two"), reply("m1", "FINAL one"), call("m2", "read_file__c1"),
+                                 call("m3", "read_file__c2"), response("r3", "read_file__c2")}));
+  EXPECT_TRUE(r.warnings.empty()) << warnings(r);
+  std::vector<Node> all = nodes();
+  std::vector<std::string> ids;
+  for (const auto& n : all) ids.push_back(n.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"ctx0", "u1", "m1", "u2", "m2", "m2:results", "m3", "r3"}));
+  ASSERT_GE(all.size(), 3u);
+  EXPECT_EQ(all[2].content[0]["text"], "FINAL one");
+  EXPECT_EQ(all[2].metadata["source"]["line"], 6);
+  EXPECT_EQ(spine_ids(), ids);
+}
+
 }  // namespace
 }  // namespace ctxfold
