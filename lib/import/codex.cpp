@@ -157,8 +157,24 @@ class CodexImporter {
   void append(Node n, std::int64_t line) {
     n.predecessor = last_;
     std::string id = sink_.add(std::move(n), line);
-    last_ = id;
-    chain_.push_back(id);
+    chain_push(id, line);
+    last_ = std::move(id);
+  }
+
+  /// The chain is kept as the lines of its nodes (a node's id is "<session>:<line>" but for a
+  /// record split out of a glued line or a renamed copy, kept whole in chain_other_): 8 bytes a
+  /// node instead of the id's string, so a long rollout does not hold every id until its end.
+  void chain_push(const std::string& id, std::int64_t line) {
+    const std::string plain = session_ + ":" + std::to_string(line);
+    if (id == plain) {
+      chain_.push_back(line);
+    } else {
+      chain_other_.push_back(id);
+      chain_.push_back(-static_cast<std::int64_t>(chain_other_.size()));
+    }
+  }
+  std::string chain_id(std::int64_t entry) const {
+    return entry > 0 ? session_ + ":" + std::to_string(entry) : chain_other_[static_cast<std::size_t>(-entry - 1)];
   }
 
   void flush() {
@@ -409,8 +425,10 @@ class CodexImporter {
   /// fuzz/import_codex). The chain then continues from the last pre-compaction node: a summary
   /// is a view node.
   void add_compaction(const JsonlRecord& rec, const Json& payload) {
-    const bool instructions_root = instructions_id_ && !chain_.empty() && chain_.front() == *instructions_id_;
-    std::vector<std::string> covers(chain_.begin() + (instructions_root ? 1 : 0), chain_.end());
+    const bool instructions_root = instructions_id_ && !chain_.empty() && chain_id(chain_.front()) == *instructions_id_;
+    std::vector<std::string> covers;
+    covers.reserve(chain_.size());
+    for (std::size_t k = instructions_root ? 1 : 0; k < chain_.size(); ++k) covers.push_back(chain_id(chain_[k]));
     if (covers.empty()) {
       sink_.warn(rec.line, "compaction.empty", "codex compaction before any message; kept as a record only");
       return;
@@ -508,7 +526,8 @@ class CodexImporter {
   bool seen_meta_ = false;
   std::optional<std::string> last_;
   std::optional<std::string> instructions_id_;
-  std::vector<std::string> chain_;
+  std::vector<std::int64_t> chain_;        ///< chain_push: a line, or -(1 + index in chain_other_)
+  std::vector<std::string> chain_other_;
   std::optional<Node> pending_;
   std::int64_t pending_line_ = 0;
   std::int64_t raw_arguments_ = 0;

@@ -964,9 +964,10 @@ std::optional<Event> Store::last_event(const std::string& session, const std::st
 
 bool Store::add_source_record(const std::string& session, const std::string& source, std::int64_t line,
                               const std::string& type, const std::string& raw) {
-  auto st = db_.prepare(
+  auto& st = db_.cached(
       "INSERT INTO source_records(session, source, line, type, digest, raw) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
       "ON CONFLICT DO NOTHING");
+  ResetOnExit r(st);
   st.bind(1, session).bind(2, source).bind(3, line).bind(4, type).bind(5, sha256_hex(raw)).bind(6, raw);
   st.run();
   return db_.changes() > 0;
