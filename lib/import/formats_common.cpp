@@ -241,7 +241,11 @@ Json image_from_url(const std::string& url) {
 
 Json parse_arguments(const std::string& s, bool* parsed) {
   if (parsed) *parsed = false;
-  if (!s.empty() && json_max_depth(s) <= JsonlReader::kMaxDepth) {
+  // Only an object is taken: a text that does not open one (after a byte order mark and JSON's
+  // white space) is kept raw without a parse and the exception a failed parse throws.
+  const std::size_t open = s.find_first_not_of(" \t\r\n", s.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0);
+  const bool may_be_object = open != std::string::npos && s[open] == '{';
+  if (may_be_object && json_max_depth(s) <= JsonlReader::kMaxDepth) {
     try {
       Json v = parse_json(s);
       if (v.is_object()) {

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "import/ctxfold_jsonl.hpp"
+#include "import/formats_common.hpp"
 #include "import/import.hpp"
 #include "store/store.hpp"
 #include "temp_dir.hpp"
@@ -646,6 +647,24 @@ TEST(FormatsCtxfold, NodeFromRecordDefaults) {
   EXPECT_TRUE(is_ctxfold_node_record(parse_json(R"({"schema":"ctxfold.node/1","id":"x"})")));
   EXPECT_FALSE(is_ctxfold_node_record(parse_json(R"({"schema":"ctxfold.export/1"})")));
   EXPECT_TRUE(is_ctxfold_session_record(parse_json(R"({"schema":"ctxfold.session/1","id":"x"})")));
+}
+
+// A tool call's argument string: an object is parsed (after a byte order mark and white space),
+// anything else is kept raw, an empty string is an empty object.
+TEST(ParseArguments, ObjectsParsedOtherTextKeptRaw) {
+  bool parsed = false;
+  EXPECT_EQ(import_detail::parse_arguments(R"({"a":1})", &parsed), Json({{"a", 1}}));
+  EXPECT_TRUE(parsed);
+  EXPECT_EQ(import_detail::parse_arguments(" \n\t{\"a\":[1]}", &parsed), Json({{"a", Json::array({1})}}));
+  EXPECT_TRUE(parsed);
+  EXPECT_EQ(import_detail::parse_arguments("\xEF\xBB\xBF {\"b\":2}", &parsed), Json({{"b", 2}}));
+  EXPECT_TRUE(parsed);
+  for (const std::string raw : {"[1,2]", "\"text\"", "42", "[REDACTED len=3]", "{not json", "{\"a\":1} trailing", "x{\"a\":1}"}) {
+    EXPECT_EQ(import_detail::parse_arguments(raw, &parsed), Json({{"raw", raw}})) << raw;
+    EXPECT_FALSE(parsed) << raw;
+  }
+  EXPECT_EQ(import_detail::parse_arguments("", &parsed), Json::object());
+  EXPECT_TRUE(parsed);
 }
 
 }  // namespace
