@@ -203,7 +203,7 @@ class CodexImporter {
   void handle(const JsonlRecord& rec) {
     const Json& v = rec.value;
     std::string type = json_str(v, "type");
-    const Json payload = v.contains("payload") ? v["payload"] : Json();
+    const Json& payload = json_at(v, "payload");
     if (type == "session_meta") {
       if (!seen_meta_ && payload.is_object()) add_instructions(rec, payload);
       seen_meta_ = true;
@@ -313,7 +313,7 @@ class CodexImporter {
     std::string r = json_str(item, "role");
     if (r == "assistant") {
       Node& n = assistant(rec);
-      Json parts = convert_parts(item.contains("content") ? item["content"] : Json());
+      Json parts = convert_parts(json_at(item, "content"));
       for (auto& b : parts) n.content.push_back(b);
       Json entry = {{"type", "message"}};
       if (item.contains("phase")) entry["phase"] = item["phase"];
@@ -393,7 +393,7 @@ class CodexImporter {
     Node n = make_node(rec, role::kTool);
     Json content;
     bool is_error = false;
-    const Json out = item.contains("output") ? item["output"] : Json();
+    const Json& out = json_at(item, "output");
     if (out.is_string()) {
       content = out;
     } else if (out.is_array()) {
@@ -446,7 +446,7 @@ class CodexImporter {
       Json described = Json::array();
       for (const auto& item : items) {
         std::string type = json_str(item, "type");
-        Json blocks = type == "message" ? convert_parts(item.contains("content") ? item["content"] : Json())
+        Json blocks = type == "message" ? convert_parts(json_at(item, "content"))
                                         : Json::array({opaque_block("openai", item)});
         Json d = {{"type", type}};
         if (item.contains("role")) d["role"] = item["role"];

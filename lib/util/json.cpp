@@ -369,6 +369,13 @@ std::size_t replace_lone_surrogate_escapes(std::string_view text, std::string& o
   return replaced;
 }
 
+const Json& json_at(const Json& obj, const char* key) {
+  static const Json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
 std::string json_str(const Json& obj, const char* key, const std::string& fallback) {
   if (!obj.is_object()) return fallback;
   auto it = obj.find(key);

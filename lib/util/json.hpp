@@ -42,4 +42,8 @@ std::size_t replace_lone_surrogate_escapes(std::string_view text, std::string& o
 /// A string value or fallback when the key is absent, null or not a string.
 std::string json_str(const Json& obj, const char* key, const std::string& fallback = {});
 
+/// The value under key, or a null value (a shared constant) when obj is not an object or has no
+/// such key: a reference, never a copy (`obj.contains(k) ? obj[k] : Json()` copies the value).
+const Json& json_at(const Json& obj, const char* key);
+
 }  // namespace ctxfold
