@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -161,6 +162,13 @@ struct JsonlRecording {
     else state[at->second] = ListedMessage{std::move(id), std::move(m), line, false};  // written again: the newest wins
   }
 
+  /// The index pass's reading of a plain message record (RecordProbe), as upsert's of its tree.
+  void indexed(gemini_detail::RecordProbe::Seen s) {
+    if (s.anonymous) s.id = session + ":" + std::to_string(anonymous++);
+    index->add(ordinal++, s.id, s.calls);
+    ++messages_seen;
+  }
+
   /// at_ for a state replaced whole.
   void index_state() {
     at_.clear();
@@ -274,7 +282,8 @@ struct JsonlRecording {
 };
 
 /// Reads every record of the file into r; the reader's reports go through r.report (none when
-/// r feeds an emitter: the index pass made them).
+/// r feeds an emitter: the index pass made them). The index pass reads a plain message record
+/// through a SAX probe, without its tree, and any other record again whole.
 void read_records(JsonlRecording& r, const std::string& path, ImportSink& sink) {
   const bool again = r.emitter != nullptr;
   JsonlReader reader(
@@ -286,10 +295,29 @@ void read_records(JsonlRecording& r, const std::string& path, ImportSink& sink) 
         if (!again) r.bad.emplace_back(line, raw);
       },
       sink.max_record_bytes());
+  // The probe's readings of the records parsed but not returned yet (a glued line's records are
+  // all parsed before its first is returned).
+  std::deque<gemini_detail::RecordProbe::Seen> seen;
+  gemini_detail::RecordProbe probe;
+  if (r.index) {
+    reader.set_parser([&](std::string_view text) {
+      probe.reset();
+      if (!sax_parse_json(text, probe)) return false;
+      seen.push_back(probe.seen());
+      return true;
+    });
+  }
   JsonlRecord rec;
   bool first = true;
   while (reader.next(rec)) {
-    r.record(std::move(rec.value), rec.line, first);
+    if (!r.index) {
+      r.record(std::move(rec.value), rec.line, first);
+    } else {
+      gemini_detail::RecordProbe::Seen s = std::move(seen.front());
+      seen.pop_front();
+      if (s.plain) r.indexed(std::move(s));
+      else r.record(reader.read_at(rec.offset, rec.length, rec.part), rec.line, first);
+    }
     first = false;
   }
 }

@@ -43,6 +43,119 @@ bool LiveIndex::answered(std::string_view call) const {
   return std::binary_search(answered_.begin(), answered_.end(), hash_id(call));
 }
 
+void RecordProbe::reset() {
+  depth_ = 0;
+  object_ = false;
+  for (auto& k : kind_) k = Kind::absent;
+  field_ = f_none;
+  session_id_ = set_ = rewind_ = false;
+  id_.clear();
+  calls_.clear();
+  in_content_ = in_part_ = response_key_ = in_response_ = id_key_ = response_ = false;
+  response_id_.clear();
+}
+
+RecordProbe::Seen RecordProbe::seen() {
+  Seen s;
+  auto wrong = [&](Field f, Kind a, Kind b) {
+    return kind_[f] != Kind::absent && kind_[f] != Kind::null && kind_[f] != a && kind_[f] != b;
+  };
+  const bool named = kind_[f_id] == Kind::string;
+  const bool message = named || (kind_[f_type] != Kind::absent && kind_[f_content] != Kind::absent);
+  // As odd_field (gemini.cpp) reads a message; an anonymous one gets a string id before.
+  const bool odd = wrong(f_type, Kind::string, Kind::string) || wrong(f_content, Kind::string, Kind::array) ||
+                   wrong(f_tool_calls, Kind::array, Kind::array) || wrong(f_thoughts, Kind::array, Kind::array);
+  s.plain = object_ && message && !odd && !(session_id_ && kind_[f_type] == Kind::absent) && !set_ && !rewind_;
+  s.anonymous = !named;
+  s.id = std::move(id_);
+  s.calls = std::move(calls_);
+  return s;
+}
+
+bool RecordProbe::value(Kind k) {
+  if (depth_ == 0) {
+    object_ = k == Kind::object;
+  } else if (depth_ == 1 && field_ != f_none) {
+    kind_[field_] = k;  // a key written twice: its last value counts
+    if (field_ == f_content) {
+      calls_.clear();
+      in_content_ = k == Kind::array;
+    }
+    if (field_ == f_id) id_.clear();
+    field_ = f_none;
+  } else if (depth_ == 2 && in_content_) {
+    in_part_ = k == Kind::object;
+    response_ = false;
+    response_id_.clear();
+  } else if (depth_ == 3 && in_part_ && response_key_) {
+    response_ = k == Kind::object;
+    in_response_ = response_;
+    response_id_.clear();
+    response_key_ = false;
+  } else if (depth_ == 4 && in_response_ && id_key_) {
+    if (k != Kind::string) response_id_.clear();
+    id_key_ = false;
+  }
+  return true;
+}
+
+bool RecordProbe::string(std::string_view s) {
+  const bool id = depth_ == 1 && field_ == f_id;
+  const bool response_id = depth_ == 4 && in_response_ && id_key_;
+  value(Kind::string);
+  if (id) id_.assign(s);
+  if (response_id) response_id_.assign(s);
+  return true;
+}
+
+bool RecordProbe::key(std::string_view k) {
+  if (depth_ == 1) {
+    field_ = k == "id"          ? f_id
+             : k == "type"      ? f_type
+             : k == "content"   ? f_content
+             : k == "toolCalls" ? f_tool_calls
+             : k == "thoughts"  ? f_thoughts
+                                : f_none;
+    session_id_ = session_id_ || k == "sessionId";
+    set_ = set_ || k == "$set";
+    rewind_ = rewind_ || k == "$rewindTo";
+  } else if (depth_ == 3 && in_part_) {
+    response_key_ = k == "functionResponse";
+  } else if (depth_ == 4 && in_response_) {
+    id_key_ = k == "id";
+  }
+  return true;
+}
+
+bool RecordProbe::start_object() {
+  value(Kind::object);
+  ++depth_;
+  return true;
+}
+
+bool RecordProbe::start_array() {
+  value(Kind::array);
+  ++depth_;
+  return true;
+}
+
+bool RecordProbe::end_object() {
+  --depth_;
+  if (depth_ == 3 && in_response_) {
+    in_response_ = false;
+  } else if (depth_ == 2 && in_part_) {
+    if (response_) calls_.push_back(response_id_);
+    in_part_ = false;
+  }
+  return true;
+}
+
+bool RecordProbe::end_array() {
+  --depth_;
+  if (depth_ == 1 && in_content_) in_content_ = false;
+  return true;
+}
+
 LiveEmitter::LiveEmitter(ImportSink& sink, std::string session, std::string file, const LiveIndex& index)
     : sink_(sink), session_(std::move(session)), file_(std::move(file)), index_(index),
       head_before_(sink.store().head(session_)) {}

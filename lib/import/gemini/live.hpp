@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "import/gemini/history.hpp"
+#include "util/json_sax.hpp"
 
 namespace ctxfold::gemini_detail {
 
@@ -37,6 +38,60 @@ class LiveIndex {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> answers_;  // (ordinal, call hash)
   std::vector<bool> last_;
   std::vector<std::uint64_t> answered_;  // sorted call hashes
+};
+
+/// What pass 1 reads of one record without building its tree: a SAX handler for sax_parse_json
+/// (docs/formats/gemini.md "Reading a live recording"). A record is plain when these fields
+/// are all pass 1 needs of it: an object that is a message (a string id, or a type and content
+/// without one), with no field of a type Gemini CLI never writes there, no header fields (a
+/// sessionId without a type) and no `$set` or `$rewindTo`. Any other record is read again whole
+/// (JsonlReader::read_at) and goes the tree's way. A key written twice counts as the tree reads
+/// it: its last value.
+class RecordProbe final : public JsonEvents {
+ public:
+  /// One record's reading.
+  struct Seen {
+    bool plain = false;
+    bool anonymous = false;          ///< a plain message without a string id (the caller numbers it)
+    std::string id;                  ///< a plain message's id
+    std::vector<std::string> calls;  ///< the call ids its content's functionResponse parts answer, in order
+  };
+  /// Forgets the last record (call before each sax_parse_json).
+  void reset();
+  /// After a successful parse: what the record was (moves the id and calls out).
+  Seen seen();
+
+  bool null() override { return value(Kind::null); }
+  bool boolean(bool) override { return value(Kind::other); }
+  bool number_integer(std::int64_t) override { return value(Kind::other); }
+  bool number_unsigned(std::uint64_t) override { return value(Kind::other); }
+  bool number_float(double) override { return value(Kind::other); }
+  bool string(std::string_view s) override;
+  bool key(std::string_view k) override;
+  bool start_object() override;
+  bool end_object() override;
+  bool start_array() override;
+  bool end_array() override;
+
+ private:
+  enum class Kind : std::uint8_t { absent, null, string, array, object, other };
+  /// The top-level fields whose value's kind matters (odd_field's, and id).
+  enum Field : std::uint8_t { f_id, f_type, f_content, f_tool_calls, f_thoughts, f_count, f_none = f_count };
+  /// A value begins at the current depth (a container's before it opens).
+  bool value(Kind k);
+
+  int depth_ = 0;
+  bool object_ = false;  // the record is an object
+  Kind kind_[f_count] = {};
+  Field field_ = f_none;  // the top-level key whose value comes next
+  bool session_id_ = false, set_ = false, rewind_ = false;
+  std::string id_;
+  std::vector<std::string> calls_;
+  bool in_content_ = false;  // inside the content array (depth 2)
+  bool in_part_ = false;     // inside one of its objects (depth 3)
+  bool response_key_ = false, in_response_ = false, id_key_ = false;
+  bool response_ = false;    // the part's functionResponse is an object
+  std::string response_id_;  // ... and its string id ("" none)
 };
 
 /// Pass 2: the message nodes in first-write order, each from the last write of its id (as
