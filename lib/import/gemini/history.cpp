@@ -192,6 +192,11 @@ void History::merge_new(const std::vector<ListedMessage>& list, Cursor& c) {
   }
 }
 
+std::string own_node_id(ImportSink& sink, const std::string& session, const std::string& id) {
+  auto other = sink.store().node(id, false);
+  return other && other->session != session ? id + "@" + session : id;
+}
+
 MessageNodes message_nodes(ImportSink& sink, const std::string& session, const std::string& file,
                            const std::string& node_id, const ListedMessage& msg, std::int64_t index,
                            const std::function<bool(const std::string&)>& answered) {
@@ -251,10 +256,7 @@ void History::emit() {
   for (const std::string& nid : order_) {
     const Entry& e = nodes_.at(nid);
     Node n;
-    n.id = nid;
-    // Gemini CLI derives the session context message's id from its text, so sessions of one
-    // project share it: this session's copy is "<id>@<session>" (stable across imports).
-    if (auto other = sink_.store().node(nid, false); other && other->session != session_) n.id = nid + "@" + session_;
+    n.id = own_node_id(sink_, session_, nid);
     n.session = session_;
     n.predecessor = chain_id(e.pred);
     if (e.summary) {

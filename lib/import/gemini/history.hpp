@@ -40,6 +40,12 @@ MessageNodes message_nodes(ImportSink& sink, const std::string& session, const s
                            const std::string& node_id, const ListedMessage& msg, std::int64_t index,
                            const std::function<bool(const std::string&)>& answered);
 
+/// The id the node of message `id` is stored under in `session`: the id itself, or
+/// "<id>@<session>" when another session already holds a node of that id. Gemini CLI derives the
+/// session context message's id from its text, so the sessions of one project share it; the
+/// suffix keeps each session's copy apart and is the same on every import.
+std::string own_node_id(ImportSink& sink, const std::string& session, const std::string& id);
+
 /// Accumulates every message list a Gemini CLI file ever held (the live recording, each
 /// `$set.messages` rewrite, the state before a `$rewindTo`) into nodes that never lose a turn:
 ///  - a message already merged at the same place (same predecessor) is the same node; a newer

@@ -181,10 +181,7 @@ void LiveEmitter::message(std::uint64_t ordinal, ListedMessage msg) {
 void LiveEmitter::append(const ListedMessage& msg) {
   MessageNodes m = message_nodes(sink_, session_, file_, msg.id, msg, static_cast<std::int64_t>(popped_),
                                  [&](const std::string& call) { return index_.answered(call); });
-  // Gemini CLI derives the session context message's id from its text, so sessions of one
-  // project share it: this session's copy is "<id>@<session>" (History::emit does the same).
-  if (auto other = sink_.store().node(msg.id, false); other && other->session != session_)
-    m.node.id = msg.id + "@" + session_;
+  m.node.id = own_node_id(sink_, session_, msg.id);
   m.node.predecessor = prev_;
   std::string stored = sink_.add(std::move(m.node), msg.line);
   head_is_ours_ = head_is_ours_ || (head_before_ && stored == *head_before_);

@@ -346,6 +346,13 @@ TEST_F(GeminiImport, SessionContextIdSharedAcrossSessions) {
   EXPECT_EQ(spine_ids(), (std::vector<std::string>{"ctx0@" + session(), "u2"}));
   ImportResult again = import(lines({kHeader, other, user("u2", "PROMPT b")}));
   for (const auto& s : again.sessions) EXPECT_EQ(s.nodes_added, 0);
+  // A file that rewrites its list is read whole (History): the same rule.
+  const std::string third = "session-2026-12-01T10-00-33333333";
+  ImportResult c = import(lines({kHeader, other, user("u3", "PROMPT c"), set_messages({other, user("u3", "PROMPT c")})}),
+                          third + ".jsonl");
+  EXPECT_TRUE(c.warnings.empty()) << warnings(c);
+  EXPECT_TRUE(store_->node("ctx0@" + third, false).has_value());
+  EXPECT_EQ(store_->node("u3", false)->predecessor, "ctx0@" + third);
 }
 
 // Never a crash: the file cut after every 31st byte, and its lines shuffled, import with warnings at
