@@ -7,6 +7,7 @@
 #include "context.hpp"
 #include "store/recorded_model.hpp"
 #include "render_warnings.hpp"
+#include "render/moved.hpp"
 #include "render/render.hpp"
 #include "render/view_policy.hpp"
 #include "session/prepare.hpp"
@@ -49,7 +50,8 @@ int run_context(Context& ctx, const ContextCliOptions& o) {
   ro.lean_metadata = true;  // the sections and figures read no stored source records
   // The same default as render and prepare (session/prepare.hpp session_strategy).
   if (o.strategy_opt && o.strategy_opt->count() == 0) ro.strategy = session_strategy(st, session);
-  Rendered r = render_context(st, session, ro);
+  // Only the sections, figures and counts are read: the render holds its content once (render/moved.hpp).
+  Rendered r = render_moved(st, session, ro);
   // Without --window: the window of the model the session's transcript names last, from the
   // model catalog (docs/models.md); a model the catalog does not know is said to be so.
   const ModelInfo model = lookup_model(recorded_model(st, session).value_or(""));

@@ -92,11 +92,45 @@ const std::vector<Command>& command_table() {
   return table;
 }
 
-void emit(const Json& j) { emit_text(dump_json(j) + "\n"); }
+namespace {
 
-void emit_text(const std::string& s) {
-  if (std::fwrite(s.data(), 1, s.size(), stdout) != s.size() && errno == EPIPE) std::exit(0);
+/// Writes n bytes to stdout; a reader that went away (EPIPE) ends the command quietly.
+void write_out(const char* p, std::size_t n) {
+  if (n > 0 && std::fwrite(p, 1, n, stdout) != n && errno == EPIPE) std::exit(0);
 }
+
+/// dump_json_to's pieces to stdout through a 64 KiB buffer: a document is printed without being
+/// held as one string (a large render would hold its text twice: the string and the document).
+class StdoutSink final : public JsonSink {
+ public:
+  StdoutSink() { buf_.reserve(kSize); }
+  ~StdoutSink() override { flush(); }
+  StdoutSink(const StdoutSink&) = delete;
+  StdoutSink& operator=(const StdoutSink&) = delete;
+  void append(const char* p, std::size_t n) override {
+    if (buf_.size() + n > kSize) flush();
+    if (n >= kSize) write_out(p, n);
+    else buf_.append(p, n);
+  }
+  void flush() {
+    write_out(buf_.data(), buf_.size());
+    buf_.clear();
+  }
+
+ private:
+  static constexpr std::size_t kSize = 64 * 1024;
+  std::string buf_;
+};
+
+}  // namespace
+
+void emit(const Json& j) {
+  StdoutSink out;
+  dump_json_to(j, out);
+  out.append("\n", 1);
+}
+
+void emit_text(const std::string& s) { write_out(s.data(), s.size()); }
 
 void warn(const std::string& message) { fmt::print(stderr, "ctxfold: warning: {}\n", message); }
 

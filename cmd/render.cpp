@@ -4,6 +4,7 @@
 #include "store/recorded_model.hpp"
 #include "render/partial.hpp"
 #include "render_warnings.hpp"
+#include "render/moved.hpp"
 #include "render/render.hpp"
 #include "render/view_policy.hpp"
 #include "session/budget.hpp"
@@ -74,7 +75,10 @@ int run_render(Context& ctx, const RenderCliOptions& o) {
   // snapcompact without --model: the frames for the model the session's transcript names now,
   // as `compact --strategy snapcompact` draws and caches them.
   if (const ViewPolicy* v = find_view_policy(opts.strategy); v && v->frames && opts.model.empty()) opts.model = recorded_model(ctx.db(), session).value_or("");
-  Rendered r = render_context(ctx.db(), session, opts);
+  // openai and anthropic print from the messages alone (render/moved.hpp): the render holds its
+  // content once. The budget and the frames read the items' content.
+  const bool moved = (format == RenderFormat::openai || format == RenderFormat::anthropic) && !budget && !o.frames_dir;
+  Rendered r = moved ? render_moved(ctx.db(), session, opts) : render_context(ctx.db(), session, opts);
   if (o.frames_dir) write_frames(r, *o.frames_dir);
   std::optional<BudgetReport> report;
   if (budget) {
@@ -83,13 +87,24 @@ int run_render(Context& ctx, const RenderCliOptions& o) {
     report = apply_budget(r, *summarizer, *budget, cache);
     fmt::print(stderr, "{}\n", budget_summary_line(*report));
   }
+  // What is printed holds the render's content again: the items and messages go before it is
+  // printed, so a large render is not held twice while it is written out.
+  auto release = [&r] {
+    std::vector<Node>().swap(r.items);
+    std::vector<RenderedMessage>().swap(r.messages);
+  };
   if (format == RenderFormat::text) {
-    emit_text(render_to_text(r));
+    std::string text = render_to_text(r);
+    release();
+    emit_text(text);
   } else if (o.body) {
-    emit(render_request_body(r, format));
+    Json body = render_request_body(r, format);
+    release();
+    emit(body);
   } else {
     Json j = render_to_json(r, format);
     if (report) j["budget"] = report->to_json();
+    release();
     emit(j);
   }
   return print_render_warnings(r.warnings, session);
