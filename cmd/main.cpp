@@ -334,6 +334,9 @@ int run_command(ctxfold::cli::Context& ctx, const ctxfold::cli::Runner& run, con
 /// record. With the threshold fixed at its largest value (32 MiB on 64-bit glibc) and the trim
 /// threshold above it, a 10^5-line import takes 21,000 minor faults instead of 66,000 and ~10 %
 /// less CPU, at the same peak RSS (bench/README.md, "Import CPU: freed memory kept, pass 2 read ahead").
+/// Only the commands that write (import, append, compact, index, sync, ...): a read command that
+/// frees a render before the next (verify-invariants) would keep both, 52 -> 68 MB peak at 10^6
+/// nodes (bench/README.md "verify-invariants vs PRAGMA integrity_check").
 void keep_freed_memory() {
 #if defined(__GLIBC__)
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
@@ -347,7 +350,6 @@ int main(int argc, char** argv) {
   using namespace ctxfold;
   using namespace ctxfold::cli;
   std::signal(SIGPIPE, SIG_IGN);  // a closed pipe is seen as EPIPE on write: quiet exit 0
-  keep_freed_memory();
 
   Context ctx;
   CLI::App app{"ctxfold: session databases for LLM agents: import, render, compact, verify", "ctxfold"};
@@ -360,6 +362,7 @@ int main(int argc, char** argv) {
   app.add_flag("--text", ctx.text, "a human view instead of JSON where one helps");
 
   const Command* named = named_command(argc, argv);
+  if (named && named->needs == Needs::read_write) keep_freed_memory();
   Runner run;
   const Command* chosen = nullptr;
   add_subcommands(app, named, run, chosen);
