@@ -38,6 +38,7 @@ using import_detail::file_stem;
 using import_detail::line_at;
 using gemini_detail::History;
 using gemini_detail::ListedMessage;
+using gemini_detail::odd_field;
 namespace fs = std::filesystem;
 
 constexpr const char* kGeminiFormat = "gemini";
@@ -58,28 +59,8 @@ bool is_header(const Json& v) {
          !(v.contains("id") && v["id"].is_string());
 }
 
-/// The messages of a list as ListedMessages; an entry that is not a message object is kept as a
-/// source record (warning at `line`).
-/// A message whose fields hold types Gemini CLI never writes there (an id or type that is not a
-/// string, content neither a string nor a Part array, toolCalls or thoughts not an array): the
-/// first such field, else nullptr. Such a message is reported ("record.field_type") and kept
-/// verbatim besides being read as well as it can be (report_fields).
-const char* odd_field(const Json& m) {
-  auto bad = [&](const char* key, bool (*ok)(const Json&)) {
-    auto it = m.find(key);
-    return it != m.end() && !it->is_null() && !ok(*it);
-  };
-  auto is_string = [](const Json& j) { return j.is_string(); };
-  auto is_array = [](const Json& j) { return j.is_array(); };
-  auto is_content = [](const Json& j) { return j.is_string() || j.is_array(); };
-  return bad("id", is_string)         ? "id"
-         : bad("type", is_string)     ? "type"
-         : bad("content", is_content) ? "content"
-         : bad("toolCalls", is_array) ? "toolCalls"
-         : bad("thoughts", is_array)  ? "thoughts"
-                                      : nullptr;
-}
-
+/// A message with a field of a type Gemini CLI never writes there (odd_field): reported
+/// ("record.field_type") and kept verbatim besides being read as well as it can be.
 void report_field(const char* field, const std::string& raw, std::int64_t line, const std::string& session,
                   ImportSink& sink) {
   sink.warn(line, "record.field_type",
@@ -93,6 +74,8 @@ void check_fields(const Json& m, std::int64_t line, const std::string& session, 
   if (const char* field = odd_field(m)) report_field(field, dump_json(m), line, session, sink);
 }
 
+/// The messages of a list as ListedMessages; an entry that is not a message object is kept as a
+/// source record (warning at `line`).
 std::vector<ListedMessage> listed(const Json& messages, std::int64_t line, const std::string& session,
                                   ImportSink& sink, std::size_t& anonymous, bool rewritten) {
   std::vector<ListedMessage> out;

@@ -62,7 +62,7 @@ RecordProbe::Seen RecordProbe::seen() {
   };
   const bool named = kind_[f_id] == Kind::string;
   const bool message = named || (kind_[f_type] != Kind::absent && kind_[f_content] != Kind::absent);
-  // As odd_field (gemini.cpp) reads a message; an anonymous one gets a string id before.
+  // As odd_field (gemini/messages.hpp) reads a message; an anonymous one gets a string id before.
   const bool odd = wrong(f_type, Kind::string, Kind::string) || wrong(f_content, Kind::string, Kind::array) ||
                    wrong(f_tool_calls, Kind::array, Kind::array) || wrong(f_thoughts, Kind::array, Kind::array);
   s.plain = object_ && message && !odd && !(session_id_ && kind_[f_type] == Kind::absent) && !set_ && !rewind_;

@@ -94,6 +94,22 @@ std::string message_text(const Json& m) {
   return out;
 }
 
+const char* odd_field(const Json& m) {
+  auto bad = [&](const char* key, bool (*ok)(const Json&)) {
+    auto it = m.find(key);
+    return it != m.end() && !it->is_null() && !ok(*it);
+  };
+  auto is_string = [](const Json& j) { return j.is_string(); };
+  auto is_array = [](const Json& j) { return j.is_array(); };
+  auto is_content = [](const Json& j) { return j.is_string() || j.is_array(); };
+  return bad("id", is_string)         ? "id"
+         : bad("type", is_string)     ? "type"
+         : bad("content", is_content) ? "content"
+         : bad("toolCalls", is_array) ? "toolCalls"
+         : bad("thoughts", is_array)  ? "thoughts"
+                                      : nullptr;
+}
+
 std::vector<std::string> answered_call_ids(const Json& m) {
   std::vector<std::string> ids;
   if (!m.is_object() || !m.contains("content") || !m["content"].is_array()) return ids;

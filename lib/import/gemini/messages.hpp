@@ -31,6 +31,13 @@ struct Converted {
 /// when it is unknown (kept as an event node).
 Converted convert_message(const Json& m, std::string* warn_type);
 
+/// A message whose fields hold types Gemini CLI never writes there (an id or type that is not a
+/// string, content neither a string nor a Part array, toolCalls or thoughts not an array): the
+/// first such field, else nullptr; a null field is as absent. Such a message is reported
+/// ("record.field_type") and kept verbatim besides being read as well as it can be
+/// (docs/formats/gemini.md). live.hpp RecordProbe reads the same rule from SAX events.
+const char* odd_field(const Json& m);
+
 /// The call ids a message's functionResponse parts answer (empty for other messages).
 std::vector<std::string> answered_call_ids(const Json& m);
 
